@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Object lifetime: the per-context handle table, the shared/exclusive
+ * try-locks, dependency counts, commit/abort of new objects, and context
+ * teardown.  Nothing else frees a uobject.
+ *
+ * A uobject is reachable only through its context's table (under
+ * table_lock) and through the deps[] of newer objects of the same context,
+ * which hold a usecnt on it.  A command holds its objects' locks for its
+ * whole duration, so an object that a command is using cannot be destroyed
+ * by another thread: the destroyer's exclusive try-lock fails with -EBUSY.
+ * Context close runs when no command of that context can still be running
+ * (the host guarantees it: kernel release(), daemon connection teardown).
+ */
+#include <uabi/core.h>
+
+#define UABI_HANDLE_FIRST 1	/* handle 0 is never valid */
+
+/* ------------------------------------------------------------- locking */
+static int uobj_trylock(struct uabi_uobject *uobj, u8 access)
+{
+	switch (access) {
+	case UABI_ACCESS_READ:
+		/* fails only while exclusively held (-1) */
+		if (!atomic_add_unless(&uobj->lock, 1, -1))
+			return -EBUSY;
+		return 0;
+	case UABI_ACCESS_WRITE:
+	case UABI_ACCESS_DESTROY:
+		if (atomic_cmpxchg(&uobj->lock, 0, -1) != 0)
+			return -EBUSY;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void uabi_uobj_unlock(struct uabi_uobject *uobj, u8 access)
+{
+	if (access == UABI_ACCESS_READ)
+		atomic_dec(&uobj->lock);
+	else
+		atomic_set(&uobj->lock, 0);
+}
+
+int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj)
+{
+	int ret = uobj_trylock(uobj, UABI_ACCESS_DESTROY);
+
+	if (!ret && atomic_read(&uobj->usecnt)) {
+		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
+		ret = -EBUSY;
+	}
+	return ret;
+}
+
+struct uabi_uobject *uabi_uobj_lookup(struct uabi_context *ctx, u32 handle,
+				      u16 type, u8 access)
+{
+	struct uabi_uobject *uobj = NULL;
+	int ret;
+
+	mutex_lock(&ctx->table_lock);
+	if (handle < ctx->table_size)
+		uobj = ctx->table[handle];
+	if (!uobj || !uobj->committed) {
+		ret = -ENOENT;
+	} else if (uobj->def->id != type) {
+		ret = -EINVAL;
+	} else if (access == UABI_ACCESS_DESTROY) {
+		ret = uabi_uobj_trylock_destroy(uobj);
+	} else {
+		ret = uobj_trylock(uobj, access);
+	}
+	mutex_unlock(&ctx->table_lock);
+	return ret ? ERR_PTR(ret) : uobj;
+}
+
+/* ------------------------------------------------------------- handles */
+static int table_alloc(struct uabi_context *ctx, struct uabi_uobject *uobj)
+{
+	u32 i;
+
+	mutex_lock(&ctx->table_lock);
+	for (i = ctx->next_hint; i < ctx->table_size; i++)
+		if (!ctx->table[i])
+			goto found;
+	if (ctx->table_size >= (1u << 24)) {
+		mutex_unlock(&ctx->table_lock);
+		return -EMFILE;
+	}
+	{
+		u32 nsize = ctx->table_size ? ctx->table_size * 2 : 64;
+		struct uabi_uobject **nt;
+
+		nt = krealloc(ctx->table, nsize * sizeof(*nt), GFP_KERNEL);
+		if (!nt) {
+			mutex_unlock(&ctx->table_lock);
+			return -ENOMEM;
+		}
+		memset(nt + ctx->table_size, 0,
+		       (nsize - ctx->table_size) * sizeof(*nt));
+		i = max_t(u32, ctx->table_size, UABI_HANDLE_FIRST);
+		ctx->table = nt;
+		ctx->table_size = nsize;
+	}
+found:
+	ctx->table[i] = uobj;
+	ctx->next_hint = i + 1;
+	uobj->handle = i;
+	mutex_unlock(&ctx->table_lock);
+	return 0;
+}
+
+static void table_remove(struct uabi_uobject *uobj)
+{
+	struct uabi_context *ctx = uobj->ctx;
+
+	mutex_lock(&ctx->table_lock);
+	ctx->table[uobj->handle] = NULL;
+	if (uobj->handle < ctx->next_hint)
+		ctx->next_hint = uobj->handle;
+	if (uobj->committed)
+		list_del(&uobj->ctx_node);
+	mutex_unlock(&ctx->table_lock);
+}
+
+/* ------------------------------------------------------ create / destroy */
+struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type)
+{
+	const struct uabi_object_def *def = uabi_object_def(call->dev, type);
+	struct uabi_uobject *uobj;
+	int ret;
+
+	if (WARN_ON(!def || call->created))
+		return ERR_PTR(-EINVAL);
+	uobj = kzalloc(sizeof(*uobj) + def->data_size, GFP_KERNEL);
+	if (!uobj)
+		return ERR_PTR(-ENOMEM);
+	uobj->def = def;
+	uobj->ctx = call->ctx;
+	INIT_LIST_HEAD(&uobj->ctx_node);
+	ret = table_alloc(call->ctx, uobj);
+	if (ret) {
+		kfree(uobj);
+		return ERR_PTR(ret);
+	}
+	call->created = uobj;
+	return uobj;
+}
+
+int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep)
+{
+	if (WARN_ON(uobj->num_deps >= UABI_MAX_DEPS || dep->ctx != uobj->ctx))
+		return -EINVAL;
+	atomic_inc(&dep->usecnt);
+	uobj->deps[uobj->num_deps++] = dep;
+	return 0;
+}
+
+static void drop_deps(struct uabi_uobject *uobj)
+{
+	while (uobj->num_deps)
+		atomic_dec(&uobj->deps[--uobj->num_deps]->usecnt);
+}
+
+void uabi_uobj_commit(struct uabi_uobject *uobj)
+{
+	struct uabi_context *ctx = uobj->ctx;
+
+	mutex_lock(&ctx->table_lock);
+	uobj->committed = true;
+	list_add(&uobj->ctx_node, &ctx->objects);
+	mutex_unlock(&ctx->table_lock);
+	uabi_count(ctx, uobj->def->id, +1);
+}
+
+void uabi_uobj_abort(struct uabi_uobject *uobj)
+{
+	drop_deps(uobj);
+	table_remove(uobj);
+	kfree(uobj);
+}
+
+int uabi_uobj_destroy(struct uabi_uobject *uobj)
+{
+	int ret;
+
+	if (atomic_read(&uobj->usecnt))
+		return -EBUSY;
+	ret = uobj->def->destroy ? uobj->def->destroy(uobj) : 0;
+	if (ret)
+		return ret;
+	drop_deps(uobj);
+	table_remove(uobj);
+	uabi_count(uobj->ctx, uobj->def->id, -1);
+	kfree(uobj);
+	return 0;
+}
+
+void uabi_uobj_rollback(struct uabi_context *ctx, u32 handle,
+			struct uabi_uobject *expected)
+{
+	struct uabi_uobject *uobj;
+
+	uobj = uabi_uobj_lookup(ctx, handle, expected->def->id,
+				UABI_ACCESS_DESTROY);
+	if (IS_ERR(uobj))
+		return;		/* already destroyed by a later command */
+	if (uobj != expected || uabi_uobj_destroy(uobj))
+		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
+}
+
+/* -------------------------------------------------------------- contexts */
+struct uabi_context *uabi_context_open(struct uabi_device *dev,
+				       const struct uabi_host_ops *host,
+				       void *host_priv,
+				       const struct uabi_peer *peer)
+{
+	struct uabi_context *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+	ctx->dev = dev;
+	ctx->host = host;
+	ctx->host_priv = host_priv;
+	ctx->peer = *peer;
+	mutex_init(&ctx->table_lock);
+	INIT_LIST_HEAD(&ctx->objects);
+	mutex_lock(&dev->lock);
+	list_add_tail(&ctx->dev_node, &dev->contexts);
+	mutex_unlock(&dev->lock);
+	atomic_inc(&dev->num_contexts);
+	return ctx;
+}
+
+/*
+ * Destroys everything the context owns.  Objects only depend on older
+ * objects of their own context, so one newest-first pass normally frees
+ * everything; the loop retries in case a destroy hook answered -EBUSY
+ * because of an ordering it could not see.
+ */
+void uabi_context_close(struct uabi_context *ctx)
+{
+	struct uabi_device *dev = ctx->dev;
+	bool progress = true;
+
+	ctx->closing = true;
+	while (!list_empty(&ctx->objects) && progress) {
+		struct uabi_uobject *uobj, *next;
+
+		progress = false;
+		list_for_each_entry_safe(uobj, next, &ctx->objects, ctx_node) {
+			if (!uabi_uobj_destroy(uobj))
+				progress = true;
+		}
+	}
+	WARN_ON(!list_empty(&ctx->objects));
+
+	mutex_lock(&dev->lock);
+	list_del(&ctx->dev_node);
+	mutex_unlock(&dev->lock);
+	atomic_dec(&dev->num_contexts);
+	kfree(ctx->table);
+	kfree(ctx);
+}

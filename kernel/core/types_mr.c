@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* Memory regions. */
+#include <uabi/core.h>
+
+/* IBV_ACCESS_*: the bits a memory region understands, and the range the
+ * verbs API reserves for optional hints that a device may ignore. */
+#define MR_ACCESS_LOCAL_WRITE 0x1
+#define MR_ACCESS_REMOTE_WRITE 0x2
+#define MR_ACCESS_REMOTE_ATOMIC 0x8
+#define MR_ACCESS_KNOWN 0x3f
+#define MR_ACCESS_OPTIONAL_RANGE (((1u << 30) - 1) & ~((1u << 20) - 1))
+
+static int mr_check(const struct uabi_device *dev, const struct uabi_mr_reg *reg)
+{
+	u64 end;
+	u32 access = reg->access & ~MR_ACCESS_OPTIONAL_RANGE;
+
+	if (reg->reserved || (access & ~MR_ACCESS_KNOWN))
+		return -EINVAL;
+	/* Remote write or atomic needs local write (ibv_reg_mr(3)). */
+	if ((access & (MR_ACCESS_REMOTE_WRITE | MR_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & MR_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (!reg->length || reg->length > dev->attr.max_mr_size)
+		return -EINVAL;
+	if (check_add_overflow(reg->addr, reg->length, &end) ||
+	    check_add_overflow(reg->iova, reg->length, &end))
+		return -EINVAL;
+	return 0;
+}
+
+static int mr_create(struct uabi_call *call)
+{
+	struct uabi_device *dev = call->dev;
+	struct uabi_uobject *uobj;
+	struct uabi_mr *mr;
+	struct uabi_mr_keys keys;
+	struct uabi_mr_reg reg;
+	int ret;
+
+	uabi_attr_get(call, UABI_ATTR_MR_REG, &reg, sizeof(reg));
+	ret = mr_check(dev, &reg);
+	if (ret)
+		return ret;
+	if (!dev->ops->reg_mr)
+		return -EOPNOTSUPP;
+	uobj = uabi_call_create(call, UABI_OBJ_MR);
+	if (IS_ERR(uobj))
+		return PTR_ERR(uobj);
+	mr = uobj_data(uobj);
+	mr->reg = reg;
+	mr->ctx = call->ctx;
+	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_MR_PD));
+	if (ret)
+		return ret;
+	ret = dev->ops->reg_mr(dev, mr);
+	if (ret)
+		return ret;
+	keys.lkey = mr->lkey;
+	keys.rkey = mr->rkey;
+	return uabi_attr_put(call, UABI_ATTR_MR_KEYS, &keys, sizeof(keys));
+}
+
+static int mr_query(struct uabi_call *call)
+{
+	struct uabi_mr *mr = uobj_data(call->target);
+	struct uabi_mr_keys keys = { .lkey = mr->lkey, .rkey = mr->rkey };
+
+	uabi_attr_put(call, UABI_ATTR_MR_REG, &mr->reg, sizeof(mr->reg));
+	return uabi_attr_put(call, UABI_ATTR_MR_KEYS, &keys, sizeof(keys));
+}
+
+static int mr_destroy(struct uabi_uobject *uobj)
+{
+	struct uabi_device *dev = uobj->ctx->dev;
+
+	dev->ops->dereg_mr(dev, uobj_data(uobj));
+	return 0;
+}
+
+const struct uabi_object_def uabi_type_mr = {
+	.id = UABI_OBJ_MR,
+	.name = "mr",
+	.data_size = sizeof(struct uabi_mr),
+	.destroy = mr_destroy,
+	UABI_METHODS(
+		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
+		  .handler = mr_create,
+		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_MR_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
+			     UABI_IN(UABI_ATTR_MR_REG, struct uabi_mr_reg, MAND),
+			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
+		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handle_access = UABI_ACCESS_READ, .handler = mr_query,
+		  UABI_ATTRS(UABI_OUT(UABI_ATTR_MR_REG, struct uabi_mr_reg, 0),
+			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
+		UABI_DESTROY_METHOD,
+	),
+};

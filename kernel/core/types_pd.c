@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* Protection domains. */
+#include <uabi/core.h>
+
+static int pd_create(struct uabi_call *call)
+{
+	struct uabi_uobject *uobj = uabi_call_create(call, UABI_OBJ_PD);
+
+	if (IS_ERR(uobj))
+		return PTR_ERR(uobj);
+	if (!call->dev->ops->alloc_pd)
+		return 0;
+	return call->dev->ops->alloc_pd(call->dev, uobj_data(uobj));
+}
+
+static int pd_destroy(struct uabi_uobject *uobj)
+{
+	struct uabi_device *dev = uobj->ctx->dev;
+
+	if (dev->ops->dealloc_pd)
+		dev->ops->dealloc_pd(dev, uobj_data(uobj));
+	return 0;
+}
+
+const struct uabi_object_def uabi_type_pd = {
+	.id = UABI_OBJ_PD,
+	.name = "pd",
+	.data_size = sizeof(struct uabi_pd),
+	.destroy = pd_destroy,
+	UABI_METHODS(
+		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
+		  .handler = pd_create },
+		UABI_DESTROY_METHOD,
+	),
+};

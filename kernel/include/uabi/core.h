@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * Internal interface of the object core: objects, contexts, method tables,
+ * the dispatcher's call bundle, and what hosts and drivers plug in.
+ *
+ * Locking, outermost first:
+ *   dev->lock       device-wide shared state: XRC domains and receive QPs,
+ *                   the QPN/key/number allocators of a driver.
+ *   ctx->table_lock a context's handle table and object list; never held
+ *                   while a handler runs.
+ *   uobj->lock      per-object shared/exclusive try-lock taken by the
+ *                   dispatcher for the duration of one command; a conflict
+ *                   answers -EBUSY (as uverbs does) instead of waiting.
+ *   evq->lock       an event queue's pending list (may be taken from any
+ *                   context that raises an event).
+ * Object lifetime is decided in objects.c only.
+ */
+#ifndef UABI_CORE_H
+#define UABI_CORE_H
+
+#include <uabi/port.h>
+#include <rdma/uabi.h>
+
+struct uabi_device;
+struct uabi_context;
+struct uabi_uobject;
+struct uabi_call;
+
+/* ------------------------------------------------------------ host hooks */
+struct uabi_file_id {
+	u64 dev;
+	u64 ino;
+};
+
+struct uabi_peer {
+	s32 pid;
+	u32 uid;
+	u32 gid;
+};
+
+/* What differs between the kernel module, the daemon and the in-process
+ * host.  Everything else is shared code. */
+struct uabi_host_ops {
+	/* Identity of the file behind an fd attribute (XRCD key). */
+	int (*file_identity)(struct uabi_context *ctx, s32 fd,
+			     struct uabi_file_id *id);
+	/* A pollable fd for an event queue; *wait is the host's object. */
+	int (*evq_open)(struct uabi_context *ctx, void **wait, s32 *fd);
+	void (*evq_signal)(void *wait);	/* an event is pending */
+	void (*evq_drain)(void *wait);	/* the queue became empty */
+	void (*evq_release)(void *wait);
+};
+
+/* -------------------------------------------------------- method tables */
+enum uabi_access {
+	UABI_ACCESS_NONE,	/* no handle */
+	UABI_ACCESS_READ,	/* shared lock */
+	UABI_ACCESS_WRITE,	/* exclusive lock */
+	UABI_ACCESS_DESTROY,	/* exclusive lock, must have no dependents */
+};
+
+struct uabi_attr_spec {
+	u16 id;
+	u16 flags;		/* UABI_SPEC_F_* */
+	u32 min_len;
+	u32 max_len;		/* known size; longer input must be zero-tailed */
+	u16 handle_type;	/* UABI_SPEC_F_HANDLE: object type */
+	u8 access;		/* UABI_SPEC_F_HANDLE: enum uabi_access */
+};
+
+struct uabi_method_def {
+	u16 id;
+	u16 flags;		/* UABI_SPEC_F_METHOD_* */
+	u8 handle_access;	/* enum uabi_access for cmd_hdr.handle */
+	u16 handle_type;	/* object type of cmd_hdr.handle, 0 = own type */
+	u16 creates_type;	/* object type created (METHOD_CREATES) */
+	int (*handler)(struct uabi_call *call);
+	const struct uabi_attr_spec *attrs;
+	u16 num_attrs;
+};
+
+struct uabi_object_def {
+	u16 id;
+	const char *name;
+	u32 data_size;		/* bytes of type data after struct uabi_uobject */
+	/* Releases what the type owns; called on DESTROY, on context close
+	 * and on chain rollback.  May fail only with -EBUSY. */
+	int (*destroy)(struct uabi_uobject *uobj);
+	const struct uabi_method_def *methods;
+	u16 num_methods;
+};
+
+#define UABI_METHODS(...) \
+	.methods = (const struct uabi_method_def[]){ __VA_ARGS__ }, \
+	.num_methods = sizeof((const struct uabi_method_def[]){ __VA_ARGS__ }) / \
+		       sizeof(struct uabi_method_def)
+#define UABI_ATTRS(...) \
+	.attrs = (const struct uabi_attr_spec[]){ __VA_ARGS__ }, \
+	.num_attrs = sizeof((const struct uabi_attr_spec[]){ __VA_ARGS__ }) / \
+		     sizeof(struct uabi_attr_spec)
+#define UABI_IN(_id, _type, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = sizeof(_type), \
+	  .max_len = sizeof(_type) }
+#define UABI_OUT(_id, _type, _flags) \
+	{ .id = (_id), .flags = UABI_SPEC_F_OUTPUT | (_flags), \
+	  .min_len = sizeof(_type), .max_len = sizeof(_type) }
+#define UABI_HANDLE(_id, _type, _access, _flags) \
+	{ .id = (_id), .flags = UABI_SPEC_F_HANDLE | (_flags), \
+	  .min_len = sizeof(u32), .max_len = sizeof(u32), \
+	  .handle_type = (_type), .access = (_access) }
+#define UABI_FD_IN(_id, _flags) \
+	{ .id = (_id), .flags = UABI_SPEC_F_FD | (_flags), \
+	  .min_len = sizeof(s32), .max_len = sizeof(s32) }
+#define UABI_FD_OUT(_id, _flags) \
+	{ .id = (_id), .flags = UABI_SPEC_F_FD | UABI_SPEC_F_OUTPUT | (_flags), \
+	  .min_len = sizeof(s32), .max_len = sizeof(s32) }
+#define MAND UABI_SPEC_F_MANDATORY
+
+/* Handler of DESTROY methods: the dispatcher itself destroys the target
+ * after the locks and dependency checks; types release in ->destroy. */
+int uabi_destroy_handler(struct uabi_call *call);
+#define UABI_DESTROY_METHOD \
+	{ .id = UABI_METHOD_DESTROY, .handle_access = UABI_ACCESS_DESTROY, \
+	  .handler = uabi_destroy_handler }
+
+/* Fills a discovery buffer (discovery.c). */
+int uabi_discover(struct uabi_device *dev, struct uabi_discovery *out, u32 len);
+
+/* ---------------------------------------------------------------- objects */
+#define UABI_MAX_DEPS 6
+
+struct uabi_uobject {
+	const struct uabi_object_def *def;
+	struct uabi_context *ctx;
+	u32 handle;
+	atomic_t usecnt;	/* objects depending on this one */
+	atomic_t lock;		/* >0 shared holders, -1 exclusive */
+	struct list_head ctx_node; /* context's object list, newest first */
+	struct uabi_uobject *deps[UABI_MAX_DEPS];
+	u8 num_deps;
+	bool committed;
+	u64 user_handle;
+	u64 data[];		/* type data, data_size bytes */
+};
+
+static inline void *uobj_data(struct uabi_uobject *uobj)
+{
+	return uobj->data;
+}
+
+/* objects.c: the only place that decides object lifetime. */
+struct uabi_uobject *uabi_uobj_lookup(struct uabi_context *ctx, u32 handle,
+				      u16 type, u8 access);
+void uabi_uobj_unlock(struct uabi_uobject *uobj, u8 access);
+/* Destroys a locked, committed object; -EBUSY if something depends on it. */
+int uabi_uobj_destroy(struct uabi_uobject *uobj);
+void uabi_uobj_commit(struct uabi_uobject *uobj);
+void uabi_uobj_abort(struct uabi_uobject *uobj);
+void uabi_uobj_rollback(struct uabi_context *ctx, u32 handle,
+			struct uabi_uobject *expected);
+/* Takes the exclusive lock of an object found without the dispatcher. */
+int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
+
+/* Records that @uobj needs @dep (same context) for its whole life:
+ * @dep cannot be destroyed (-EBUSY) until @uobj is. */
+int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep);
+
+/* --------------------------------------------------------------- contexts */
+struct uabi_context {
+	struct uabi_device *dev;
+	const struct uabi_host_ops *host;
+	void *host_priv;
+	struct uabi_peer peer;
+	struct mutex table_lock;
+	struct list_head dev_node;	/* dev->contexts */
+	struct uabi_uobject **table;	/* handle -> object */
+	u32 table_size;
+	u32 next_hint;
+	struct list_head objects;	/* newest first */
+	atomic_t counts[16];		/* live objects of this context */
+	struct uabi_uobject *async_evq;	/* the context's async event queue */
+	bool closing;
+};
+
+struct uabi_context *uabi_context_open(struct uabi_device *dev,
+				       const struct uabi_host_ops *host,
+				       void *host_priv,
+				       const struct uabi_peer *peer);
+void uabi_context_close(struct uabi_context *ctx);
+
+/* Executes a message in place; see docs/uapi.md.  Returns the message
+ * status (0 or -errno). */
+int uabi_execute(struct uabi_context *ctx, void *msg, size_t len);
+
+/* ------------------------------------------------------ the call bundle */
+struct uabi_attr_slot {
+	struct uabi_attr *attr;		/* NULL when absent */
+	void *payload;
+	struct uabi_uobject *uobj;	/* handle attributes, locked */
+};
+
+struct uabi_call {
+	struct uabi_context *ctx;
+	struct uabi_device *dev;
+	const struct uabi_object_def *object;
+	const struct uabi_method_def *method;
+	struct uabi_cmd_hdr *hdr;
+	struct uabi_uobject *target;	/* cmd_hdr.handle, locked */
+	struct uabi_uobject *created;	/* METHOD_CREATES: filled by handler */
+	struct uabi_attr_slot slots[UABI_MAX_CMD_ATTRS];
+};
+
+/* Attribute access for handlers; @id is looked up in the method's specs. */
+bool uabi_attr_present(const struct uabi_call *call, u16 id);
+/* Copies the payload, zero-filling up to @size; -ENOENT if absent. */
+int uabi_attr_get(const struct uabi_call *call, u16 id, void *dst, size_t size);
+/* Returns @dflt if the attribute is absent. */
+u32 uabi_attr_get_u32(const struct uabi_call *call, u16 id, u32 dflt);
+u64 uabi_attr_get_u64(const struct uabi_call *call, u16 id, u64 dflt);
+struct uabi_uobject *uabi_attr_uobj(const struct uabi_call *call, u16 id);
+/* Writes an output attribute; absent outputs are silently skipped. */
+int uabi_attr_put(struct uabi_call *call, u16 id, const void *src, size_t size);
+/* Output buffer of an attribute, and its length (for variable outputs). */
+void *uabi_attr_out_buf(struct uabi_call *call, u16 id, u32 *len);
+
+/* Allocates the object a creating method returns; the dispatcher commits
+ * it after the handler succeeds and destroys it otherwise. */
+struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type);
+
+/* Creates an object from inside a handler for a type other than the
+ * method's (XRC registration); committed by the dispatcher like
+ * uabi_call_create. */
+const struct uabi_object_def *uabi_object_def(struct uabi_device *dev, u16 type);
+
+/* --------------------------------------------------------------- devices */
+#define UABI_MAX_PORTS 2
+
+struct uabi_device_ops;
+
+struct uabi_device {
+	char name[64];
+	const struct uabi_device_ops *ops;
+	void *drv;
+	struct uabi_device_attr attr;	/* cached at registration */
+	struct mutex lock;
+	struct list_head xrcds;		/* struct uabi_xrcd_shared */
+	struct list_head rcv_qps;	/* struct uabi_qp with type XRC_RECV */
+	struct list_head contexts;	/* for async events to every context */
+	atomic_t counts[16];
+	atomic_t num_contexts;
+};
+
+int uabi_device_register(struct uabi_device *dev);
+void uabi_device_unregister(struct uabi_device *dev);
+struct uabi_device *uabi_device_get(u32 index);
+
+static inline void uabi_count(struct uabi_context *ctx, u16 type, int delta)
+{
+	if (type < 16) {
+		if (delta > 0) {
+			atomic_inc(&ctx->counts[type]);
+			atomic_inc(&ctx->dev->counts[type]);
+		} else {
+			atomic_dec(&ctx->counts[type]);
+			atomic_dec(&ctx->dev->counts[type]);
+		}
+	}
+}
+
+/* -------------------------------------------------- core object types */
+struct uabi_pd {
+	void *drv;
+};
+
+struct uabi_mr {
+	struct uabi_mr_reg reg;
+	u32 lkey;
+	u32 rkey;
+	struct uabi_context *ctx;
+	void *drv;
+};
+
+struct uabi_evq {
+	spinlock_t lock;
+	struct list_head pending;	/* struct uabi_event_node */
+	u32 num_pending;
+	void *wait;			/* host object behind the fd */
+	s32 fd;
+	bool is_async;
+};
+
+struct uabi_cq {
+	u32 cqe;
+	u32 cqn;
+	u32 comp_vector;
+	struct uabi_uobject *channel;	/* completion channel or NULL */
+	struct uabi_uobject *uobj;
+	void *drv;
+};
+
+struct uabi_srq {
+	struct uabi_srq_attr attr;
+	u32 srq_type;
+	u32 srqn;
+	struct uabi_xrcd_shared *xrcd;
+	void *drv;
+};
+
+struct uabi_ah {
+	struct uabi_ah_attr attr;
+	void *drv;
+};
+
+/* A QP.  Ordinary QPs belong to one uobject; an XRC receive QP belongs to
+ * its domain and lives while any registration (a QP uobject of type
+ * XRC_RECV in some context) does. */
+struct uabi_qp {
+	u32 qpn;
+	u32 qp_type;
+	u32 state;
+	struct uabi_qp_init init;
+	struct uabi_qp_attr attr;	/* current attributes */
+	struct uabi_cq *send_cq;
+	struct uabi_cq *recv_cq;
+	struct uabi_srq *srq;
+	struct uabi_xrcd_shared *xrcd;	/* XRC_RECV */
+	struct list_head dev_node;	/* dev->rcv_qps */
+	struct list_head regs;		/* struct uabi_qp_handle (XRC_RECV) */
+	u32 num_regs;
+	void *drv;
+};
+
+/* Type data of a QP uobject. */
+struct uabi_qp_handle {
+	struct uabi_qp *qp;
+	struct uabi_uobject *uobj;
+	struct list_head reg_node;	/* qp->regs (XRC_RECV) */
+};
+
+/* An XRC domain shared by every context that opened the same file. */
+struct uabi_xrcd_shared {
+	struct uabi_file_id id;
+	bool anonymous;			/* opened with fd -1 */
+	u32 refcnt;			/* under dev->lock */
+	struct list_head dev_node;
+	void *drv;
+};
+
+struct uabi_xrcd {
+	struct uabi_xrcd_shared *shared;
+};
+
+/* QP state machine (qp_state.c).  Validates a transition of a QP of
+ * @qp_type from @cur with @mask; 0 or -EINVAL. */
+int uabi_qp_check_transition(u32 qp_type, u32 cur, u32 next, u32 mask);
+/* Validates and applies @mask of @attr to @qp (state included): the
+ * complete check runs before anything changes. */
+int uabi_qp_modify(struct uabi_device *dev, struct uabi_qp *qp,
+		   const struct uabi_qp_attr *attr, u32 mask);
+
+/* Create-with-attributes: RESET up to attr->qp_state in one go. */
+int uabi_qp_walk_to_state(struct uabi_device *dev, struct uabi_qp *qp,
+			  const struct uabi_qp_attr *attr, u32 mask);
+int uabi_check_ah_attr(struct uabi_device *dev, const struct uabi_ah_attr *ah);
+
+/* Events */
+void uabi_evq_push(struct uabi_uobject *evq_uobj, const struct uabi_event *ev);
+/* Raises an async event on every context that should see it. */
+void uabi_raise_async_event(struct uabi_device *dev, struct uabi_context *only,
+			    const struct uabi_event *ev);
+void uabi_raise_qp_event_locked(struct uabi_device *dev, struct uabi_qp *qp,
+				struct uabi_uobject *owner, u32 event_type);
+int uabi_evq_pop(struct uabi_uobject *evq_uobj, struct uabi_event *ev);
+void uabi_evq_flush(struct uabi_evq *evq);
+/* A completion event on the CQ's channel (called by a driver). */
+void uabi_cq_comp_event(struct uabi_cq *cq);
+
+/* Per-type definitions, one file each. */
+extern const struct uabi_object_def uabi_type_device;
+extern const struct uabi_object_def uabi_type_pd;
+extern const struct uabi_object_def uabi_type_mr;
+extern const struct uabi_object_def uabi_type_cq;
+extern const struct uabi_object_def uabi_type_comp_channel;
+extern const struct uabi_object_def uabi_type_async_event;
+extern const struct uabi_object_def uabi_type_qp;
+extern const struct uabi_object_def uabi_type_srq;
+extern const struct uabi_object_def uabi_type_ah;
+extern const struct uabi_object_def uabi_type_xrcd;
+extern const struct uabi_object_def uabi_type_mw;
+
+/* XRC (types_xrcd.c) */
+/* Registers the calling context on receive QP *qpn of @xrcd, creating it
+ * when *qpn is UABI_XRC_QPN_CREATE (optionally walked to attr->qp_state).
+ * The registration is call->created. */
+int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
+		      u32 *qpn, const struct uabi_qp_init *init,
+		      u64 user_handle, const struct uabi_qp_attr *attr,
+		      u32 mask);
+/* Drops one registration; the QP goes with the last one. */
+int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg);
+void uabi_qp_fill_query(struct uabi_call *call, const struct uabi_qp *qp,
+			u16 attr_id);
+struct uabi_qp_handle *uabi_xrc_find_reg(struct uabi_context *ctx,
+					 struct uabi_xrcd_shared *xrcd, u32 qpn);
+int uabi_qp_handle_destroy(struct uabi_uobject *uobj);
+
+#include <uabi/driver.h>
+
+#endif /* UABI_CORE_H */

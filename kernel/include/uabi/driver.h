@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The driver interface.  A driver fills a struct uabi_device_ops and
+ * registers a struct uabi_device.  An op left NULL answers -EOPNOTSUPP.
+ * Drivers may add objects in the driver namespace (UABI_DRIVER_NS) with
+ * their own methods and attributes; discovery reports them with the core's.
+ */
+#ifndef UABI_DRIVER_H
+#define UABI_DRIVER_H
+
+struct uabi_device_ops {
+	const char *driver_name;
+
+	int (*query_device)(struct uabi_device *dev, struct uabi_device_attr *attr);
+	int (*query_port)(struct uabi_device *dev, u32 port,
+			  struct uabi_port_attr *attr);
+	int (*query_gid)(struct uabi_device *dev, u32 port, u32 index, u8 gid[16]);
+	int (*query_pkey)(struct uabi_device *dev, u32 port, u32 index, u16 *pkey);
+
+	int (*alloc_pd)(struct uabi_device *dev, struct uabi_pd *pd);
+	void (*dealloc_pd)(struct uabi_device *dev, struct uabi_pd *pd);
+	/* Fills mr->lkey / mr->rkey. */
+	int (*reg_mr)(struct uabi_device *dev, struct uabi_mr *mr);
+	void (*dereg_mr)(struct uabi_device *dev, struct uabi_mr *mr);
+	/* May round cq->cqe up. */
+	int (*create_cq)(struct uabi_device *dev, struct uabi_cq *cq);
+	int (*resize_cq)(struct uabi_device *dev, struct uabi_cq *cq, u32 cqe);
+	void (*destroy_cq)(struct uabi_device *dev, struct uabi_cq *cq);
+	/* Fills qp->qpn and may round qp->init.cap up. */
+	int (*create_qp)(struct uabi_device *dev, struct uabi_qp *qp);
+	/* Called after the core validated a transition, before it applies. */
+	int (*modify_qp)(struct uabi_device *dev, struct uabi_qp *qp,
+			 const struct uabi_qp_attr *attr, u32 mask);
+	void (*destroy_qp)(struct uabi_device *dev, struct uabi_qp *qp);
+	int (*create_srq)(struct uabi_device *dev, struct uabi_srq *srq);
+	int (*modify_srq)(struct uabi_device *dev, struct uabi_srq *srq,
+			  const struct uabi_srq_attr *attr, u32 mask);
+	void (*destroy_srq)(struct uabi_device *dev, struct uabi_srq *srq);
+	int (*create_ah)(struct uabi_device *dev, struct uabi_ah *ah);
+	void (*destroy_ah)(struct uabi_device *dev, struct uabi_ah *ah);
+	int (*alloc_mw)(struct uabi_device *dev, u32 type);
+
+	/* Driver-namespace objects. */
+	const struct uabi_object_def *const *objects;
+	u16 num_objects;
+};
+
+#endif /* UABI_DRIVER_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The userspace host of the object core: the C entry points that the
+ * in-process transport and the daemon call.  The kernel host (os/linux) has
+ * the same three verbs behind open(), ioctl() and release().
+ */
+#ifndef UABI_HOST_USER_H
+#define UABI_HOST_USER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uabi_context;
+
+/* Who a context belongs to.  The in-process host uses the calling process;
+ * the daemon fills it from SO_PEERCRED. */
+struct uabi_user_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Registers the software device once per process; safe to call repeatedly
+ * and from several threads.  Returns 0 or -errno. */
+int uabi_user_init(void);
+
+/* Opens a context on device 0.  peer == NULL means the calling process.
+ * Returns NULL and sets errno on failure. */
+struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer);
+
+/*
+ * Executes one message in place: msg holds len bytes that the caller owns;
+ * outputs are written into it.  Returns the message status (0, or the -errno
+ * of the first failing command, or of the message header if the message
+ * could not be parsed).  Fd attributes name fds of the calling process.
+ */
+int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len);
+
+/* Closes a context: every object it owns is destroyed, its XRC
+ * registrations are dropped. */
+void uabi_user_close(struct uabi_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UABI_HOST_USER_H */
