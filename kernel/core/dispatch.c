@@ -12,7 +12,7 @@ struct parsed_cmd {
 	const struct uabi_object_def *object;
 	const struct uabi_method_def *method;
 	/* slot i belongs to method->attrs[i] */
-	struct uabi_attr *attrs[UABI_MAX_CMD_ATTRS];
+	struct uabi_attr *attrs[UABI_MAX_SPEC_ATTRS];
 	struct uabi_uobject *created;	/* committed object, for rollback */
 };
 
@@ -180,6 +180,8 @@ static int parse_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
 	pc->method = find_method(pc->object, h->method);
 	if (!pc->method)
 		return -EPROTONOSUPPORT;
+	if (WARN_ON(pc->method->num_attrs > UABI_MAX_SPEC_ATTRS))
+		return -EINVAL;
 
 	if (pc->method->handle_access == UABI_ACCESS_NONE) {
 		if (h->handle || (h->flags & UABI_CMD_F_HANDLE_REF))

@@ -273,7 +273,10 @@ const struct uabi_object_def uabi_type_qp = {
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = qp_query,
-		  UABI_ATTRS(UABI_OUT(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, 0),
+		  /* the mask is accepted and, as by most devices, ignored:
+		   * every attribute is returned */
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_ATTR_MASK, u32, 0),
+			     UABI_OUT(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, 0),
 			     UABI_OUT(UABI_ATTR_QP_INIT_OUT, struct uabi_qp_init, 0),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		UABI_DESTROY_METHOD,

@@ -52,6 +52,9 @@ struct uabi_host_ops {
 };
 
 /* -------------------------------------------------------- method tables */
+/* Attributes one method may declare (the kernel stack bounds this). */
+#define UABI_MAX_SPEC_ATTRS 16
+
 enum uabi_access {
 	UABI_ACCESS_NONE,	/* no handle */
 	UABI_ACCESS_READ,	/* shared lock */
@@ -207,7 +210,7 @@ struct uabi_call {
 	struct uabi_cmd_hdr *hdr;
 	struct uabi_uobject *target;	/* cmd_hdr.handle, locked */
 	struct uabi_uobject *created;	/* METHOD_CREATES: filled by handler */
-	struct uabi_attr_slot slots[UABI_MAX_CMD_ATTRS];
+	struct uabi_attr_slot slots[UABI_MAX_SPEC_ATTRS];
 };
 
 /* Attribute access for handlers; @id is looked up in the method's specs. */

@@ -218,6 +218,9 @@ enum {
 	UABI_SPEC_F_OUTPUT = 1u << 1,
 	UABI_SPEC_F_HANDLE = 1u << 2,		/* payload is a __u32 handle */
 	UABI_SPEC_F_FD = 1u << 3,
+	/* In/out: sent with UABI_ATTR_F_OUTPUT, its payload carrying the
+	 * input value, which the receiver overwrites. */
+	UABI_SPEC_F_INOUT = 1u << 4,
 	UABI_SPEC_F_METHOD_CREATES = 1u << 8,	/* on the attr_id 0 entry */
 	UABI_SPEC_F_METHOD_READONLY = 1u << 9,
 };

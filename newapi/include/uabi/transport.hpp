@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// How messages reach the object core.  Callers only see Transport, so the
+// daemon and kernel backends slot in without changing them.
+#ifndef UABI_TRANSPORT_HPP
+#define UABI_TRANSPORT_HPP
+
+#include <uabi/message.hpp>
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+struct uabi_context;
+
+namespace uabi {
+
+class Transport {
+public:
+	virtual ~Transport();
+	// Executes one encoded message in place; returns its status as the
+	// core does (0 or -errno).
+	virtual int execute(std::span<std::byte> msg) = 0;
+	virtual const char *name() const;
+};
+
+// The core linked into this process (uabi_core_user), one context per
+// instance.
+class InprocTransport final : public Transport {
+public:
+	static Result<std::unique_ptr<InprocTransport>> open();
+	~InprocTransport() override;
+	InprocTransport(const InprocTransport &) = delete;
+	InprocTransport &operator=(const InprocTransport &) = delete;
+
+	int execute(std::span<std::byte> msg) override;
+	const char *name() const override { return "inproc"; }
+
+private:
+	explicit InprocTransport(::uabi_context *ctx) : ctx_(ctx) {}
+	::uabi_context *ctx_;
+};
+
+enum class Backend { Auto, Inproc, Daemon, Kernel };
+
+const char *backend_name(Backend b);
+// "auto", "inproc", "daemon", "kernel"; anything else is EINVAL.
+Result<Backend> parse_backend(std::string_view s);
+// UABI_BACKEND; unset or empty means Auto.
+Result<Backend> backend_from_env();
+Result<std::unique_ptr<Transport>> open_transport(Backend b = Backend::Auto);
+
+} // namespace uabi
+
+#endif // UABI_TRANSPORT_HPP

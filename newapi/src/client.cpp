@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#include <uabi/client.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace uabi {
+
+namespace {
+
+// A built command and the output attributes its caller reads back.
+struct Built {
+	Command cmd;
+	OutAttr out{};
+	OutAttr out2{};
+};
+
+// Status of one command as a positive errno (0 = success).
+int cmd_error(const CommandResult &r)
+{
+	if (r.status == 0)
+		return 0;
+	if (r.status < 0)
+		return -r.status;
+	return r.status == UABI_CMD_STATUS_NOT_RUN ? ECANCELED : EPROTO;
+}
+
+// ------------------------------------------------------------ builders
+// The one place each command's attributes are chosen; Context and Chain
+// both use these.
+
+Command b_destroy(std::uint16_t object, Ref target)
+{
+	Command c(object, UABI_METHOD_DESTROY);
+	c.set_target(target);
+	return c;
+}
+
+Built b_reg_mr(Ref pd, const void *addr, std::uint64_t length,
+	       std::uint32_t access, std::optional<std::uint64_t> iova)
+{
+	uabi_mr_reg reg{};
+	reg.addr = reinterpret_cast<std::uintptr_t>(addr);
+	reg.length = length;
+	reg.iova = iova.value_or(reg.addr);
+	reg.access = access;
+	Built b{Command(UABI_OBJ_MR, UABI_METHOD_CREATE)};
+	b.cmd.add_object(UABI_ATTR_MR_PD, pd).add_in(UABI_ATTR_MR_REG, reg);
+	b.out = b.cmd.add_out<uabi_mr_keys>(UABI_ATTR_MR_KEYS);
+	return b;
+}
+
+Built b_create_cq(const CqCreate &c)
+{
+	Built b{Command(UABI_OBJ_CQ, UABI_METHOD_CREATE)};
+	b.cmd.add_in(UABI_ATTR_CQ_CQE, std::uint32_t(c.cqe));
+	if (c.channel)
+		b.cmd.add_object(UABI_ATTR_CQ_CHANNEL, *c.channel);
+	b.cmd.add_in(UABI_ATTR_CQ_COMP_VECTOR, std::uint32_t(c.comp_vector))
+		.add_in(UABI_ATTR_CQ_USER_HANDLE, std::uint64_t(c.user_handle));
+	b.out = b.cmd.add_out<uabi_cq_resp>(UABI_ATTR_CQ_RESP);
+	return b;
+}
+
+Built b_create_evq(std::uint16_t object)
+{
+	Built b{Command(object, UABI_METHOD_CREATE)};
+	b.out = b.cmd.add_out<std::int32_t>(UABI_ATTR_EVQ_FD,
+					    kMandatory | UABI_ATTR_F_FD);
+	return b;
+}
+
+Built b_create_qp(const QpCreate &c)
+{
+	Built b{Command(UABI_OBJ_QP, UABI_METHOD_CREATE)};
+	Command &cmd = b.cmd;
+	if (c.pd)
+		cmd.add_object(UABI_ATTR_QP_PD, *c.pd);
+	if (c.send_cq)
+		cmd.add_object(UABI_ATTR_QP_SEND_CQ, *c.send_cq);
+	if (c.recv_cq)
+		cmd.add_object(UABI_ATTR_QP_RECV_CQ, *c.recv_cq);
+	if (c.srq)
+		cmd.add_object(UABI_ATTR_QP_SRQ, *c.srq);
+	if (c.xrcd)
+		cmd.add_object(UABI_ATTR_QP_XRCD, *c.xrcd);
+	cmd.add_in(UABI_ATTR_QP_INIT, c.init)
+		.add_in(UABI_ATTR_QP_USER_HANDLE, std::uint64_t(c.user_handle));
+	if (c.attr)
+		cmd.add_in(UABI_ATTR_QP_ATTR, *c.attr)
+			.add_in(UABI_ATTR_QP_ATTR_MASK, std::uint32_t(c.attr_mask));
+	b.out = cmd.add_out<uabi_qp_resp>(UABI_ATTR_QP_RESP);
+	return b;
+}
+
+Command b_modify_qp(Ref qp, const uabi_qp_attr &attr, std::uint32_t mask)
+{
+	Command c(UABI_OBJ_QP, UABI_METHOD_MODIFY);
+	c.set_target(qp);
+	c.add_in(UABI_ATTR_QP_ATTR, attr).add_in(UABI_ATTR_QP_ATTR_MASK, mask);
+	return c;
+}
+
+Built b_create_srq(const SrqCreate &c)
+{
+	Built b{Command(UABI_OBJ_SRQ, UABI_METHOD_CREATE)};
+	Command &cmd = b.cmd;
+	if (c.pd)
+		cmd.add_object(UABI_ATTR_SRQ_PD, *c.pd);
+	if (c.xrcd)
+		cmd.add_object(UABI_ATTR_SRQ_XRCD, *c.xrcd);
+	if (c.cq)
+		cmd.add_object(UABI_ATTR_SRQ_CQ, *c.cq);
+	cmd.add_in(UABI_ATTR_SRQ_INIT, c.init)
+		.add_in(UABI_ATTR_SRQ_USER_HANDLE, std::uint64_t(c.user_handle));
+	b.out = cmd.add_out<uabi_srq_resp>(UABI_ATTR_SRQ_RESP);
+	return b;
+}
+
+Command b_create_ah(Ref pd, const uabi_ah_attr &attr)
+{
+	Command c(UABI_OBJ_AH, UABI_METHOD_CREATE);
+	c.add_object(UABI_ATTR_AH_PD, pd).add_in(UABI_ATTR_AH_ATTR, attr);
+	return c;
+}
+
+Command b_open_xrcd(int fd, std::uint32_t oflags)
+{
+	Command c(UABI_OBJ_XRCD, UABI_METHOD_CREATE);
+	c.add_fd(UABI_ATTR_XRCD_FD, fd).add_in(UABI_ATTR_XRCD_OFLAGS, oflags);
+	return c;
+}
+
+// -------------------------------------------------------------- readers
+
+Result<Handle> read_handle(const Message &m, std::uint32_t i)
+{
+	CommandResult r = m.result(i);
+	if (int e = cmd_error(r))
+		return make_error(e);
+	return r.out_handle;
+}
+
+// Outputs a creating command did not mark valid read as zero: the object
+// exists, so its handle is still returned.
+template <class T>
+T read_or_zero(const Message &m, std::uint32_t i, OutAttr a)
+{
+	T v{};
+	m.read(i, a, v);
+	return v;
+}
+
+Result<MrInfo> read_mr(const Message &m, std::uint32_t i, OutAttr keys)
+{
+	auto h = read_handle(m, i);
+	if (!h)
+		return make_error(h.error());
+	auto k = read_or_zero<uabi_mr_keys>(m, i, keys);
+	return MrInfo{*h, k.lkey, k.rkey};
+}
+
+Result<CqInfo> read_cq(const Message &m, std::uint32_t i, OutAttr resp)
+{
+	auto h = read_handle(m, i);
+	if (!h)
+		return make_error(h.error());
+	auto r = read_or_zero<uabi_cq_resp>(m, i, resp);
+	return CqInfo{*h, r.cqe, r.cqn};
+}
+
+Result<EvqInfo> read_evq(const Message &m, std::uint32_t i, OutAttr fd)
+{
+	auto h = read_handle(m, i);
+	if (!h)
+		return make_error(h.error());
+	std::int32_t v = -1;
+	if (!m.read(i, fd, v))
+		v = -1;
+	return EvqInfo{*h, v};
+}
+
+Result<QpInfo> read_qp(const Message &m, std::uint32_t i, OutAttr resp)
+{
+	auto h = read_handle(m, i);
+	if (!h)
+		return make_error(h.error());
+	return QpInfo{*h, read_or_zero<uabi_qp_resp>(m, i, resp)};
+}
+
+Result<SrqInfo> read_srq(const Message &m, std::uint32_t i, OutAttr resp)
+{
+	auto h = read_handle(m, i);
+	if (!h)
+		return make_error(h.error());
+	return SrqInfo{*h, read_or_zero<uabi_srq_resp>(m, i, resp)};
+}
+
+// A query's output: ENODATA when the core did not write it.
+template <class T>
+Result<T> read_output(const Message &m, OutAttr a)
+{
+	T v{};
+	if (!m.read(0, a, v))
+		return make_error(ENODATA);
+	return v;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- Chain
+
+PendingPd Chain::alloc_pd()
+{
+	return {{msg_.add(Command(UABI_OBJ_PD, UABI_METHOD_CREATE))}};
+}
+
+PendingMr Chain::reg_mr(Ref pd, const void *addr, std::uint64_t length,
+			std::uint32_t access, std::optional<std::uint64_t> iova)
+{
+	Built b = b_reg_mr(pd, addr, length, access, iova);
+	return {{msg_.add(std::move(b.cmd))}, b.out};
+}
+
+PendingCq Chain::create_cq(const CqCreate &c)
+{
+	Built b = b_create_cq(c);
+	return {{msg_.add(std::move(b.cmd))}, b.out};
+}
+
+PendingEvq Chain::create_comp_channel()
+{
+	Built b = b_create_evq(UABI_OBJ_COMP_CHANNEL);
+	return {{msg_.add(std::move(b.cmd))}, b.out};
+}
+
+PendingEvq Chain::create_async_event_queue()
+{
+	Built b = b_create_evq(UABI_OBJ_ASYNC_EVENT);
+	return {{msg_.add(std::move(b.cmd))}, b.out};
+}
+
+PendingQp Chain::create_qp(const QpCreate &c)
+{
+	Built b = b_create_qp(c);
+	return {{msg_.add(std::move(b.cmd))}, b.out};
+}
+
+PendingSrq Chain::create_srq(const SrqCreate &c)
+{
+	Built b = b_create_srq(c);
+	return {{msg_.add(std::move(b.cmd))}, b.out};
+}
+
+ChainRef Chain::create_ah(Ref pd, const uabi_ah_attr &attr)
+{
+	return {msg_.add(b_create_ah(pd, attr))};
+}
+
+ChainRef Chain::open_xrcd(int fd, std::uint32_t oflags)
+{
+	return {msg_.add(b_open_xrcd(fd, oflags))};
+}
+
+ChainRef Chain::modify_qp(Ref qp, const uabi_qp_attr &attr, std::uint32_t mask)
+{
+	return {msg_.add(b_modify_qp(qp, attr, mask))};
+}
+
+ChainRef Chain::destroy(std::uint16_t object, Ref target)
+{
+	return {msg_.add(b_destroy(object, target))};
+}
+
+ChainRef Chain::add(Command cmd)
+{
+	return {msg_.add(std::move(cmd))};
+}
+
+Result<void> Chain::execute(Context &ctx)
+{
+	return ctx.execute(msg_);
+}
+
+int Chain::error_of(ChainRef r) const
+{
+	if (int e = cmd_error(msg_.result(r.index)))
+		return e;
+	// Succeeded, then destroyed again when a later command failed.
+	if ((msg_.flags() & UABI_MSG_F_ALL_OR_NOTHING) && msg_.status() != 0)
+		return ECANCELED;
+	return 0;
+}
+
+Result<Handle> Chain::handle(ChainRef r) const
+{
+	if (int e = error_of(r))
+		return make_error(e);
+	return read_handle(msg_, r.index);
+}
+
+Result<MrInfo> Chain::get(const PendingMr &p) const
+{
+	if (int e = error_of(p))
+		return make_error(e);
+	return read_mr(msg_, p.index, p.keys);
+}
+
+Result<CqInfo> Chain::get(const PendingCq &p) const
+{
+	if (int e = error_of(p))
+		return make_error(e);
+	return read_cq(msg_, p.index, p.resp);
+}
+
+Result<EvqInfo> Chain::get(const PendingEvq &p) const
+{
+	if (int e = error_of(p))
+		return make_error(e);
+	return read_evq(msg_, p.index, p.fd);
+}
+
+Result<QpInfo> Chain::get(const PendingQp &p) const
+{
+	if (int e = error_of(p))
+		return make_error(e);
+	return read_qp(msg_, p.index, p.resp);
+}
+
+Result<SrqInfo> Chain::get(const PendingSrq &p) const
+{
+	if (int e = error_of(p))
+		return make_error(e);
+	return read_srq(msg_, p.index, p.resp);
+}
+
+// -------------------------------------------------------------- Context
+
+Result<Context> Context::open()
+{
+	auto b = backend_from_env();
+	if (!b)
+		return make_error(b.error());
+	return open(*b);
+}
+
+Result<Context> Context::open(Backend b)
+{
+	auto t = open_transport(b);
+	if (!t)
+		return make_error(t.error());
+	return Context(std::move(*t));
+}
+
+Result<void> Context::execute(Message &m)
+{
+	if (!m.encoded())
+		if (int e = m.encode())
+			return make_error(e);
+	int st = t_->execute(m.raw());
+	if (st < 0)
+		return make_error(-st);
+	if (st > 0)
+		return make_error(EPROTO);
+	return {};
+}
+
+Result<Message> Context::call(Command cmd)
+{
+	// A lone command has no earlier command to refer to.
+	if (cmd.uses_chain_refs())
+		return make_error(EINVAL);
+	Message m;
+	m.add(std::move(cmd));
+	if (auto r = execute(m); !r)
+		return make_error(r.error());
+	if (int e = cmd_error(m.result(0)))
+		return make_error(e);
+	return m;
+}
+
+Result<Handle> Context::create(Command cmd)
+{
+	auto m = call(std::move(cmd));
+	if (!m)
+		return make_error(m.error());
+	return m->result(0).out_handle;
+}
+
+Result<void> Context::simple(Command cmd)
+{
+	auto m = call(std::move(cmd));
+	if (!m)
+		return make_error(m.error());
+	return {};
+}
+
+Result<void> Context::destroy(std::uint16_t object, Handle h)
+{
+	return simple(b_destroy(object, h));
+}
+
+// Device.
+
+Result<DeviceInfo> Context::query_device()
+{
+	Command c(UABI_OBJ_DEVICE, UABI_METHOD_QUERY, kDeviceHandle);
+	OutAttr info = c.add_out<uabi_device_attr>(UABI_ATTR_DEVICE_INFO);
+	OutAttr name = c.add_out(UABI_ATTR_DEVICE_NAME, 64);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	DeviceInfo d{};
+	if (!m->read(0, info, d.attr))
+		return make_error(ENODATA);
+	bool valid = false;
+	auto n = m->out_bytes(0, name, &valid);
+	if (valid) {
+		auto *p = reinterpret_cast<const char *>(n.data());
+		d.name.assign(p, strnlen(p, n.size()));
+	}
+	return d;
+}
+
+Result<uabi_port_attr> Context::query_port(std::uint32_t port)
+{
+	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_QUERY_PORT, kDeviceHandle);
+	c.add_in(UABI_ATTR_DEVICE_PORT_NUM, port);
+	OutAttr o = c.add_out<uabi_port_attr>(UABI_ATTR_DEVICE_PORT_INFO);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<uabi_port_attr>(*m, o);
+}
+
+Result<Gid> Context::query_gid(std::uint32_t port, std::uint32_t index)
+{
+	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_QUERY_GID, kDeviceHandle);
+	c.add_in(UABI_ATTR_DEVICE_PORT_NUM, port).add_in(UABI_ATTR_DEVICE_INDEX, index);
+	OutAttr o = c.add_out<Gid>(UABI_ATTR_DEVICE_GID);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<Gid>(*m, o);
+}
+
+Result<std::uint16_t> Context::query_pkey(std::uint32_t port, std::uint32_t index)
+{
+	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_QUERY_PKEY, kDeviceHandle);
+	c.add_in(UABI_ATTR_DEVICE_PORT_NUM, port).add_in(UABI_ATTR_DEVICE_INDEX, index);
+	OutAttr o = c.add_out<std::uint16_t>(UABI_ATTR_DEVICE_PKEY);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<std::uint16_t>(*m, o);
+}
+
+Result<std::vector<uabi_discovery_entry>> Context::discover()
+{
+	constexpr std::size_t kEntry = sizeof(uabi_discovery_entry);
+	// What fits in one maximal message with this single attribute.
+	constexpr std::size_t kMaxEntries =
+		(UABI_MAX_MSG_BYTES - sizeof(uabi_msg_hdr) - sizeof(uabi_cmd_hdr) -
+		 sizeof(uabi_attr) - sizeof(uabi_discovery)) / kEntry;
+	std::size_t cap = 128;
+
+	// The first answer tells the total; one retry with that size (more
+	// only if the device grew in between).
+	for (int attempt = 0; attempt < 4; attempt++) {
+		Command c(UABI_OBJ_DEVICE, UABI_DEVICE_DISCOVER, kDeviceHandle);
+		OutAttr o = c.add_out(UABI_ATTR_DEVICE_DISCOVERY,
+				      std::uint32_t(sizeof(uabi_discovery) + cap * kEntry));
+		Message m;
+		m.add(std::move(c));
+		auto r = execute(m);
+		int err = r ? cmd_error(m.result(0)) : r.error();
+
+		bool valid = false;
+		auto p = m.out_bytes(0, o, &valid);
+		uabi_discovery hdr{};
+		if (valid && p.size() >= sizeof(hdr))
+			std::memcpy(&hdr, p.data(), sizeof(hdr));
+		bool too_small = valid && hdr.total > cap;
+		if (err && !(too_small && (err == ENOSPC || err == EMSGSIZE ||
+					   err == ENOBUFS || err == E2BIG ||
+					   err == EOVERFLOW)))
+			return make_error(err);
+		if (!valid)
+			return make_error(ENODATA);
+		if (too_small && hdr.total <= kMaxEntries) {
+			cap = hdr.total;
+			continue;
+		}
+		if (too_small)
+			return make_error(E2BIG);
+
+		std::size_t n = std::min<std::size_t>(
+			{hdr.returned, cap, (p.size() - sizeof(hdr)) / kEntry});
+		std::vector<uabi_discovery_entry> v(n);
+		if (n)
+			std::memcpy(v.data(), p.data() + sizeof(hdr), n * kEntry);
+		return v;
+	}
+	return make_error(EAGAIN);
+}
+
+Result<uabi_counters> Context::counters()
+{
+	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_COUNTERS, kDeviceHandle);
+	OutAttr o = c.add_out<uabi_counters>(UABI_ATTR_DEVICE_COUNTERS);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<uabi_counters>(*m, o);
+}
+
+// PD, MR.
+
+Result<Handle> Context::alloc_pd()
+{
+	return create(Command(UABI_OBJ_PD, UABI_METHOD_CREATE));
+}
+
+Result<void> Context::dealloc_pd(Handle pd)
+{
+	return destroy(UABI_OBJ_PD, pd);
+}
+
+Result<MrInfo> Context::reg_mr(Ref pd, const void *addr, std::uint64_t length,
+			       std::uint32_t access, std::optional<std::uint64_t> iova)
+{
+	Built b = b_reg_mr(pd, addr, length, access, iova);
+	auto m = call(std::move(b.cmd));
+	if (!m)
+		return make_error(m.error());
+	return read_mr(*m, 0, b.out);
+}
+
+Result<void> Context::dereg_mr(Handle mr)
+{
+	return destroy(UABI_OBJ_MR, mr);
+}
+
+// CQ, event queues.
+
+Result<CqInfo> Context::create_cq(std::uint32_t cqe, std::optional<Ref> channel,
+				  std::uint32_t comp_vector, std::uint64_t user_handle)
+{
+	return create_cq(CqCreate{cqe, channel, comp_vector, user_handle});
+}
+
+Result<CqInfo> Context::create_cq(const CqCreate &cc)
+{
+	Built b = b_create_cq(cc);
+	auto m = call(std::move(b.cmd));
+	if (!m)
+		return make_error(m.error());
+	return read_cq(*m, 0, b.out);
+}
+
+Result<uabi_cq_resp> Context::resize_cq(Handle cq, std::uint32_t cqe)
+{
+	Command c(UABI_OBJ_CQ, UABI_METHOD_MODIFY, cq);
+	c.add_in(UABI_ATTR_CQ_CQE, cqe);
+	OutAttr o = c.add_out<uabi_cq_resp>(UABI_ATTR_CQ_RESP);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<uabi_cq_resp>(*m, o);
+}
+
+Result<void> Context::destroy_cq(Handle cq)
+{
+	return destroy(UABI_OBJ_CQ, cq);
+}
+
+Result<EvqInfo> Context::create_comp_channel()
+{
+	Built b = b_create_evq(UABI_OBJ_COMP_CHANNEL);
+	auto m = call(std::move(b.cmd));
+	if (!m)
+		return make_error(m.error());
+	return read_evq(*m, 0, b.out);
+}
+
+Result<EvqInfo> Context::create_async_event_queue()
+{
+	Built b = b_create_evq(UABI_OBJ_ASYNC_EVENT);
+	auto m = call(std::move(b.cmd));
+	if (!m)
+		return make_error(m.error());
+	return read_evq(*m, 0, b.out);
+}
+
+Result<uabi_event> Context::get_event(std::uint16_t object, Handle evq)
+{
+	Command c(object, UABI_EVQ_GET_EVENT, evq);
+	OutAttr o = c.add_out<uabi_event>(UABI_ATTR_EVQ_EVENT);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<uabi_event>(*m, o);
+}
+
+Result<void> Context::destroy_comp_channel(Handle ch)
+{
+	return destroy(UABI_OBJ_COMP_CHANNEL, ch);
+}
+
+Result<void> Context::destroy_async_event_queue(Handle q)
+{
+	return destroy(UABI_OBJ_ASYNC_EVENT, q);
+}
+
+// QP.
+
+Result<QpInfo> Context::create_qp(const QpCreate &qc)
+{
+	Built b = b_create_qp(qc);
+	auto m = call(std::move(b.cmd));
+	if (!m)
+		return make_error(m.error());
+	return read_qp(*m, 0, b.out);
+}
+
+Result<void> Context::modify_qp(Handle qp, const uabi_qp_attr &attr, std::uint32_t mask)
+{
+	return simple(b_modify_qp(qp, attr, mask));
+}
+
+Result<QpQuery> Context::query_qp(Handle qp, std::uint32_t mask)
+{
+	Command c(UABI_OBJ_QP, UABI_METHOD_QUERY, qp);
+	c.add_in(UABI_ATTR_QP_ATTR_MASK, mask);
+	OutAttr a = c.add_out<uabi_qp_attr>(UABI_ATTR_QP_ATTR);
+	OutAttr i = c.add_out<uabi_qp_init>(UABI_ATTR_QP_INIT_OUT);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	QpQuery q{};
+	if (!m->read(0, a, q.attr))
+		return make_error(ENODATA);
+	m->read(0, i, q.init);
+	return q;
+}
+
+Result<void> Context::destroy_qp(Handle qp)
+{
+	return destroy(UABI_OBJ_QP, qp);
+}
+
+// SRQ, AH.
+
+Result<SrqInfo> Context::create_srq(const SrqCreate &sc)
+{
+	Built b = b_create_srq(sc);
+	auto m = call(std::move(b.cmd));
+	if (!m)
+		return make_error(m.error());
+	return read_srq(*m, 0, b.out);
+}
+
+Result<void> Context::modify_srq(Handle srq, const uabi_srq_attr &attr,
+				 std::uint32_t mask)
+{
+	Command c(UABI_OBJ_SRQ, UABI_METHOD_MODIFY, srq);
+	c.add_in(UABI_ATTR_SRQ_ATTR, attr).add_in(UABI_ATTR_SRQ_ATTR_MASK, mask);
+	return simple(std::move(c));
+}
+
+Result<uabi_srq_attr> Context::query_srq(Handle srq)
+{
+	Command c(UABI_OBJ_SRQ, UABI_METHOD_QUERY, srq);
+	OutAttr o = c.add_out<uabi_srq_attr>(UABI_ATTR_SRQ_ATTR);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<uabi_srq_attr>(*m, o);
+}
+
+Result<void> Context::destroy_srq(Handle srq)
+{
+	return destroy(UABI_OBJ_SRQ, srq);
+}
+
+Result<Handle> Context::create_ah(Ref pd, const uabi_ah_attr &attr)
+{
+	return create(b_create_ah(pd, attr));
+}
+
+Result<void> Context::destroy_ah(Handle ah)
+{
+	return destroy(UABI_OBJ_AH, ah);
+}
+
+// XRC.
+
+Result<Handle> Context::open_xrcd(int fd, std::uint32_t oflags)
+{
+	return create(b_open_xrcd(fd, oflags));
+}
+
+Result<void> Context::close_xrcd(Handle xrcd)
+{
+	return destroy(UABI_OBJ_XRCD, xrcd);
+}
+
+Result<Handle> Context::register_xrc_rcv_qp(Handle xrcd, std::uint32_t &qpn,
+					    std::optional<uabi_qp_init> init,
+					    std::optional<std::uint64_t> user_handle)
+{
+	Command c(UABI_OBJ_XRCD, UABI_XRCD_REG_RCV_QP, xrcd);
+	OutAttr q = c.add_inout(UABI_ATTR_XRCD_QPN, qpn);
+	if (init)
+		c.add_in(UABI_ATTR_XRCD_QP_INIT, *init);
+	if (user_handle)
+		c.add_in(UABI_ATTR_XRCD_USER_HANDLE, *user_handle);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	std::uint32_t out = 0;
+	if (m->read(0, q, out))
+		qpn = out;
+	return m->result(0).out_handle;
+}
+
+Result<void> Context::unregister_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
+{
+	Command c(UABI_OBJ_XRCD, UABI_XRCD_UNREG_RCV_QP, xrcd);
+	c.add_in(UABI_ATTR_XRCD_QPN, qpn);
+	return simple(std::move(c));
+}
+
+Result<void> Context::modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					const uabi_qp_attr &attr, std::uint32_t mask)
+{
+	Command c(UABI_OBJ_XRCD, UABI_XRCD_MODIFY_RCV_QP, xrcd);
+	c.add_in(UABI_ATTR_XRCD_QPN, qpn)
+		.add_in(UABI_ATTR_XRCD_QP_ATTR, attr)
+		.add_in(UABI_ATTR_XRCD_QP_ATTR_MASK, mask);
+	return simple(std::move(c));
+}
+
+Result<uabi_qp_attr> Context::query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
+{
+	Command c(UABI_OBJ_XRCD, UABI_XRCD_QUERY_RCV_QP, xrcd);
+	c.add_in(UABI_ATTR_XRCD_QPN, qpn);
+	OutAttr o = c.add_out<uabi_qp_attr>(UABI_ATTR_XRCD_QP_ATTR);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	return read_output<uabi_qp_attr>(*m, o);
+}
+
+// MW.
+
+Result<Handle> Context::alloc_mw(Ref pd, std::uint32_t type)
+{
+	Command c(UABI_OBJ_MW, UABI_METHOD_CREATE);
+	c.add_object(UABI_ATTR_MW_PD, pd).add_in(UABI_ATTR_MW_TYPE, type);
+	return create(std::move(c));
+}
+
+Result<void> Context::dealloc_mw(Handle mw)
+{
+	return destroy(UABI_OBJ_MW, mw);
+}
+
+} // namespace uabi
