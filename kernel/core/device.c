@@ -79,9 +79,11 @@ void uabi_evq_push(struct uabi_uobject *evq_uobj, const struct uabi_event *ev)
 	}
 	list_add_tail(&n->node, &evq->pending);
 	evq->num_pending++;
-	spin_unlock(&evq->lock);
+	/* Under evq->lock so that signal and drain follow the list's own
+	 * order: a drain may not overtake the signal of a newer event. */
 	if (evq->wait)
 		evq_uobj->ctx->host->evq_signal(evq->wait);
+	spin_unlock(&evq->lock);
 }
 
 int uabi_evq_pop(struct uabi_uobject *evq_uobj, struct uabi_event *ev)
@@ -97,9 +99,9 @@ int uabi_evq_pop(struct uabi_uobject *evq_uobj, struct uabi_event *ev)
 		evq->num_pending--;
 	}
 	empty = list_empty(&evq->pending);
-	spin_unlock(&evq->lock);
 	if (empty && evq->wait)
 		evq_uobj->ctx->host->evq_drain(evq->wait);
+	spin_unlock(&evq->lock);
 	if (!n)
 		return -EAGAIN;
 	*ev = n->ev;

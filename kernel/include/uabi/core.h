@@ -46,8 +46,11 @@ struct uabi_host_ops {
 			     struct uabi_file_id *id);
 	/* A pollable fd for an event queue; *wait is the host's object. */
 	int (*evq_open)(struct uabi_context *ctx, void **wait, s32 *fd);
+	/* Both called under evq->lock (a spinlock in the kernel): they must
+	 * not sleep. */
 	void (*evq_signal)(void *wait);	/* an event is pending */
 	void (*evq_drain)(void *wait);	/* the queue became empty */
+	/* The event queue object is gone; the fd may live on. */
 	void (*evq_release)(void *wait);
 };
 

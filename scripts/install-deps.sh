@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages rdma-uabi needs, only if some are missing.
+# Usage: scripts/install-deps.sh [--no-kernel]
+set -euo pipefail
+
+pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
+      libgtest-dev libgmock-dev libbenchmark-dev
+      libibverbs-dev ibverbs-utils perftest
+      util-linux procps python3)
+if [[ "${1:-}" != "--no-kernel" ]]; then
+	pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86
+	       busybox-static kmod cpio)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+	echo "deps: need root to apt-get install: ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"
