@@ -137,26 +137,20 @@ static int parse_attr(struct exec_state *st, u32 self, struct parsed_cmd *pc,
 	return 0;
 }
 
-static int parse_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
+/* Framing only: the command fits, and its attributes tile it exactly. */
+static int frame_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
 {
-	struct parsed_cmd *pc = &st->cmds[self];
 	struct uabi_cmd_hdr *h = (struct uabi_cmd_hdr *)p;
-	struct uabi_device *dev = st->ctx->dev;
 	u32 off, i;
-	int ret;
 
 	if (avail < sizeof(*h) || h->length < sizeof(*h) || h->length > avail ||
 	    h->length % 8)
 		return -EINVAL;
-	pc->hdr = h;
+	st->cmds[self].hdr = h;
 	h->status = UABI_CMD_STATUS_NOT_RUN;
 	h->out_handle = 0;
-	if (h->reserved0 || h->reserved1)
-		return -EPROTONOSUPPORT;
-	if (h->flags & ~UABI_CMD_F_HANDLE_REF || h->num_attrs > UABI_MAX_CMD_ATTRS)
+	if (h->num_attrs > UABI_MAX_CMD_ATTRS)
 		return -EINVAL;
-
-	/* Structure first: attributes must tile the command exactly. */
 	off = sizeof(*h);
 	for (i = 0; i < h->num_attrs; i++) {
 		struct uabi_attr *a = (struct uabi_attr *)(p + off);
@@ -171,10 +165,23 @@ static int parse_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
 			return -EINVAL;
 		off += sizeof(*a) + padded;
 	}
-	if (off != h->length)
-		return -EINVAL;
+	return off == h->length ? 0 : -EINVAL;
+}
 
-	pc->object = uabi_object_def(dev, h->object);
+/* Meaning: the object, method and attributes exist and fit their specs. */
+static int parse_cmd(struct exec_state *st, u32 self)
+{
+	struct parsed_cmd *pc = &st->cmds[self];
+	struct uabi_cmd_hdr *h = pc->hdr;
+	u8 *p = (u8 *)h;
+	u32 off, i;
+	int ret;
+
+	if (h->reserved0 || h->reserved1)
+		return -EPROTONOSUPPORT;
+	if (h->flags & ~UABI_CMD_F_HANDLE_REF)
+		return -EINVAL;
+	pc->object = uabi_object_def(st->ctx->dev, h->object);
 	if (!pc->object)
 		return -EPROTONOSUPPORT;
 	pc->method = find_method(pc->object, h->method);
@@ -232,23 +239,33 @@ static int parse_msg(struct exec_state *st, void *buf, size_t len)
 	u32 i;
 	int ret;
 
+	/* Frame every command first, so that each one that can be found
+	 * reports NOT_RUN even when an earlier one is rejected. */
 	for (i = 0; i < st->count; i++) {
-		struct uabi_cmd_hdr *h = (struct uabi_cmd_hdr *)p;
-
 		m->failed_index = i;
-		ret = parse_cmd(st, i, p, avail);
+		ret = frame_cmd(st, i, p, avail);
+		if (ret) {
+			if (avail >= sizeof(struct uabi_cmd_hdr))
+				((struct uabi_cmd_hdr *)p)->status = ret;
+			return ret;
+		}
+		avail -= st->cmds[i].hdr->length;
+		p += st->cmds[i].hdr->length;
+	}
+	if (avail) {
+		m->failed_index = st->count;
+		return -EINVAL;			/* bytes after the last command */
+	}
+	for (i = 0; i < st->count; i++) {
+		m->failed_index = i;
+		ret = parse_cmd(st, i);
 		if (!ret && (m->flags & UABI_MSG_F_ALL_OR_NOTHING))
 			ret = check_undoable(&st->cmds[i]);
 		if (ret) {
-			if (avail >= sizeof(*h))
-				h->status = ret;
+			st->cmds[i].hdr->status = ret;
 			return ret;
 		}
-		p += h->length;
-		avail -= h->length;
 	}
-	if (avail)
-		return -EINVAL;			/* bytes after the last command */
 	return 0;
 }
 
