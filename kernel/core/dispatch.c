@@ -14,6 +14,7 @@ struct parsed_cmd {
 	/* slot i belongs to method->attrs[i] */
 	struct uabi_attr *attrs[UABI_MAX_SPEC_ATTRS];
 	struct uabi_uobject *created;	/* committed object, for rollback */
+	u16 created_type;
 };
 
 struct exec_state {
@@ -137,11 +138,10 @@ static int parse_attr(struct exec_state *st, u32 self, struct parsed_cmd *pc,
 	return 0;
 }
 
-/* Framing only: the command fits, and its attributes tile it exactly. */
+/* Framing only: the command header fits and its length is sane. */
 static int frame_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
 {
 	struct uabi_cmd_hdr *h = (struct uabi_cmd_hdr *)p;
-	u32 off, i;
 
 	if (avail < sizeof(*h) || h->length < sizeof(*h) || h->length > avail ||
 	    h->length % 8)
@@ -149,11 +149,19 @@ static int frame_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
 	st->cmds[self].hdr = h;
 	h->status = UABI_CMD_STATUS_NOT_RUN;
 	h->out_handle = 0;
+	return 0;
+}
+
+/* The attributes tile the command exactly, with zero padding. */
+static int check_tiling(const struct uabi_cmd_hdr *h)
+{
+	const u8 *p = (const u8 *)h;
+	u32 off = sizeof(*h), i;
+
 	if (h->num_attrs > UABI_MAX_CMD_ATTRS)
 		return -EINVAL;
-	off = sizeof(*h);
 	for (i = 0; i < h->num_attrs; i++) {
-		struct uabi_attr *a = (struct uabi_attr *)(p + off);
+		const struct uabi_attr *a = (const struct uabi_attr *)(p + off);
 		u32 padded;
 
 		if (h->length - off < sizeof(*a))
@@ -161,7 +169,7 @@ static int frame_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
 		padded = UABI_ALIGN8(a->len);
 		if (padded < a->len || padded > h->length - off - sizeof(*a))
 			return -EINVAL;
-		if (!all_zero((u8 *)(a + 1) + a->len, padded - a->len))
+		if (!all_zero((const u8 *)(a + 1) + a->len, padded - a->len))
 			return -EINVAL;
 		off += sizeof(*a) + padded;
 	}
@@ -177,6 +185,9 @@ static int parse_cmd(struct exec_state *st, u32 self)
 	u32 off, i;
 	int ret;
 
+	ret = check_tiling(h);
+	if (ret)
+		return ret;
 	if (h->reserved0 || h->reserved1)
 		return -EPROTONOSUPPORT;
 	if (h->flags & ~UABI_CMD_F_HANDLE_REF)
@@ -223,6 +234,8 @@ static int check_undoable(const struct parsed_cmd *pc)
 {
 	const struct uabi_method_def *m = pc->method;
 
+	if (m->reaches_beyond_handle)
+		return -EINVAL;
 	if (m->flags & (UABI_SPEC_F_METHOD_CREATES | UABI_SPEC_F_METHOD_READONLY))
 		return 0;
 	if (m->handle_access != UABI_ACCESS_NONE &&
@@ -298,6 +311,7 @@ static int exec_cmd(struct exec_state *st, u32 k)
 		.object = pc->object,
 		.method = m,
 		.hdr = pc->hdr,
+		.all_or_nothing = st->msg->flags & UABI_MSG_F_ALL_OR_NOTHING,
 	};
 	u16 i;
 	int ret = 0;
@@ -351,6 +365,7 @@ static int exec_cmd(struct exec_state *st, u32 k)
 			uabi_uobj_commit(call.created);
 			pc->hdr->out_handle = call.created->handle;
 			pc->created = call.created;
+			pc->created_type = call.created->def->id;
 		}
 	} else if (!ret && creates(pc)) {
 		WARN_ON(1);	/* a creating handler must create */
@@ -359,16 +374,28 @@ static int exec_cmd(struct exec_state *st, u32 k)
 	return ret;
 }
 
+/*
+ * Undoes an all-or-nothing message: destroys, newest first, what its
+ * commands created.  A later command of the message may already have
+ * destroyed one of them, so an object is only touched after a lookup by
+ * handle finds it alive, of the saved type, at the saved address.
+ */
 static void rollback(struct exec_state *st, u32 failed)
 {
 	u32 j = failed;
 
 	while (j--) {
 		struct parsed_cmd *pc = &st->cmds[j];
+		struct uabi_uobject *uobj;
 
-		if (pc->created)
-			uabi_uobj_rollback(st->ctx, pc->hdr->out_handle,
-					   pc->created);
+		if (!pc->created)
+			continue;
+		uobj = uabi_uobj_lookup(st->ctx, pc->hdr->out_handle,
+					pc->created_type, UABI_ACCESS_DESTROY);
+		if (IS_ERR(uobj))
+			continue;
+		if (uobj != pc->created || uabi_uobj_destroy(uobj))
+			uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 	}
 }
 

@@ -197,19 +197,6 @@ int uabi_uobj_destroy(struct uabi_uobject *uobj)
 	return 0;
 }
 
-void uabi_uobj_rollback(struct uabi_context *ctx, u32 handle,
-			struct uabi_uobject *expected)
-{
-	struct uabi_uobject *uobj;
-
-	uobj = uabi_uobj_lookup(ctx, handle, expected->def->id,
-				UABI_ACCESS_DESTROY);
-	if (IS_ERR(uobj))
-		return;		/* already destroyed by a later command */
-	if (uobj != expected || uabi_uobj_destroy(uobj))
-		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
-}
-
 /* -------------------------------------------------------------- contexts */
 struct uabi_context *uabi_context_open(struct uabi_device *dev,
 				       const struct uabi_host_ops *host,

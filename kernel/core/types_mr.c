@@ -50,6 +50,7 @@ static int mr_create(struct uabi_call *call)
 	mr = uobj_data(uobj);
 	mr->reg = reg;
 	mr->ctx = call->ctx;
+	mr->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_MR_PD));
 	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_MR_PD));
 	if (ret)
 		return ret;

@@ -150,6 +150,8 @@ static int qp_create(struct uabi_call *call)
 	qp->send_cq = uobj_data(scq);
 	qp->recv_cq = rcq ? uobj_data(rcq) : NULL;
 	qp->srq = srq_u ? uobj_data(srq_u) : NULL;
+	qp->ctx = call->ctx;
+	qp->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_QP_PD));
 	INIT_LIST_HEAD(&qp->regs);
 	INIT_LIST_HEAD(&qp->dev_node);
 
@@ -197,6 +199,10 @@ static int qp_modify(struct uabi_call *call)
 	int ret;
 
 	uabi_attr_get(call, UABI_ATTR_QP_ATTR, &attr, sizeof(attr));
+	/* A registration made by this message may name a receive QP that
+	 * other contexts share: rolling back cannot undo a change to it. */
+	if (call->all_or_nothing && qp_shared(h->qp))
+		return -EINVAL;
 	if (qp_shared(h->qp))
 		mutex_lock(&dev->lock);
 	ret = uabi_qp_modify(dev, h->qp, &attr, mask);

@@ -43,6 +43,9 @@ static int srq_create(struct uabi_call *call)
 	srq->attr = init.attr;
 	srq->attr.srq_limit = 0;	/* armed later by MODIFY */
 	srq->srq_type = init.srq_type;
+	srq->ctx = call->ctx;
+	srq->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_SRQ_PD));
+	srq->cq = cq_u ? uobj_data(cq_u) : NULL;
 	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_SRQ_PD));
 	if (!ret && xrcd_u) {
 		srq->xrcd = ((struct uabi_xrcd *)uobj_data(xrcd_u))->shared;

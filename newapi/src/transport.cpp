@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #include <uabi/transport.hpp>
+#include <uabi/transport_daemon.hpp>
 
 #include <cerrno>
 #include <cstdlib>
+#include <unistd.h>
 
 namespace uabi {
 
@@ -45,20 +47,34 @@ Result<std::unique_ptr<Transport>> open_transport(Backend b)
 {
 	switch (b) {
 	case Backend::Auto:
-		// Auto resolves to Inproc ONLY until the daemon and kernel
-		// transports exist; then it should prefer kernel, then daemon.
+		// The kernel module when its device node exists, else uabid.  A
+		// node that cannot be used for another reason than a missing
+		// module (EACCES...) is reported, not silently replaced: two
+		// processes on different backends could not share XRC domains.
+		if (::access(UABI_DEVICE_PATH, F_OK) == 0) {
+			auto t = open_transport(Backend::Kernel);
+			if (t || (t.error() != ENOENT && t.error() != ENODEV && t.error() != ENXIO))
+				return t;
+		}
+		return open_transport(Backend::Daemon);
 	case Backend::Inproc: {
 		auto t = InprocTransport::open();
 		if (!t)
 			return make_error(t.error());
 		return std::unique_ptr<Transport>(std::move(*t));
 	}
-	case Backend::Daemon:
-		// Added by the daemon (unix socket) transport issue.
-		return make_error(ENOTSUP);
-	case Backend::Kernel:
-		// Added by the kernel (ioctl) transport issue.
-		return make_error(ENOTSUP);
+	case Backend::Daemon: {
+		auto t = DaemonTransport::open();
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
+	case Backend::Kernel: {
+		auto t = KernelTransport::open();
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
 	}
 	return make_error(EINVAL);
 }

@@ -5,42 +5,15 @@
  * out (QPNs, memory keys, CQ and SRQ numbers).  The data path lives in
  * providers/sw.
  */
-#include <uabi/core.h>
-#include <rdma/uabi_sw.h>
+#include "sw_internal.h"
 #include "sw.h"
-
-#define SW_MAX_QP 16384
-#define SW_MAX_MR 65536
-#define SW_MAX_CQ 16384
-#define SW_MAX_SRQ 16384
-#define SW_FIRST_QPN 0x11	/* QP0/QP1 and a few more stay reserved */
 
 #define IB_PORT_DOWN 1
 #define IB_PORT_ACTIVE 4
+#define IB_EVENT_CQ_ERR 0
 #define IB_EVENT_PORT_ACTIVE 9
 #define IB_EVENT_PORT_ERR 10
-
-/* A number allocator that hands numbers out round-robin, so that a number
- * just freed is not reused at once (stale peers then miss cleanly). */
-struct sw_numbers {
-	u32 first;
-	u32 size;
-	u32 next;
-	u32 in_use;
-	u8 *used;
-};
-
-struct sw_dev {
-	struct uabi_device dev;
-	struct mutex lock;
-	struct sw_numbers qpns, keys, cqns, srqns;
-	u32 port_state;
-};
-
-static struct sw_dev *to_sw(struct uabi_device *dev)
-{
-	return container_of(dev, struct sw_dev, dev);
-}
+#define IB_EVENT_SRQ_LIMIT_REACHED 15
 
 static int numbers_init(struct sw_numbers *n, u32 first, u32 size)
 {
@@ -172,75 +145,201 @@ static int sw_query_pkey(struct uabi_device *dev, u32 port, u32 index, u16 *pkey
 }
 
 /* ------------------------------------------------------------- numbers */
+u32 sw_pd_number(const struct uabi_pd *pd)
+{
+	return (u32)(uintptr_t)pd->drv;
+}
+
+/* XRC domains have no driver hook; number them on first use.  Numbers are
+ * never reused (a 32-bit counter), so the domain can go without telling. */
+u32 sw_xrcd_number(struct sw_dev *sw, struct uabi_xrcd_shared *x)
+{
+	u32 n;
+
+	mutex_lock(&sw->lock);
+	if (!x->drv) {
+		if (!++sw->xrcd_next)
+			++sw->xrcd_next;
+		x->drv = (void *)(uintptr_t)sw->xrcd_next;
+	}
+	n = (u32)(uintptr_t)x->drv;
+	mutex_unlock(&sw->lock);
+	return n;
+}
+
+static int sw_alloc_pd(struct uabi_device *dev, struct uabi_pd *pd)
+{
+	u32 n;
+	int ret = numbers_get(to_sw(dev), &to_sw(dev)->pdns, &n);
+
+	if (!ret)
+		pd->drv = (void *)(uintptr_t)n;
+	return ret;
+}
+
+static void sw_dealloc_pd(struct uabi_device *dev, struct uabi_pd *pd)
+{
+	numbers_put(to_sw(dev), &to_sw(dev)->pdns, sw_pd_number(pd));
+}
+
 static int sw_reg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 {
+	struct sw_dev *sw = to_sw(dev);
 	u32 idx;
-	int ret = numbers_get(to_sw(dev), &to_sw(dev)->keys, &idx);
+	u8 gen;
+	int ret = numbers_get(sw, &sw->keys, &idx);
 
 	if (ret)
 		return ret;
-	/* index << 8 | a byte of tag, as hardware keys look */
-	mr->lkey = (idx << 8) | 0x5a;
+	/* index << 8 | a generation byte, as hardware keys look: a key
+	 * used after deregistration misses even when the index is reused. */
+	mutex_lock(&sw->lock);
+	gen = ++sw->keygen[idx];
+	mutex_unlock(&sw->lock);
+	mr->lkey = (idx << 8) | gen;
 	mr->rkey = mr->lkey;
+	sw_arena_mr_publish(sw, mr, idx);
 	return 0;
 }
 
 static void sw_dereg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 {
-	numbers_put(to_sw(dev), &to_sw(dev)->keys, mr->lkey >> 8);
+	struct sw_dev *sw = to_sw(dev);
+
+	sw_arena_mr_clear(sw, mr->lkey >> 8);
+	numbers_put(sw, &sw->keys, mr->lkey >> 8);
 }
 
-static int sw_create_cq(struct uabi_device *dev, struct uabi_cq *cq)
+static u32 cq_entries(u32 cqe)
 {
 	/* Rings are powers of two; one slot stays empty. */
 	u32 n = 1;
 
-	while (n < cq->cqe + 1)
+	while (n < cqe + 1)
 		n <<= 1;
+	return n;
+}
+
+static int sw_create_cq(struct uabi_device *dev, struct uabi_cq *cq)
+{
+	struct sw_dev *sw = to_sw(dev);
+	u32 n = cq_entries(cq->cqe);
+	int ret;
+
 	cq->cqe = n - 1;
-	return numbers_get(to_sw(dev), &to_sw(dev)->cqns, &cq->cqn);
+	ret = numbers_get(sw, &sw->cqns, &cq->cqn);
+	if (ret)
+		return ret;
+	ret = sw_arena_cq_create(sw, cq, n);
+	if (ret) {
+		numbers_put(sw, &sw->cqns, cq->cqn);
+		return ret;
+	}
+	mutex_lock(&sw->lock);
+	sw->cq_table[cq->cqn - 1] = cq;
+	mutex_unlock(&sw->lock);
+	return 0;
 }
 
 static int sw_resize_cq(struct uabi_device *dev, struct uabi_cq *cq, u32 cqe)
 {
-	u32 n = 1;
+	u32 n = cq_entries(cqe);
+	int ret = sw_arena_cq_resize(to_sw(dev), cq, n);
 
-	while (n < cqe + 1)
-		n <<= 1;
-	cq->cqe = n - 1;
-	return 0;
+	if (!ret)
+		cq->cqe = n - 1;
+	return ret;
 }
 
 static void sw_destroy_cq(struct uabi_device *dev, struct uabi_cq *cq)
 {
-	numbers_put(to_sw(dev), &to_sw(dev)->cqns, cq->cqn);
+	struct sw_dev *sw = to_sw(dev);
+
+	mutex_lock(&sw->lock);
+	sw->cq_table[cq->cqn - 1] = NULL;
+	mutex_unlock(&sw->lock);
+	sw_arena_cq_destroy(sw, cq);
+	numbers_put(sw, &sw->cqns, cq->cqn);
 }
 
 static int sw_create_qp(struct uabi_device *dev, struct uabi_qp *qp)
 {
+	struct sw_dev *sw = to_sw(dev);
 	struct uabi_qp_cap *cap = &qp->init.cap;
+	int ret;
 
 	if (cap->max_send_wr && cap->max_send_sge == 0)
 		cap->max_send_sge = 1;
-	return numbers_get(to_sw(dev), &to_sw(dev)->qpns, &qp->qpn);
+	ret = numbers_get(sw, &sw->qpns, &qp->qpn);
+	if (ret)
+		return ret;
+	ret = sw_arena_qp_create(sw, qp);
+	if (ret)
+		numbers_put(sw, &sw->qpns, qp->qpn);
+	return ret;
+}
+
+static int sw_modify_qp(struct uabi_device *dev, struct uabi_qp *qp,
+			const struct uabi_qp_attr *attr, u32 mask)
+{
+	return sw_arena_qp_modify(to_sw(dev), qp, attr, mask);
 }
 
 static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp)
 {
-	numbers_put(to_sw(dev), &to_sw(dev)->qpns, qp->qpn);
+	struct sw_dev *sw = to_sw(dev);
+
+	/* Destroyed by the teardown of its context, not by its owner. */
+	if (qp->ctx && qp->ctx->closing)
+		sw_arena_qp_orphan_peer(sw, qp);
+	sw_arena_qp_destroy(sw, qp);
+	numbers_put(sw, &sw->qpns, qp->qpn);
 }
 
+/* Every SRQ has a slot (its arena descriptor); an XRC SRQ's number is its
+ * slot, so that senders naming the srqn find it. */
 static int sw_create_srq(struct uabi_device *dev, struct uabi_srq *srq)
 {
-	if (srq->srq_type != UABI_SRQT_XRC)
-		return 0;
-	return numbers_get(to_sw(dev), &to_sw(dev)->srqns, &srq->srqn);
+	struct sw_dev *sw = to_sw(dev);
+	u32 slot;
+	int ret = numbers_get(sw, &sw->srqns, &slot);
+
+	if (ret)
+		return ret;
+	ret = sw_arena_srq_create(sw, srq, slot);
+	if (ret) {
+		numbers_put(sw, &sw->srqns, slot);
+		return ret;
+	}
+	if (srq->srq_type == UABI_SRQT_XRC)
+		srq->srqn = slot;
+	mutex_lock(&sw->lock);
+	sw->srq_table[slot - 1] = srq;
+	mutex_unlock(&sw->lock);
+	return 0;
+}
+
+static int sw_modify_srq(struct uabi_device *dev, struct uabi_srq *srq,
+			 const struct uabi_srq_attr *attr, u32 mask)
+{
+	return sw_arena_srq_modify(to_sw(dev), srq, attr, mask);
+}
+
+static u32 srq_slot(const struct uabi_srq *srq)
+{
+	return ((const struct sw_ring *)srq->drv)->slot;
 }
 
 static void sw_destroy_srq(struct uabi_device *dev, struct uabi_srq *srq)
 {
-	if (srq->srq_type == UABI_SRQT_XRC)
-		numbers_put(to_sw(dev), &to_sw(dev)->srqns, srq->srqn);
+	struct sw_dev *sw = to_sw(dev);
+	u32 slot = srq_slot(srq);
+
+	mutex_lock(&sw->lock);
+	sw->srq_table[slot - 1] = NULL;
+	mutex_unlock(&sw->lock);
+	sw_arena_srq_destroy(sw, srq, slot);
+	numbers_put(sw, &sw->srqns, slot);
 }
 
 /* ----------------------------------------------- driver-namespace object */
@@ -293,7 +392,136 @@ static const struct uabi_object_def sw_port_object = {
 	),
 };
 
-static const struct uabi_object_def *const sw_objects[] = { &sw_port_object };
+/* The arena: what a client needs to map it, and the two services the data
+ * path asks of the control half. */
+static int sw_arena_map(struct uabi_call *call)
+{
+	struct sw_dev *sw = to_sw(call->dev);
+	s32 fd = -1;
+	int ret;
+
+	if (!sw_has_arena(sw))
+		return -EOPNOTSUPP;
+	ret = sw->arena.ops->get_fd(sw->arena.shm, call->ctx, &fd);
+	if (ret)
+		return ret;
+	uabi_attr_put(call, UABI_SW_ATTR_ARENA_INFO, &sw->arena.hdr->info,
+		      sizeof(sw->arena.hdr->info));
+	return uabi_attr_put(call, UABI_SW_ATTR_ARENA_FD, &fd, sizeof(fd));
+}
+
+/* Any context may ask: a spurious completion event is allowed by the verbs
+ * semantics, a missed one is not. */
+static int sw_arena_notify_cq(struct uabi_call *call)
+{
+	struct sw_dev *sw = to_sw(call->dev);
+	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
+	struct uabi_cq *cq;
+
+	if (cqn < 1 || cqn > SW_MAX_CQ)
+		return -EINVAL;
+	mutex_lock(&sw->lock);
+	cq = sw->cq_table[cqn - 1];
+	if (cq)
+		uabi_cq_comp_event(cq);
+	mutex_unlock(&sw->lock);
+	return cq ? 0 : -ENOENT;
+}
+
+/* The data path found an SRQ below its limit (and disarmed it): raise
+ * IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ's owner. */
+static int sw_arena_srq_limit(struct uabi_call *call)
+{
+	struct sw_dev *sw = to_sw(call->dev);
+	u32 slot = uabi_attr_get_u32(call, UABI_SW_ATTR_SRQ_SLOT, 0);
+	struct uabi_uobject *uobj;
+	struct uabi_event ev = { .event_type = IB_EVENT_SRQ_LIMIT_REACHED };
+	struct uabi_context *owner = NULL;
+	struct uabi_srq *srq;
+
+	if (slot < 1 || slot > SW_MAX_SRQ)
+		return -EINVAL;
+	mutex_lock(&sw->lock);
+	srq = sw->srq_table[slot - 1];
+	if (srq && sw_has_arena(sw) &&
+	    READ_ONCE(sw->arena.srqs[slot - 1].limit_event)) {
+		WRITE_ONCE(sw->arena.srqs[slot - 1].limit_event, 0u);
+		/* the SRQ is the type data of its uobject */
+		uobj = (struct uabi_uobject *)((u8 *)srq -
+					       offsetof(struct uabi_uobject, data));
+		ev.element = uobj->user_handle;
+		ev.object_handle = uobj->handle;
+		owner = srq->ctx;
+	}
+	mutex_unlock(&sw->lock);
+	/* Not under sw->lock (dev->lock nests outside it).  The owner is
+	 * only compared with the device's live contexts, never followed. */
+	if (owner)
+		uabi_raise_async_event(call->dev, owner, &ev);
+	return srq ? 0 : -ENOENT;
+}
+
+/* A CQ overran: IBV_EVENT_CQ_ERR for its owner (once per overrun flag). */
+static int sw_arena_cq_error(struct uabi_call *call)
+{
+	struct sw_dev *sw = to_sw(call->dev);
+	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
+	struct uabi_event ev = { .event_type = IB_EVENT_CQ_ERR };
+	struct uabi_context *owner = NULL;
+	struct uabi_cq *cq;
+
+	if (cqn < 1 || cqn > SW_MAX_CQ)
+		return -EINVAL;
+	mutex_lock(&sw->lock);
+	cq = sw->cq_table[cqn - 1];
+	if (cq) {
+		ev.element = cq->uobj->user_handle;
+		ev.object_handle = cq->uobj->handle;
+		owner = cq->uobj->ctx;
+	}
+	mutex_unlock(&sw->lock);
+	if (owner)
+		uabi_raise_async_event(call->dev, owner, &ev);
+	return cq ? 0 : -ENOENT;
+}
+
+static int sw_arena_locate_srq(struct uabi_call *call)
+{
+	struct uabi_srq *srq = uobj_data(uabi_attr_uobj(call, UABI_SW_ATTR_SRQ));
+	u32 slot = srq_slot(srq);
+
+	return uabi_attr_put(call, UABI_SW_ATTR_SRQ_SLOT, &slot, sizeof(slot));
+}
+
+static const struct uabi_object_def sw_arena_object = {
+	.id = UABI_SW_OBJ_ARENA,
+	.name = "sw_arena",
+	UABI_METHODS(
+		{ .id = UABI_SW_ARENA_MAP, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handler = sw_arena_map,
+		  UABI_ATTRS(UABI_FD_OUT(UABI_SW_ATTR_ARENA_FD, MAND),
+			     UABI_OUT(UABI_SW_ATTR_ARENA_INFO,
+				      struct uabi_sw_arena_info, 0)) },
+		{ .id = UABI_SW_ARENA_NOTIFY_CQ, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handler = sw_arena_notify_cq,
+		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		{ .id = UABI_SW_ARENA_SRQ_LIMIT, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handler = sw_arena_srq_limit,
+		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_SRQ_SLOT, u32, MAND)) },
+		{ .id = UABI_SW_ARENA_CQ_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handler = sw_arena_cq_error,
+		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		{ .id = UABI_SW_ARENA_LOCATE_SRQ, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handler = sw_arena_locate_srq,
+		  UABI_ATTRS(UABI_HANDLE(UABI_SW_ATTR_SRQ, UABI_OBJ_SRQ,
+					 UABI_ACCESS_READ, MAND),
+			     UABI_OUT(UABI_SW_ATTR_SRQ_SLOT, u32, MAND)) },
+	),
+};
+
+static const struct uabi_object_def *const sw_objects[] = {
+	&sw_port_object, &sw_arena_object,
+};
 
 static const struct uabi_device_ops sw_ops = {
 	.driver_name = "sw",
@@ -301,14 +529,18 @@ static const struct uabi_device_ops sw_ops = {
 	.query_port = sw_query_port,
 	.query_gid = sw_query_gid,
 	.query_pkey = sw_query_pkey,
+	.alloc_pd = sw_alloc_pd,
+	.dealloc_pd = sw_dealloc_pd,
 	.reg_mr = sw_reg_mr,
 	.dereg_mr = sw_dereg_mr,
 	.create_cq = sw_create_cq,
 	.resize_cq = sw_resize_cq,
 	.destroy_cq = sw_destroy_cq,
 	.create_qp = sw_create_qp,
+	.modify_qp = sw_modify_qp,
 	.destroy_qp = sw_destroy_qp,
 	.create_srq = sw_create_srq,
+	.modify_srq = sw_modify_srq,
 	.destroy_srq = sw_destroy_srq,
 	.objects = sw_objects,
 	.num_objects = ARRAY_SIZE(sw_objects),
@@ -316,14 +548,20 @@ static const struct uabi_device_ops sw_ops = {
 
 static void sw_free(struct sw_dev *sw)
 {
+	sw_arena_fini(sw);
 	kvfree(sw->qpns.used);
 	kvfree(sw->keys.used);
 	kvfree(sw->cqns.used);
 	kvfree(sw->srqns.used);
+	kvfree(sw->pdns.used);
+	kvfree(sw->keygen);
+	kvfree(sw->cq_table);
+	kvfree(sw->srq_table);
 	kfree(sw);
 }
 
-struct uabi_device *uabi_sw_create(void)
+struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
+					  size_t heap_bytes)
 {
 	struct sw_dev *sw = kzalloc(sizeof(*sw), GFP_KERNEL);
 	int ret;
@@ -339,6 +577,17 @@ struct uabi_device *uabi_sw_create(void)
 		ret = numbers_init(&sw->cqns, 1, SW_MAX_CQ);
 	if (!ret)
 		ret = numbers_init(&sw->srqns, 1, SW_MAX_SRQ);
+	if (!ret)
+		ret = numbers_init(&sw->pdns, 1, SW_MAX_PD);
+	if (ret)
+		goto err;
+	ret = -ENOMEM;
+	sw->keygen = kvzalloc(SW_MAX_MR + 1, GFP_KERNEL);
+	sw->cq_table = kvzalloc(sizeof(*sw->cq_table) * SW_MAX_CQ, GFP_KERNEL);
+	sw->srq_table = kvzalloc(sizeof(*sw->srq_table) * SW_MAX_SRQ, GFP_KERNEL);
+	if (!sw->keygen || !sw->cq_table || !sw->srq_table)
+		goto err;
+	ret = sw_arena_init(sw, shm, heap_bytes);
 	if (ret)
 		goto err;
 	strscpy_pad(sw->dev.name, "uabi_sw0", sizeof(sw->dev.name));
@@ -350,6 +599,11 @@ struct uabi_device *uabi_sw_create(void)
 err:
 	sw_free(sw);
 	return ERR_PTR(ret);
+}
+
+struct uabi_device *uabi_sw_create(void)
+{
+	return uabi_sw_create_shared(NULL, 0);
 }
 
 void uabi_sw_destroy(struct uabi_device *dev)

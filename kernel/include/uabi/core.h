@@ -54,6 +54,23 @@ struct uabi_host_ops {
 	void (*evq_release)(void *wait);
 };
 
+/*
+ * Memory a device shares with every client that maps it (the software
+ * device's arena, docs/datapath.md).  Userspace hosts: a memfd mapped in the
+ * hosting process.  Kernel host: vmalloc_user memory and an anonymous inode
+ * whose mmap maps it.  Given to a driver when the host creates the device.
+ */
+struct uabi_shm_ops {
+	/* Zeroed memory of @size bytes; *kaddr is where the host (and so the
+	 * driver) reaches it.  Returns the host's object or an ERR_PTR. */
+	void *(*create)(const char *name, size_t size, void **kaddr);
+	/* An fd through which the calling client maps it.  Userspace hosts
+	 * return their own fd (transports that cross a process boundary
+	 * send a copy); the kernel installs a new fd in the caller. */
+	int (*get_fd)(void *shm, struct uabi_context *ctx, s32 *fd);
+	void (*destroy)(void *shm);
+};
+
 /* -------------------------------------------------------- method tables */
 /* Attributes one method may declare (the kernel stack bounds this). */
 #define UABI_MAX_SPEC_ATTRS 16
@@ -80,6 +97,9 @@ struct uabi_method_def {
 	u8 handle_access;	/* enum uabi_access for cmd_hdr.handle */
 	u16 handle_type;	/* object type of cmd_hdr.handle, 0 = own type */
 	u16 creates_type;	/* object type created (METHOD_CREATES) */
+	/* Changes objects other than its handle (XRC by qpn): never allowed
+	 * in an all-or-nothing message, whose rollback could not undo it. */
+	bool reaches_beyond_handle;
 	int (*handler)(struct uabi_call *call);
 	const struct uabi_attr_spec *attrs;
 	u16 num_attrs;
@@ -162,8 +182,6 @@ void uabi_uobj_unlock(struct uabi_uobject *uobj, u8 access);
 int uabi_uobj_destroy(struct uabi_uobject *uobj);
 void uabi_uobj_commit(struct uabi_uobject *uobj);
 void uabi_uobj_abort(struct uabi_uobject *uobj);
-void uabi_uobj_rollback(struct uabi_context *ctx, u32 handle,
-			struct uabi_uobject *expected);
 /* Takes the exclusive lock of an object found without the dispatcher. */
 int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
 
@@ -213,6 +231,7 @@ struct uabi_call {
 	struct uabi_cmd_hdr *hdr;
 	struct uabi_uobject *target;	/* cmd_hdr.handle, locked */
 	struct uabi_uobject *created;	/* METHOD_CREATES: filled by handler */
+	bool all_or_nothing;		/* the message is UABI_MSG_F_ALL_OR_NOTHING */
 	struct uabi_attr_slot slots[UABI_MAX_SPEC_ATTRS];
 };
 
@@ -283,6 +302,7 @@ struct uabi_mr {
 	u32 lkey;
 	u32 rkey;
 	struct uabi_context *ctx;
+	struct uabi_pd *pd;
 	void *drv;
 };
 
@@ -309,6 +329,9 @@ struct uabi_srq {
 	u32 srq_type;
 	u32 srqn;
 	struct uabi_xrcd_shared *xrcd;
+	struct uabi_context *ctx;	/* creator */
+	struct uabi_pd *pd;
+	struct uabi_cq *cq;		/* XRC */
 	void *drv;
 };
 
@@ -329,6 +352,8 @@ struct uabi_qp {
 	struct uabi_cq *send_cq;
 	struct uabi_cq *recv_cq;
 	struct uabi_srq *srq;
+	struct uabi_context *ctx;	/* creator; NULL for XRC_RECV */
+	struct uabi_pd *pd;		/* NULL for XRC_RECV */
 	struct uabi_xrcd_shared *xrcd;	/* XRC_RECV */
 	struct list_head dev_node;	/* dev->rcv_qps */
 	struct list_head regs;		/* struct uabi_qp_handle (XRC_RECV) */

@@ -25,6 +25,7 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/printk.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -34,6 +35,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -150,6 +152,18 @@ static inline bool atomic_add_unless(atomic_t *v, int a, int u)
 	} while (!__atomic_compare_exchange_n(&v->counter, &c, c + a, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
 	return true;
 }
+
+/* Memory ordering for memory shared with other processes, as
+ * <asm/barrier.h> and <linux/compiler.h>. */
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
+#define smp_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define cmpxchg(p, o, n) __sync_val_compare_and_swap((p), (o), (n))
+#define cond_resched() sched_yield()
 
 /* Doubly linked lists, as <linux/list.h>. */
 struct list_head { struct list_head *next, *prev; };

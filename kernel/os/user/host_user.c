@@ -9,6 +9,7 @@
 #include "../../drivers/sw/sw.h"
 
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,12 +72,68 @@ static const struct uabi_host_ops user_host_ops = {
 	.evq_release = user_evq_release,
 };
 
+/* Device memory shared with clients (the sw arena): a memfd mapped here.
+ * The fd stays with the host; a transport that crosses a process boundary
+ * sends a copy, an in-process client maps this one. */
+struct user_shm {
+	int fd;
+	void *addr;
+	size_t size;
+};
+
+static void *user_shm_create(const char *name, size_t size, void **kaddr)
+{
+	struct user_shm *shm = calloc(1, sizeof(*shm));
+	int err;
+
+	if (!shm)
+		return ERR_PTR(-ENOMEM);
+	shm->size = size;
+	shm->fd = memfd_create(name, MFD_CLOEXEC);
+	if (shm->fd < 0 || ftruncate(shm->fd, (off_t)size))
+		goto err;
+	shm->addr = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_NORESERVE, shm->fd, 0);
+	if (shm->addr == MAP_FAILED)
+		goto err;
+	*kaddr = shm->addr;
+	return shm;
+err:
+	err = errno ? errno : ENOMEM;
+	if (shm->fd >= 0)
+		close(shm->fd);
+	free(shm);
+	return ERR_PTR(-err);
+}
+
+static int user_shm_get_fd(void *p, struct uabi_context *ctx, s32 *fd)
+{
+	*fd = ((struct user_shm *)p)->fd;
+	return 0;
+}
+
+static void user_shm_destroy(void *p)
+{
+	struct user_shm *shm = p;
+
+	munmap(shm->addr, shm->size);
+	close(shm->fd);
+	free(shm);
+}
+
+static const struct uabi_shm_ops user_shm_ops = {
+	.create = user_shm_create,
+	.get_fd = user_shm_get_fd,
+	.destroy = user_shm_destroy,
+};
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_result;
 
 static void do_init(void)
 {
-	struct uabi_device *dev = uabi_sw_create();
+	struct uabi_device *dev = uabi_sw_create_shared(&user_shm_ops,
+							UABI_SW_HEAP_USER);
 
 	init_result = IS_ERR(dev) ? (int)PTR_ERR(dev) : 0;
 }
@@ -129,4 +186,71 @@ void uabi_user_close(struct uabi_context *ctx)
 {
 	if (ctx)
 		uabi_context_close(ctx);
+}
+
+static void describe(struct uabi_uobject *uobj, struct uabi_user_object *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->handle = uobj->handle;
+	o->type = uobj->def->id;
+	o->type_name = uobj->def->name;
+	o->user_handle = uobj->user_handle;
+	switch (o->type) {
+	case UABI_OBJ_QP: {
+		const struct uabi_qp *qp =
+			((struct uabi_qp_handle *)uobj_data(uobj))->qp;
+
+		if (qp) {
+			o->qpn = qp->qpn;
+			o->qp_type = qp->qp_type;
+			o->qp_state = qp->state;
+		}
+		break;
+	}
+	case UABI_OBJ_MR: {
+		const struct uabi_mr *mr = uobj_data(uobj);
+
+		o->lkey = mr->lkey;
+		o->rkey = mr->rkey;
+		o->addr = mr->reg.addr;
+		o->length = mr->reg.length;
+		break;
+	}
+	case UABI_OBJ_CQ: {
+		const struct uabi_cq *cq = uobj_data(uobj);
+
+		o->cqe = cq->cqe;
+		o->cqn = cq->cqn;
+		break;
+	}
+	case UABI_OBJ_SRQ: {
+		const struct uabi_srq *srq = uobj_data(uobj);
+
+		o->srqn = srq->srqn;
+		o->srq_type = srq->srq_type;
+		break;
+	}
+	}
+}
+
+int uabi_user_for_each_object(struct uabi_context *ctx,
+			      int (*fn)(void *arg, const struct uabi_user_object *obj),
+			      void *arg)
+{
+	struct uabi_device *dev = ctx->dev;
+	struct list_head *pos;
+	struct uabi_user_object o;
+	int ret = 0;
+
+	/* dev->lock keeps shared XRC receive QPs still; the list is newest
+	 * first, so walk it backwards. */
+	mutex_lock(&dev->lock);
+	mutex_lock(&ctx->table_lock);
+	for (pos = ctx->objects.prev; pos != &ctx->objects && !ret; pos = pos->prev) {
+		describe(list_entry(pos, struct uabi_uobject, ctx_node), &o);
+		ret = fn(arg, &o);
+	}
+	mutex_unlock(&ctx->table_lock);
+	mutex_unlock(&dev->lock);
+	return ret;
 }

@@ -38,4 +38,202 @@ struct uabi_sw_stats {
 #define UABI_SW_NODE_GUID 0x0275616269000001ull	/* 02:"uabi":00:00:01 */
 #define UABI_SW_PORT_LID 1
 
+/* ================================================================ arena
+ * The device arena: one shared memory region per device that holds what a
+ * peer must reach (docs/datapath.md).  The control half (kernel/drivers/sw)
+ * lays it out and writes the descriptors; the data half (providers/sw) maps
+ * it in every client process.  Every field is little-endian host order;
+ * lock words hold the holder's pid (0 = free).
+ */
+enum {
+	/* The arena: methods without a handle. */
+	UABI_SW_OBJ_ARENA = UABI_DRIVER_NS | 2,
+};
+
+enum {
+	/* QUERY: the arena's fd (UABI_SW_ATTR_ARENA_FD) and layout. */
+	UABI_SW_ARENA_MAP = UABI_METHOD_QUERY,
+	/* A CQE was written to an armed CQ: raise its completion event. */
+	UABI_SW_ARENA_NOTIFY_CQ = UABI_METHOD_OBJECT_FIRST,
+	/* SRQ handle (this context) -> arena slot. */
+	UABI_SW_ARENA_LOCATE_SRQ,
+	/* An SRQ fell below its armed limit: raise its owner's
+	 * IBV_EVENT_SRQ_LIMIT_REACHED (UABI_SW_ATTR_SRQ_SLOT in). */
+	UABI_SW_ARENA_SRQ_LIMIT,
+	/* A producer found CQ UABI_SW_ATTR_CQN full (its overrun flag was
+	 * clear): raise IBV_EVENT_CQ_ERR for the CQ's owner. */
+	UABI_SW_ARENA_CQ_ERROR,
+};
+
+enum {
+	UABI_SW_ATTR_ARENA_FD = UABI_DRIVER_NS | 4,	/* out __s32 (UABI_ATTR_F_FD) */
+	UABI_SW_ATTR_ARENA_INFO,			/* out struct uabi_sw_arena_info */
+	UABI_SW_ATTR_CQN,				/* in __u32 */
+	UABI_SW_ATTR_SRQ,				/* in handle */
+	UABI_SW_ATTR_SRQ_SLOT,				/* out __u32 */
+};
+
+#define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
+#define UABI_SW_ARENA_VERSION 1
+#define UABI_SW_HEAP_GRANULE 256u
+
+struct uabi_sw_arena_info {
+	__u32 magic;		/* UABI_SW_ARENA_MAGIC */
+	__u32 version;		/* UABI_SW_ARENA_VERSION */
+	__u64 size;		/* bytes to map */
+	__u64 qp_off;		/* struct uabi_sw_qp[qp_count], by qpn - qp_first */
+	__u32 qp_first;
+	__u32 qp_count;
+	__u64 cq_off;		/* struct uabi_sw_cq[cq_count], by cqn - 1 */
+	__u32 cq_count;
+	__u32 srq_count;
+	__u64 srq_off;		/* struct uabi_sw_srq[srq_count], by slot - 1 */
+	__u64 mr_off;		/* struct uabi_sw_mr[mr_count], by key >> 8 */
+	__u32 mr_count;
+	__u32 reserved;
+	__u64 heap_off;		/* rings */
+	__u64 heap_size;
+};
+
+/* Offset 0 of the arena. */
+struct uabi_sw_arena_hdr {
+	struct uabi_sw_arena_info info;
+	__u32 atomic_lock;	/* device-wide: RDMA atomics */
+	__u32 reserved0;
+	__u64 reserved[7];
+};
+
+/* Descriptors written by the control half carry a sequence counter: odd
+ * while being written.  Readers retry until they read the same even value
+ * before and after. */
+
+/* One per QP, 128 bytes. */
+struct uabi_sw_qp {
+	__u32 seq;
+	__u32 qpn;		/* 0: free slot */
+	__u32 state;		/* UABI_QPS_*; the data path may set ERR */
+	__u32 type;		/* UABI_QPT_* */
+	__s32 pid;		/* owner (0 for XRC receive QPs) */
+	__u32 pd;		/* PD number, 0 = none */
+	__u32 dest_qpn;
+	__u32 qkey;
+	__u32 access;		/* qp_access_flags (IBV_ACCESS_REMOTE_*) */
+	__u32 send_cqn;
+	__u32 recv_cqn;		/* 0: none (XRC) */
+	__u32 srq_slot;		/* 0: none */
+	__u32 xrcd;		/* XRC domain number, 0 = none */
+	__u32 rq_lock;
+	__u32 rq_size;		/* receive WQE slots, power of two; 0: no RQ */
+	__u32 rq_stride;	/* bytes per slot */
+	__u64 rq_off;		/* arena offset of the ring */
+	__u64 rq_prod;		/* under rq_lock */
+	__u64 rq_cons;		/* under rq_lock */
+	__u8 min_rnr_timer;
+	__u8 rnr_retry;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 port_num;
+	__u8 sl;
+	__u8 path_mtu;
+	__u8 sq_sig_all;
+	__u16 dlid;
+	__u8 is_global;
+	__u8 reserved0;
+	__u32 flush;		/* data path: a peer moved this QP to ERR */
+	__u32 max_recv_sge;
+	__u32 reserved1[5];
+};
+
+/* One per CQ, 128 bytes. */
+struct uabi_sw_cq {
+	__u32 seq;
+	__u32 cqn;		/* 0: free slot */
+	__s32 pid;		/* owner */
+	__u32 size;		/* entries, power of two */
+	__u64 ring_off;		/* struct uabi_sw_cqe[size] */
+	__u32 lock;		/* producers */
+	__u32 armed;		/* UABI_SW_CQ_ARM_* */
+	__u64 prod;		/* under lock */
+	__u32 overrun;		/* a producer found the ring full */
+	__u32 flush;		/* a peer moved a QP of this CQ to ERR */
+	__u32 reserved[4];
+	__u64 cons;		/* owner only, own cache line */
+	__u64 reserved2[7];
+};
+
+enum {
+	UABI_SW_CQ_ARM_NONE = 0,
+	UABI_SW_CQ_ARM_NEXT = 1,
+	UABI_SW_CQ_ARM_SOLICITED = 2,
+};
+
+/* A completion, 64 bytes; fields as struct ibv_wc. */
+struct uabi_sw_cqe {
+	__u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 imm_data;		/* network order */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 solicited;
+	__u8 reserved0;
+	__u64 seq;		/* index + 1 once written */
+	__u64 reserved;
+};
+
+/* One per SRQ, 128 bytes. */
+struct uabi_sw_srq {
+	__u32 seq;
+	__u32 slot;		/* 0: free */
+	__s32 pid;		/* owner */
+	__u32 pd;
+	__u32 type;		/* UABI_SRQT_* */
+	__u32 xrcd;		/* XRC: domain number */
+	__u32 cqn;		/* XRC: completion queue */
+	__u32 lock;
+	__u32 size;		/* slots, power of two */
+	__u32 stride;
+	__u64 ring_off;
+	__u64 prod;		/* under lock */
+	__u64 cons;		/* under lock */
+	__u32 limit;		/* srq_limit: armed when non-zero */
+	__u32 max_sge;
+	__u32 limit_event;	/* data path: the limit was reached */
+	__u32 reserved[13];
+};
+
+/* One per memory key, 64 bytes. */
+struct uabi_sw_mr {
+	__u32 seq;
+	__u32 key;		/* lkey == rkey; 0: free */
+	__s32 pid;		/* owner */
+	__u32 pd;
+	__u32 access;		/* IBV_ACCESS_* */
+	__u32 reserved0;
+	__u64 iova;		/* first address peers use */
+	__u64 length;
+	__u64 addr;		/* same byte in the owner's address space */
+	__u64 reserved[2];
+};
+
+struct uabi_sw_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* A receive WQE: header, then num_sge (<= max_sge) struct uabi_sw_sge. */
+struct uabi_sw_recv_wqe {
+	__u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
 #endif /* RDMA_UABI_SW_H */

@@ -6,7 +6,10 @@
 
 #include <uabi/message.hpp>
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string_view>
 
@@ -38,6 +41,29 @@ public:
 private:
 	explicit InprocTransport(::uabi_context *ctx) : ctx_(ctx) {}
 	::uabi_context *ctx_;
+};
+
+// The kernel module (rdma_uabi.ko): one open of /dev/rdma_uabi, so one
+// context, per instance; one UABI_IOCTL_EXECUTE per message.  Event queue
+// fds are closed when their object is destroyed, as in-process.
+class KernelTransport final : public Transport {
+public:
+	static Result<std::unique_ptr<KernelTransport>>
+	open(const char *path = UABI_DEVICE_PATH);
+	~KernelTransport() override;
+	KernelTransport(const KernelTransport &) = delete;
+	KernelTransport &operator=(const KernelTransport &) = delete;
+
+	int execute(std::span<std::byte> msg) override;
+	const char *name() const override { return "kernel"; }
+	int fd() const { return fd_; }
+
+private:
+	explicit KernelTransport(int fd) : fd_(fd) {}
+	void track_event_fds(std::span<const std::byte> msg, const uabi_msg_hdr &h);
+	int fd_;
+	std::mutex evq_mu_; // held by messages that create/destroy event queues
+	std::map<std::uint32_t, int> evq_fds_; // event queue handle -> its fd
 };
 
 enum class Backend { Auto, Inproc, Daemon, Kernel };

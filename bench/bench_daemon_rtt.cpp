@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// Control round trip: the in-process core against uabid over its socket,
+// for a trivial command (DEVICE COUNTERS) and for PD alloc + dealloc (two
+// round trips).  The daemon variants differ in how long the client polls
+// for the reply before sleeping (default: adaptive; spin:N always N us,
+// spin:0 never); the daemon's own polling is set by UABI_DAEMON_SPIN_US in
+// the environment of the daemon this starts (unset: adaptive).
+// Numbers and the machine they came from: docs/daemon.md.
+//
+// Uses $UABI_SOCKET if set, else a daemon of its own in a temporary
+// directory, stopped at the end.
+#include <uabi/client.hpp>
+#include <uabi/transport_daemon.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using namespace uabi;
+
+std::string g_tmpdir;
+
+std::unique_ptr<Context> open_ctx(Backend b, int spin_us)
+{
+	std::unique_ptr<Transport> t;
+	if (b == Backend::Daemon) {
+		auto d = DaemonTransport::open();
+		if (!d)
+			return nullptr;
+		if (spin_us >= 0)
+			(*d)->set_spin_us(unsigned(spin_us));
+		t = std::move(*d);
+	} else {
+		auto i = open_transport(b);
+		if (!i)
+			return nullptr;
+		t = std::move(*i);
+	}
+	return std::make_unique<Context>(std::move(t));
+}
+
+void BM_Counters(benchmark::State &st, Backend b, int spin_us)
+{
+	auto ctx = open_ctx(b, spin_us);
+	if (!ctx) {
+		st.SkipWithError("cannot open the backend");
+		return;
+	}
+	// One encoded message, executed again and again: the transport's cost,
+	// not the encoder's.
+	Message m;
+	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_COUNTERS, kDeviceHandle);
+	c.add_out<uabi_counters>(UABI_ATTR_DEVICE_COUNTERS);
+	m.add(std::move(c));
+	auto &raw = m.raw();
+	for (auto _ : st) {
+		int r = ctx->execute_raw(raw);
+		if (r) {
+			st.SkipWithError("COUNTERS failed");
+			break;
+		}
+	}
+}
+
+void BM_PdAllocDealloc(benchmark::State &st, Backend b, int spin_us)
+{
+	auto ctx = open_ctx(b, spin_us);
+	if (!ctx) {
+		st.SkipWithError("cannot open the backend");
+		return;
+	}
+	for (auto _ : st) {
+		auto pd = ctx->alloc_pd();
+		if (!pd || !ctx->dealloc_pd(*pd)) {
+			st.SkipWithError("PD alloc/dealloc failed");
+			break;
+		}
+	}
+}
+
+void register_all()
+{
+	struct Variant {
+		const char *name;
+		Backend b;
+		int spin;
+	};
+	// spin: -1 the transport's default (adaptive up to 50 us unless
+	// UABI_SPIN_US says otherwise), N >= 0 always poll N us.
+	const Variant vs[] = {
+		{"inproc", Backend::Inproc, -1},
+		{"daemon/default", Backend::Daemon, -1},
+		{"daemon/spin:0", Backend::Daemon, 0},
+		{"daemon/spin:20", Backend::Daemon, 20},
+		{"daemon/spin:50", Backend::Daemon, 50},
+	};
+	for (const Variant &v : vs)
+		benchmark::RegisterBenchmark((std::string("BM_Counters/") + v.name).c_str(),
+					     BM_Counters, v.b, v.spin)
+			->UseRealTime();
+	for (const Variant &v : vs)
+		benchmark::RegisterBenchmark((std::string("BM_PdAllocDealloc/") + v.name).c_str(),
+					     BM_PdAllocDealloc, v.b, v.spin)
+			->UseRealTime();
+}
+
+void stop_own_daemon()
+{
+	if (g_tmpdir.empty())
+		return;
+	if (auto p = daemon::resolve_paths())
+		if (auto c = daemon::connect(*p, daemon::kHelloAdmin))
+			(void)daemon::shutdown(std::move(*c));
+	std::string cmd = "rm -rf '" + g_tmpdir + "'";
+	if (std::system(cmd.c_str()) != 0) {
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (!std::getenv("UABI_SOCKET")) {
+		char tmpl[] = "/tmp/uabi-bench-XXXXXX";
+		if (!mkdtemp(tmpl)) {
+			std::perror("mkdtemp");
+			return 1;
+		}
+		g_tmpdir = tmpl;
+		setenv("UABI_SOCKET", (g_tmpdir + "/uabid.sock").c_str(), 1);
+	}
+	benchmark::Initialize(&argc, argv);
+	register_all();
+	benchmark::RunSpecifiedBenchmarks();
+	benchmark::Shutdown();
+	stop_own_daemon();
+	return 0;
+}

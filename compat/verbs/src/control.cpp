@@ -1,0 +1,894 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// Control verbs: each is one new-uAPI command through uabi::Context; the
+// objects that have a data path get their providers/sw counterpart.
+#include "verbs_impl.hpp"
+
+#include <rdma/uabi_sw.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <endian.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace uabi;
+using namespace uabi::verbs;
+
+namespace uabi::verbs {
+
+uabi_ah_attr to_uabi(const struct ibv_ah_attr &a)
+{
+	uabi_ah_attr u{};
+	std::memcpy(u.grh.dgid, a.grh.dgid.raw, 16);
+	u.grh.flow_label = a.grh.flow_label;
+	u.grh.sgid_index = a.grh.sgid_index;
+	u.grh.hop_limit = a.grh.hop_limit;
+	u.grh.traffic_class = a.grh.traffic_class;
+	u.dlid = a.dlid;
+	u.sl = a.sl;
+	u.src_path_bits = a.src_path_bits;
+	u.static_rate = a.static_rate;
+	u.is_global = a.is_global;
+	u.port_num = a.port_num;
+	return u;
+}
+
+void from_uabi(const uabi_ah_attr &u, struct ibv_ah_attr &a)
+{
+	std::memset(&a, 0, sizeof(a));
+	std::memcpy(a.grh.dgid.raw, u.grh.dgid, 16);
+	a.grh.flow_label = u.grh.flow_label;
+	a.grh.sgid_index = u.grh.sgid_index;
+	a.grh.hop_limit = u.grh.hop_limit;
+	a.grh.traffic_class = u.grh.traffic_class;
+	a.dlid = u.dlid;
+	a.sl = u.sl;
+	a.src_path_bits = u.src_path_bits;
+	a.static_rate = u.static_rate;
+	a.is_global = u.is_global;
+	a.port_num = u.port_num;
+}
+
+sw::AddressHandle to_sw(const struct ibv_ah_attr &a)
+{
+	sw::AddressHandle h;
+	h.dlid = a.dlid;
+	h.sl = a.sl;
+	h.is_global = a.is_global;
+	h.sgid_index = a.grh.sgid_index;
+	h.hop_limit = a.grh.hop_limit;
+	h.traffic_class = a.grh.traffic_class;
+	h.flow_label = a.grh.flow_label;
+	std::memcpy(h.dgid, a.grh.dgid.raw, 16);
+	return h;
+}
+
+static uabi_qp_cap to_uabi(const struct ibv_qp_cap &c)
+{
+	uabi_qp_cap u{};
+	u.max_send_wr = c.max_send_wr;
+	u.max_recv_wr = c.max_recv_wr;
+	u.max_send_sge = c.max_send_sge;
+	u.max_recv_sge = c.max_recv_sge;
+	u.max_inline_data = c.max_inline_data;
+	return u;
+}
+
+static void from_uabi(const uabi_qp_cap &u, struct ibv_qp_cap &c)
+{
+	c.max_send_wr = u.max_send_wr;
+	c.max_recv_wr = u.max_recv_wr;
+	c.max_send_sge = u.max_send_sge;
+	c.max_recv_sge = u.max_recv_sge;
+	c.max_inline_data = u.max_inline_data;
+}
+
+// The value of an enum field that the application may have left
+// uninitialized (fields outside the attribute mask): read as bytes, not as
+// the enum, whose invalid values C++ does not allow.
+template <class E>
+static std::uint32_t raw_enum(const E &e)
+{
+	static_assert(sizeof(E) == sizeof(std::uint32_t));
+	std::uint32_t v;
+	std::memcpy(&v, &e, sizeof(v));
+	return v;
+}
+
+uabi_qp_attr to_uabi(const struct ibv_qp_attr &a)
+{
+	uabi_qp_attr u{};
+	u.qp_state = raw_enum(a.qp_state);
+	u.cur_qp_state = raw_enum(a.cur_qp_state);
+	u.path_mtu = raw_enum(a.path_mtu);
+	u.path_mig_state = raw_enum(a.path_mig_state);
+	u.qkey = a.qkey;
+	u.rq_psn = a.rq_psn;
+	u.sq_psn = a.sq_psn;
+	u.dest_qp_num = a.dest_qp_num;
+	u.qp_access_flags = a.qp_access_flags;
+	u.pkey_index = a.pkey_index;
+	u.alt_pkey_index = a.alt_pkey_index;
+	u.cap = to_uabi(a.cap);
+	u.ah_attr = to_uabi(a.ah_attr);
+	u.alt_ah_attr = to_uabi(a.alt_ah_attr);
+	u.en_sqd_async_notify = a.en_sqd_async_notify;
+	u.sq_draining = a.sq_draining;
+	u.max_rd_atomic = a.max_rd_atomic;
+	u.max_dest_rd_atomic = a.max_dest_rd_atomic;
+	u.min_rnr_timer = a.min_rnr_timer;
+	u.port_num = a.port_num;
+	u.timeout = a.timeout;
+	u.retry_cnt = a.retry_cnt;
+	u.rnr_retry = a.rnr_retry;
+	u.alt_port_num = a.alt_port_num;
+	u.alt_timeout = a.alt_timeout;
+	return u;
+}
+
+void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a)
+{
+	std::memset(&a, 0, sizeof(a));
+	a.qp_state = ibv_qp_state(u.qp_state);
+	a.cur_qp_state = ibv_qp_state(u.cur_qp_state);
+	a.path_mtu = ibv_mtu(u.path_mtu);
+	a.path_mig_state = ibv_mig_state(u.path_mig_state);
+	a.qkey = u.qkey;
+	a.rq_psn = u.rq_psn;
+	a.sq_psn = u.sq_psn;
+	a.dest_qp_num = u.dest_qp_num;
+	a.qp_access_flags = u.qp_access_flags;
+	from_uabi(u.cap, a.cap);
+	from_uabi(u.ah_attr, a.ah_attr);
+	from_uabi(u.alt_ah_attr, a.alt_ah_attr);
+	a.pkey_index = u.pkey_index;
+	a.alt_pkey_index = u.alt_pkey_index;
+	a.en_sqd_async_notify = u.en_sqd_async_notify;
+	a.sq_draining = u.sq_draining;
+	a.max_rd_atomic = u.max_rd_atomic;
+	a.max_dest_rd_atomic = u.max_dest_rd_atomic;
+	a.min_rnr_timer = u.min_rnr_timer;
+	a.port_num = u.port_num;
+	a.timeout = u.timeout;
+	a.retry_cnt = u.retry_cnt;
+	a.rnr_retry = u.rnr_retry;
+	a.alt_port_num = u.alt_port_num;
+	a.alt_timeout = u.alt_timeout;
+}
+
+} // namespace uabi::verbs
+
+// --------------------------------------------------------------------- PD
+UABI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	return guard_ptr([&]() -> struct ibv_pd * {
+		auto h = impl_of(ctx)->ctl.alloc_pd();
+		if (!h)
+			return fail_ptr<struct ibv_pd>(h.error());
+		auto *pd = static_cast<struct ibv_pd *>(std::calloc(1, sizeof(struct ibv_pd)));
+		if (!pd) {
+			(void)impl_of(ctx)->ctl.dealloc_pd(*h);
+			return fail_ptr<struct ibv_pd>(ENOMEM);
+		}
+		pd->context = ctx;
+		pd->handle = *h;
+		return pd;
+	});
+}
+
+UABI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	return guard_int([&] {
+		auto r = impl_of(pd->context)->ctl.dealloc_pd(pd->handle);
+		if (!r)
+			return r.error();
+		std::free(pd);
+		return 0;
+	});
+}
+
+// --------------------------------------------------------------------- MR
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			     unsigned int access)
+{
+	return guard_ptr([&]() -> struct ibv_mr * {
+		auto r = impl_of(pd->context)->ctl.reg_mr(pd->handle, addr, length, access, iova);
+		if (!r)
+			return fail_ptr<struct ibv_mr>(r.error());
+		auto *mr = static_cast<struct ibv_mr *>(std::calloc(1, sizeof(struct ibv_mr)));
+		if (!mr) {
+			(void)impl_of(pd->context)->ctl.dereg_mr(r->handle);
+			return fail_ptr<struct ibv_mr>(ENOMEM);
+		}
+		mr->context = pd->context;
+		mr->pd = pd;
+		mr->addr = addr;
+		mr->length = length;
+		mr->handle = r->handle;
+		mr->lkey = r->lkey;
+		mr->rkey = r->rkey;
+		return mr;
+	});
+}
+
+#undef ibv_reg_mr
+UABI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return reg_mr(pd, addr, length, reinterpret_cast<std::uintptr_t>(addr), unsigned(access));
+}
+
+#undef ibv_reg_mr_iova
+UABI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+					   uint64_t iova, int access)
+{
+	return reg_mr(pd, addr, length, iova, unsigned(access));
+}
+
+UABI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+					    uint64_t iova, unsigned int access)
+{
+	return reg_mr(pd, addr, length, iova, access);
+}
+
+UABI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int)
+{
+	return fail_ptr<struct ibv_mr>(EOPNOTSUPP);
+}
+
+UABI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	return guard_int([&] {
+		auto r = impl_of(mr->context)->ctl.dereg_mr(mr->handle);
+		if (!r)
+			return r.error();
+		std::free(mr);
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_rereg_mr(struct ibv_mr *, int, struct ibv_pd *, void *, size_t, int)
+{
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+// ----------------------------------------------------- completion channel
+UABI_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	return guard_ptr([&]() -> struct ibv_comp_channel * {
+		auto r = impl_of(ctx)->ctl.create_comp_channel();
+		if (!r)
+			return fail_ptr<struct ibv_comp_channel>(r.error());
+		auto *c = static_cast<VChannel *>(std::calloc(1, sizeof(VChannel)));
+		if (!c) {
+			(void)impl_of(ctx)->ctl.destroy_comp_channel(r->handle);
+			return fail_ptr<struct ibv_comp_channel>(ENOMEM);
+		}
+		c->ch.context = ctx;
+		c->ch.fd = r->fd;
+		c->ch.refcnt = 0;
+		c->handle = r->handle;
+		return &c->ch;
+	});
+}
+
+UABI_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	int ret = guard_int([&] {
+		auto r = impl_of(ch->context)->ctl.destroy_comp_channel(vch(ch)->handle);
+		if (!r)
+			return r.error();
+		std::free(vch(ch));
+		return 0;
+	});
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+// --------------------------------------------------------------------- CQ
+UABI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+					 struct ibv_comp_channel *channel, int comp_vector)
+{
+	return guard_ptr([&]() -> struct ibv_cq * {
+		ContextImpl *impl = impl_of(ctx);
+		if (!impl->dp)
+			return fail_ptr<struct ibv_cq>(EOPNOTSUPP);
+		if (cqe < 1)
+			return fail_ptr<struct ibv_cq>(EINVAL);
+		auto *c = static_cast<VCq *>(std::calloc(1, sizeof(VCq)));
+		if (!c)
+			return fail_ptr<struct ibv_cq>(ENOMEM);
+		CqCreate cc;
+		cc.cqe = std::uint32_t(cqe);
+		if (channel)
+			cc.channel = Ref(vch(channel)->handle);
+		cc.comp_vector = std::uint32_t(comp_vector);
+		cc.user_handle = reinterpret_cast<std::uintptr_t>(c);
+		auto r = impl->ctl.create_cq(cc);
+		if (!r) {
+			std::free(c);
+			return fail_ptr<struct ibv_cq>(r.error());
+		}
+		c->dp = new (std::nothrow) sw::Cq(*impl->dp, r->cqn);
+		if (!c->dp) {
+			(void)impl->ctl.destroy_cq(r->handle);
+			std::free(c);
+			return fail_ptr<struct ibv_cq>(ENOMEM);
+		}
+		c->cqn = r->cqn;
+		c->channel = channel ? vch(channel)->handle : 0;
+		c->cq.context = ctx;
+		c->cq.channel = channel;
+		c->cq.cq_context = cq_context;
+		c->cq.handle = r->handle;
+		c->cq.cqe = int(r->cqe);
+		pthread_mutex_init(&c->cq.mutex, nullptr);
+		pthread_cond_init(&c->cq.cond, nullptr);
+		if (channel)
+			__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_RELAXED);
+		return &c->cq;
+	});
+}
+
+UABI_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	return guard_int([&] {
+		if (cqe < 1)
+			return EINVAL;
+		auto r = impl_of(cq->context)->ctl.resize_cq(cq->handle, std::uint32_t(cqe));
+		if (!r)
+			return r.error();
+		cq->cqe = int(r->cqe);
+		vcq(cq)->dp->refresh();
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	return guard_int([&] {
+		auto r = impl_of(cq->context)->ctl.destroy_cq(cq->handle);
+		if (!r)
+			return r.error();
+		if (cq->channel)
+			__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_RELAXED);
+		delete vcq(cq)->dp;
+		pthread_cond_destroy(&cq->cond);
+		pthread_mutex_destroy(&cq->mutex);
+		std::free(vcq(cq));
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
+{
+	ContextImpl *impl = impl_of(ch->context);
+	for (;;) {
+		int ret = guard_int([&] {
+			auto r = impl->ctl.get_comp_event(vch(ch)->handle);
+			if (!r)
+				return r.error();
+			auto *c = reinterpret_cast<VCq *>(r->element);
+			*cq = &c->cq;
+			*cq_context = c->cq.cq_context;
+			return 0;
+		});
+		if (!ret)
+			return 0;
+		if (ret != EAGAIN) {
+			errno = ret;
+			return -1;
+		}
+		ret = wait_readable(impl, ch->fd);
+		if (ret) {
+			errno = ret;
+			return -1;
+		}
+	}
+}
+
+UABI_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+// -------------------------------------------------------------------- SRQ
+static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
+				  struct ibv_srq_init_attr_ex *a)
+{
+	return guard_ptr([&]() -> struct ibv_srq * {
+		ContextImpl *impl = impl_of(ctx);
+		if (!impl->dp)
+			return fail_ptr<struct ibv_srq>(EOPNOTSUPP);
+		std::uint32_t type = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? a->srq_type : IBV_SRQT_BASIC;
+		if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)
+			return fail_ptr<struct ibv_srq>(EOPNOTSUPP);
+		auto *s = static_cast<VSrq *>(std::calloc(1, sizeof(VSrq)));
+		if (!s)
+			return fail_ptr<struct ibv_srq>(ENOMEM);
+		SrqCreate sc;
+		sc.pd = Ref(pd->handle);
+		if (type == IBV_SRQT_XRC) {
+			if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !a->xrcd ||
+			    !(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a->cq) {
+				std::free(s);
+				return fail_ptr<struct ibv_srq>(EINVAL);
+			}
+			sc.xrcd = Ref(vxrcd(a->xrcd)->handle);
+			sc.cq = Ref(a->cq->handle);
+		}
+		sc.init.attr.max_wr = a->attr.max_wr;
+		sc.init.attr.max_sge = a->attr.max_sge;
+		sc.init.srq_type = type;
+		sc.user_handle = reinterpret_cast<std::uintptr_t>(s);
+		auto r = impl->ctl.create_srq(sc);
+		if (!r) {
+			std::free(s);
+			return fail_ptr<struct ibv_srq>(r.error());
+		}
+		Command loc(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_LOCATE_SRQ);
+		loc.add_handle(UABI_SW_ATTR_SRQ, r->handle);
+		OutAttr slot_out = loc.add_out<std::uint32_t>(UABI_SW_ATTR_SRQ_SLOT);
+		auto m = impl->ctl.call(std::move(loc));
+		std::uint32_t slot = 0;
+		if (!m || !m->read(0, slot_out, slot) ||
+		    !(s->dp = new (std::nothrow) sw::Srq(*impl->dp, slot))) {
+			(void)impl->ctl.destroy_srq(r->handle);
+			std::free(s);
+			return fail_ptr<struct ibv_srq>(m ? ENOMEM : m.error());
+		}
+		s->slot = slot;
+		s->srq_num = r->resp.srqn;
+		s->type = type;
+		s->srq.context = ctx;
+		s->srq.srq_context = a->srq_context;
+		s->srq.pd = pd;
+		s->srq.handle = r->handle;
+		pthread_mutex_init(&s->srq.mutex, nullptr);
+		pthread_cond_init(&s->srq.cond, nullptr);
+		a->attr.max_wr = r->resp.attr.max_wr;
+		a->attr.max_sge = r->resp.attr.max_sge;
+		return &s->srq;
+	});
+}
+
+UABI_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ex;
+	std::memset(&ex, 0, sizeof(ex));
+	ex.srq_context = attr->srq_context;
+	ex.attr = attr->attr;
+	ex.comp_mask = IBV_SRQ_INIT_ATTR_PD;
+	ex.pd = pd;
+	struct ibv_srq *s = create_srq(pd->context, pd, &ex);
+	if (s)
+		attr->attr = ex.attr;
+	return s;
+}
+
+static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a)
+{
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd ||
+	    (a->comp_mask & ~uint32_t(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+				      IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)))
+		return fail_ptr<struct ibv_srq>(a->comp_mask & IBV_SRQ_INIT_ATTR_TM ? EOPNOTSUPP : EINVAL);
+	return create_srq(ctx, a->pd, a);
+}
+
+UABI_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	return guard_int([&] {
+		uabi_srq_attr u{};
+		u.max_wr = attr->max_wr;
+		u.max_sge = attr->max_sge;
+		u.srq_limit = attr->srq_limit;
+		auto r = impl_of(srq->context)->ctl.modify_srq(srq->handle, u, std::uint32_t(mask));
+		return r ? 0 : r.error();
+	});
+}
+
+UABI_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	return guard_int([&] {
+		auto r = impl_of(srq->context)->ctl.query_srq(srq->handle);
+		if (!r)
+			return r.error();
+		attr->max_wr = r->max_wr;
+		attr->max_sge = r->max_sge;
+		attr->srq_limit = r->srq_limit;
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	return guard_int([&] {
+		auto r = impl_of(srq->context)->ctl.destroy_srq(srq->handle);
+		if (!r)
+			return r.error();
+		delete vsrq(srq)->dp;
+		pthread_cond_destroy(&srq->cond);
+		pthread_mutex_destroy(&srq->mutex);
+		std::free(vsrq(srq));
+		return 0;
+	});
+}
+
+static int get_srq_num(struct ibv_srq *srq, uint32_t *num)
+{
+	if (vsrq(srq)->type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	*num = vsrq(srq)->srq_num;
+	return 0;
+}
+
+// ------------------------------------------------------------------- XRCD
+static struct ibv_xrcd *open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_attr *a)
+{
+	return guard_ptr([&]() -> struct ibv_xrcd * {
+		if (!(a->comp_mask & IBV_XRCD_INIT_ATTR_FD) || !(a->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS))
+			return fail_ptr<struct ibv_xrcd>(EINVAL);
+		std::uint32_t of = 0;
+		if (a->oflags & O_CREAT)
+			of |= UABI_XRCD_O_CREAT;
+		if (a->oflags & O_EXCL)
+			of |= UABI_XRCD_O_EXCL;
+		auto r = impl_of(ctx)->ctl.open_xrcd(a->fd, of);
+		if (!r)
+			return fail_ptr<struct ibv_xrcd>(r.error());
+		auto *x = static_cast<VXrcd *>(std::calloc(1, sizeof(VXrcd)));
+		if (!x) {
+			(void)impl_of(ctx)->ctl.close_xrcd(*r);
+			return fail_ptr<struct ibv_xrcd>(ENOMEM);
+		}
+		x->xrcd.context = ctx;
+		x->handle = *r;
+		return &x->xrcd;
+	});
+}
+
+static int close_xrcd(struct ibv_xrcd *xrcd)
+{
+	return guard_int([&] {
+		auto r = impl_of(xrcd->context)->ctl.close_xrcd(vxrcd(xrcd)->handle);
+		if (!r)
+			return r.error();
+		std::free(vxrcd(xrcd));
+		return 0;
+	});
+}
+
+// --------------------------------------------------------------------- QP
+static VQp *new_vqp(struct ibv_context *ctx, void *qp_context)
+{
+	auto *q = static_cast<VQp *>(std::calloc(1, sizeof(VQp)));
+	if (!q)
+		return nullptr;
+	q->qpx.qp_base.context = ctx;
+	q->qpx.qp_base.qp_context = qp_context;
+	pthread_mutex_init(&q->qpx.qp_base.mutex, nullptr);
+	pthread_cond_init(&q->qpx.qp_base.cond, nullptr);
+	return q;
+}
+
+static void free_vqp(VQp *q)
+{
+	delete q->dp;
+	delete q->wb;
+	pthread_cond_destroy(&q->qpx.qp_base.cond);
+	pthread_mutex_destroy(&q->qpx.qp_base.mutex);
+	std::free(q);
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	return guard_ptr([&]() -> struct ibv_qp * {
+		ContextImpl *impl = impl_of(ctx);
+		if (!impl->dp)
+			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
+		const std::uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+					    IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		if (a->comp_mask & ~known)
+			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
+		if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags)
+			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
+		VQp *q = new_vqp(ctx, a->qp_context);
+		if (!q)
+			return fail_ptr<struct ibv_qp>(ENOMEM);
+		struct ibv_qp *qp = &q->qpx.qp_base;
+		const bool xrc_recv = a->qp_type == IBV_QPT_XRC_RECV;
+		const bool xrc_send = a->qp_type == IBV_QPT_XRC_SEND;
+		struct ibv_pd *pd = (a->comp_mask & IBV_QP_INIT_ATTR_PD) ? a->pd : nullptr;
+
+		QpCreate qc;
+		if (xrc_recv) {
+			if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd) {
+				free_vqp(q);
+				return fail_ptr<struct ibv_qp>(EINVAL);
+			}
+			qc.xrcd = Ref(vxrcd(a->xrcd)->handle);
+		} else {
+			if (!pd || !a->send_cq) {
+				free_vqp(q);
+				return fail_ptr<struct ibv_qp>(EINVAL);
+			}
+			qc.pd = Ref(pd->handle);
+			qc.send_cq = Ref(a->send_cq->handle);
+			// An XRC initiator has no receive side: what the caller
+			// put there is ignored, as by every device.
+			if (!xrc_send && a->recv_cq)
+				qc.recv_cq = Ref(a->recv_cq->handle);
+			if (!xrc_send && a->srq)
+				qc.srq = Ref(a->srq->handle);
+		}
+		qc.init.cap = to_uabi(a->cap);
+		qc.init.qp_type = a->qp_type;
+		qc.init.sq_sig_all = a->sq_sig_all ? 1 : 0;
+		qc.user_handle = reinterpret_cast<std::uintptr_t>(q);
+		if (xrc_recv)
+			qc.init.cap = {};
+		auto r = impl->ctl.create_qp(qc);
+		if (!r) {
+			free_vqp(q);
+			return fail_ptr<struct ibv_qp>(r.error());
+		}
+		if (!xrc_recv) {
+			sw::QpCaps caps;
+			caps.max_send_wr = r->resp.cap.max_send_wr;
+			caps.max_send_sge = r->resp.cap.max_send_sge;
+			caps.max_inline_data = r->resp.cap.max_inline_data;
+			caps.sq_sig_all = a->sq_sig_all != 0;
+			q->dp = new (std::nothrow) sw::Qp(
+				*impl->dp, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
+				(!xrc_send && a->recv_cq) ? vcq(a->recv_cq)->dp : nullptr,
+				(!xrc_send && a->srq) ? vsrq(a->srq)->dp : nullptr, caps);
+			if (!q->dp) {
+				(void)impl->ctl.destroy_qp(r->handle);
+				free_vqp(q);
+				return fail_ptr<struct ibv_qp>(ENOMEM);
+			}
+		}
+		qp->pd = pd;
+		qp->send_cq = xrc_recv ? nullptr : a->send_cq;
+		qp->recv_cq = (xrc_recv || xrc_send) ? nullptr : a->recv_cq;
+		qp->srq = (xrc_recv || xrc_send) ? nullptr : a->srq;
+		qp->handle = r->handle;
+		qp->qp_num = r->resp.qpn;
+		qp->state = IBV_QPS_RESET;
+		qp->qp_type = a->qp_type;
+		if (!xrc_recv) {
+			struct ibv_qp_cap cap;
+			from_uabi(r->resp.cap, cap);
+			if (a->srq)
+				cap.max_recv_wr = cap.max_recv_sge = 0;
+			a->cap = cap;
+		}
+		install_qp_ex_ops(q);
+		return qp;
+	});
+}
+
+UABI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	std::memset(&ex, 0, sizeof(ex));
+	ex.qp_context = attr->qp_context;
+	ex.send_cq = attr->send_cq;
+	ex.recv_cq = attr->recv_cq;
+	ex.srq = attr->srq;
+	ex.cap = attr->cap;
+	ex.qp_type = attr->qp_type;
+	ex.sq_sig_all = attr->sq_sig_all;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	struct ibv_qp *qp = create_qp(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+static struct ibv_qp *open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *a)
+{
+	return guard_ptr([&]() -> struct ibv_qp * {
+		const std::uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+		if ((a->comp_mask & need) != need || a->qp_type != IBV_QPT_XRC_RECV || !a->xrcd)
+			return fail_ptr<struct ibv_qp>(EINVAL);
+		VQp *q = new_vqp(ctx, (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : nullptr);
+		if (!q)
+			return fail_ptr<struct ibv_qp>(ENOMEM);
+		std::uint32_t qpn = a->qp_num;
+		auto r = impl_of(ctx)->ctl.register_xrc_rcv_qp(vxrcd(a->xrcd)->handle, qpn, {},
+							       reinterpret_cast<std::uintptr_t>(q));
+		if (!r) {
+			free_vqp(q);
+			return fail_ptr<struct ibv_qp>(r.error());
+		}
+		struct ibv_qp *qp = &q->qpx.qp_base;
+		qp->handle = *r;
+		qp->qp_num = qpn;
+		qp->qp_type = IBV_QPT_XRC_RECV;
+		auto st = impl_of(ctx)->ctl.query_qp(*r);
+		qp->state = st ? ibv_qp_state(st->attr.qp_state) : IBV_QPS_RESET;
+		install_qp_ex_ops(q);
+		return qp;
+	});
+}
+
+UABI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	return guard_int([&] {
+		std::uint32_t m = std::uint32_t(mask) & ~std::uint32_t(IBV_QP_RATE_LIMIT);
+		auto r = impl_of(qp->context)->ctl.modify_qp(qp->handle, to_uabi(*attr), m);
+		if (!r)
+			return r.error();
+		if (mask & IBV_QP_STATE)
+			qp->state = attr->qp_state;
+		if (VQp *q = vqp(qp); q->dp)
+			q->dp->state_changed();
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+			     struct ibv_qp_init_attr *init)
+{
+	return guard_int([&] {
+		auto r = impl_of(qp->context)->ctl.query_qp(qp->handle, std::uint32_t(mask));
+		if (!r)
+			return r.error();
+		from_uabi(r->attr, *attr);
+		// The data path may have moved the QP to ERR.
+		if (VQp *q = vqp(qp); q->dp && q->dp->state() == IBV_QPS_ERR) {
+			attr->qp_state = IBV_QPS_ERR;
+			attr->cur_qp_state = IBV_QPS_ERR;
+		}
+		qp->state = attr->qp_state;
+		if (init) {
+			std::memset(init, 0, sizeof(*init));
+			init->qp_context = qp->qp_context;
+			init->send_cq = qp->send_cq;
+			init->recv_cq = qp->recv_cq;
+			init->srq = qp->srq;
+			from_uabi(r->init.cap, init->cap);
+			if (qp->srq)
+				init->cap.max_recv_wr = init->cap.max_recv_sge = 0;
+			init->qp_type = qp->qp_type;
+			init->sq_sig_all = r->init.sq_sig_all ? 1 : 0;
+		}
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	return guard_int([&] {
+		auto r = impl_of(qp->context)->ctl.destroy_qp(qp->handle);
+		if (!r)
+			return r.error();
+		free_vqp(vqp(qp));
+		return 0;
+	});
+}
+
+UABI_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	return &vqp(qp)->qpx;
+}
+
+UABI_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *, enum ibv_wr_opcode, uint32_t)
+{
+	return 0;
+}
+
+UABI_EXPORT int ibv_set_ece(struct ibv_qp *, struct ibv_ece *)
+{
+	return EOPNOTSUPP;
+}
+
+UABI_EXPORT int ibv_query_ece(struct ibv_qp *, struct ibv_ece *)
+{
+	return EOPNOTSUPP;
+}
+
+UABI_EXPORT int ibv_attach_mcast(struct ibv_qp *, const union ibv_gid *, uint16_t)
+{
+	return EOPNOTSUPP;
+}
+
+UABI_EXPORT int ibv_detach_mcast(struct ibv_qp *, const union ibv_gid *, uint16_t)
+{
+	return EOPNOTSUPP;
+}
+
+// --------------------------------------------------------------------- AH
+UABI_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	return guard_ptr([&]() -> struct ibv_ah * {
+		auto r = impl_of(pd->context)->ctl.create_ah(pd->handle, to_uabi(*attr));
+		if (!r)
+			return fail_ptr<struct ibv_ah>(r.error());
+		auto *a = static_cast<VAh *>(std::calloc(1, sizeof(VAh)));
+		if (!a) {
+			(void)impl_of(pd->context)->ctl.destroy_ah(*r);
+			return fail_ptr<struct ibv_ah>(ENOMEM);
+		}
+		a->ah.context = pd->context;
+		a->ah.pd = pd;
+		a->ah.handle = *r;
+		a->av = to_sw(*attr);
+		return &a->ah;
+	});
+}
+
+UABI_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	return guard_int([&] {
+		auto r = impl_of(ah->context)->ctl.destroy_ah(ah->handle);
+		if (!r)
+			return r.error();
+		std::free(vah(ah));
+		return 0;
+	});
+}
+
+UABI_EXPORT int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc,
+				    struct ibv_grh *grh, struct ibv_ah_attr *ah)
+{
+	std::memset(ah, 0, sizeof(*ah));
+	ah->dlid = wc->slid;
+	ah->sl = wc->sl;
+	ah->src_path_bits = wc->dlid_path_bits;
+	ah->port_num = port_num;
+	if (wc->wc_flags & IBV_WC_GRH) {
+		union ibv_gid own;
+		if (ibv_query_gid(ctx, port_num, 0, &own))
+			return -1;
+		if (std::memcmp(own.raw, grh->dgid.raw, 16)) {
+			errno = ENOENT;
+			return -1;
+		}
+		std::uint32_t flow = be32toh(grh->version_tclass_flow);
+		ah->is_global = 1;
+		ah->grh.dgid = grh->sgid;
+		ah->grh.sgid_index = 0;
+		ah->grh.flow_label = flow & 0xfffff;
+		ah->grh.hop_limit = 0xff;
+		ah->grh.traffic_class = std::uint8_t((flow >> 20) & 0xff);
+	}
+	return 0;
+}
+
+UABI_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+						 struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr attr;
+	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
+		return nullptr;
+	return ibv_create_ah(pd, &attr);
+}
+
+UABI_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *, struct ibv_ah_attr *, uint8_t *, uint16_t *)
+{
+	return EOPNOTSUPP;
+}
+
+// ------------------------------------------------------- extended verbs
+namespace uabi::verbs {
+
+void install_ex_ops(struct verbs_context *vc)
+{
+	vc->open_xrcd = open_xrcd;
+	vc->close_xrcd = close_xrcd;
+	vc->create_srq_ex = create_srq_ex;
+	vc->get_srq_num = get_srq_num;
+	vc->create_qp_ex = create_qp;
+	vc->open_qp = open_qp;
+}
+
+} // namespace uabi::verbs

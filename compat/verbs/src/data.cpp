@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// Data verbs: the ops of struct ibv_context that the inline ibv_post_send,
+// ibv_post_recv, ibv_poll_cq... of <verbs.h> call, and the new post-send
+// API of struct ibv_qp_ex.  No system call here except the data path's
+// process_vm_* copies (and a blocked waiter's poll()).
+#include "verbs_impl.hpp"
+
+#include <cstring>
+#include <poll.h>
+
+using namespace uabi;
+using namespace uabi::verbs;
+
+namespace {
+
+// Fills the data path's view of a work request; @ah stays owned by the
+// caller.
+int to_sw_wr(const VQp *q, const struct ibv_send_wr *wr, sw::SendWr &s)
+{
+	s.wr_id = wr->wr_id;
+	s.opcode = wr->opcode;
+	s.send_flags = wr->send_flags;
+	s.imm_data = wr->imm_data;
+	s.sg_list = reinterpret_cast<const sw::Sge *>(wr->sg_list);
+	s.num_sge = wr->num_sge;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		s.remote_addr = wr->wr.rdma.remote_addr;
+		s.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		s.remote_addr = wr->wr.atomic.remote_addr;
+		s.rkey = wr->wr.atomic.rkey;
+		s.compare_add = wr->wr.atomic.compare_add;
+		s.swap = wr->wr.atomic.swap;
+		break;
+	default:
+		break;
+	}
+	switch (q->qpx.qp_base.qp_type) {
+	case IBV_QPT_UD:
+		if (!wr->wr.ud.ah)
+			return EINVAL;
+		s.ah = &vah(wr->wr.ud.ah)->av;
+		s.remote_qpn = wr->wr.ud.remote_qpn;
+		s.remote_qkey = wr->wr.ud.remote_qkey;
+		break;
+	case IBV_QPT_XRC_SEND:
+		s.remote_srqn = wr->qp_type.xrc.remote_srqn;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	VQp *q = vqp(qp);
+	for (; wr; wr = wr->next) {
+		sw::SendWr s;
+		int err = q->dp ? to_sw_wr(q, wr, s) : EINVAL;
+		if (!err)
+			err = q->dp->post_send(s);
+		if (err) {
+			*bad = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	VQp *q = vqp(qp);
+	for (; wr; wr = wr->next) {
+		int err = q->dp ? q->dp->post_recv(wr->wr_id, reinterpret_cast<const sw::Sge *>(wr->sg_list),
+						   wr->num_sge)
+				: EINVAL;
+		if (err) {
+			*bad = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	VSrq *s = vsrq(srq);
+	for (; wr; wr = wr->next) {
+		int err = s->dp->post_recv(wr->wr_id, reinterpret_cast<const sw::Sge *>(wr->sg_list),
+					   wr->num_sge);
+		if (err) {
+			*bad = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+int poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	if (n <= 0)
+		return 0;
+	int i = 0;
+	return vcq(cq)->dp->poll(n, [&](const sw::Cqe &e) {
+		struct ibv_wc &w = wc[i++];
+		w.wr_id = e.wr_id;
+		w.status = ibv_wc_status(e.status);
+		w.opcode = ibv_wc_opcode(e.opcode);
+		w.vendor_err = e.vendor_err;
+		w.byte_len = e.byte_len;
+		w.imm_data = e.imm_data;
+		w.qp_num = e.qp_num;
+		w.src_qp = e.src_qp;
+		w.wc_flags = e.wc_flags;
+		w.pkey_index = e.pkey_index;
+		w.slid = e.slid;
+		w.sl = e.sl;
+		w.dlid_path_bits = e.dlid_path_bits;
+	});
+}
+
+int req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	vcq(cq)->dp->arm(solicited_only != 0);
+	return 0;
+}
+
+struct ibv_mw *alloc_mw(struct ibv_pd *, enum ibv_mw_type)
+{
+	errno = EOPNOTSUPP;
+	return nullptr;
+}
+
+int bind_mw(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)
+{
+	return EOPNOTSUPP;
+}
+
+int dealloc_mw(struct ibv_mw *)
+{
+	return EOPNOTSUPP;
+}
+
+// ----------------------------------------------- new post-send API
+WrBuilder *builder(struct ibv_qp_ex *q)
+{
+	VQp *v = vqp(q);
+	if (!v->wb)
+		v->wb = new (std::nothrow) WrBuilder;
+	return v->wb;
+}
+
+void wr_start(struct ibv_qp_ex *q)
+{
+	if (WrBuilder *b = builder(q)) {
+		b->n = 0;
+		b->error = 0;
+	}
+}
+
+// Starts the next work request of the batch; nullptr on failure (the
+// batch then fails at wr_complete).
+sw::SendWr *begin(struct ibv_qp_ex *q, std::uint32_t opcode)
+{
+	WrBuilder *b = builder(q);
+	if (!b)
+		return nullptr;
+	try {
+		if (b->n == b->wrs.size()) {
+			b->wrs.emplace_back();
+			b->sges.emplace_back();
+			b->inl.emplace_back();
+			b->ahs.emplace_back();
+		}
+	} catch (...) {
+		b->error = ENOMEM;
+		return nullptr;
+	}
+	sw::SendWr &w = b->wrs[b->n];
+	w = sw::SendWr{};
+	w.wr_id = q->wr_id;
+	w.send_flags = q->wr_flags;
+	w.opcode = opcode;
+	b->sges[b->n].clear();
+	b->inl[b->n].clear();
+	b->n++;
+	return &w;
+}
+
+sw::SendWr *current(struct ibv_qp_ex *q, std::size_t *idx)
+{
+	WrBuilder *b = vqp(q)->wb;
+	if (!b || !b->n)
+		return nullptr;
+	*idx = b->n - 1;
+	return &b->wrs[b->n - 1];
+}
+
+void wr_send(struct ibv_qp_ex *q)
+{
+	begin(q, IBV_WR_SEND);
+}
+
+void wr_send_imm(struct ibv_qp_ex *q, __be32 imm)
+{
+	if (sw::SendWr *w = begin(q, IBV_WR_SEND_WITH_IMM))
+		w->imm_data = imm;
+}
+
+void wr_rdma_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr)
+{
+	if (sw::SendWr *w = begin(q, IBV_WR_RDMA_WRITE)) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+	}
+}
+
+void wr_rdma_write_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	if (sw::SendWr *w = begin(q, IBV_WR_RDMA_WRITE_WITH_IMM)) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+		w->imm_data = imm;
+	}
+}
+
+void wr_rdma_read(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr)
+{
+	if (sw::SendWr *w = begin(q, IBV_WR_RDMA_READ)) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+	}
+}
+
+void wr_atomic_cmp_swp(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t compare,
+		       uint64_t swap)
+{
+	if (sw::SendWr *w = begin(q, IBV_WR_ATOMIC_CMP_AND_SWP)) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+		w->compare_add = compare;
+		w->swap = swap;
+	}
+}
+
+void wr_atomic_fetch_add(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t add)
+{
+	if (sw::SendWr *w = begin(q, IBV_WR_ATOMIC_FETCH_AND_ADD)) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+		w->compare_add = add;
+	}
+}
+
+void unsupported(struct ibv_qp_ex *q)
+{
+	if (WrBuilder *b = builder(q))
+		b->error = EOPNOTSUPP;
+}
+
+void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *, uint32_t, const struct ibv_mw_bind_info *)
+{
+	unsupported(q);
+}
+
+void wr_local_inv(struct ibv_qp_ex *q, uint32_t)
+{
+	unsupported(q);
+}
+
+void wr_send_inv(struct ibv_qp_ex *q, uint32_t)
+{
+	unsupported(q);
+}
+
+void wr_send_tso(struct ibv_qp_ex *q, void *, uint16_t, uint16_t)
+{
+	unsupported(q);
+}
+
+void wr_atomic_write(struct ibv_qp_ex *q, uint32_t, uint64_t, const void *)
+{
+	unsupported(q);
+}
+
+void wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	std::size_t i;
+	if (sw::SendWr *w = current(q, &i)) {
+		vqp(q)->wb->ahs[i] = vah(ah)->av;
+		w->ah = &vqp(q)->wb->ahs[i];
+		w->remote_qpn = qpn;
+		w->remote_qkey = qkey;
+	}
+}
+
+void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
+{
+	std::size_t i;
+	if (sw::SendWr *w = current(q, &i))
+		w->remote_srqn = srqn;
+}
+
+void wr_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	std::size_t i;
+	if (!current(q, &i))
+		return;
+	try {
+		auto &v = vqp(q)->wb->sges[i];
+		v.assign(1, sw::Sge{addr, length, lkey});
+	} catch (...) {
+		vqp(q)->wb->error = ENOMEM;
+	}
+}
+
+void wr_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *list)
+{
+	std::size_t i;
+	if (!current(q, &i))
+		return;
+	try {
+		auto &v = vqp(q)->wb->sges[i];
+		const auto *s = reinterpret_cast<const sw::Sge *>(list);
+		v.assign(s, s + n);
+	} catch (...) {
+		vqp(q)->wb->error = ENOMEM;
+	}
+}
+
+// Inline data is copied now: the caller may reuse its buffer at once.
+void wr_set_inline_data_list(struct ibv_qp_ex *q, size_t n, const struct ibv_data_buf *list)
+{
+	std::size_t i;
+	sw::SendWr *w = current(q, &i);
+	if (!w)
+		return;
+	try {
+		auto &d = vqp(q)->wb->inl[i];
+		d.clear();
+		for (size_t k = 0; k < n; k++) {
+			const auto *p = static_cast<const std::uint8_t *>(list[k].addr);
+			d.insert(d.end(), p, p + list[k].length);
+		}
+		vqp(q)->wb->sges[i].clear();
+		w->send_flags |= IBV_SEND_INLINE;
+	} catch (...) {
+		vqp(q)->wb->error = ENOMEM;
+	}
+}
+
+void wr_set_inline_data(struct ibv_qp_ex *q, void *addr, size_t length)
+{
+	struct ibv_data_buf b = {addr, length};
+	wr_set_inline_data_list(q, 1, &b);
+}
+
+int wr_complete(struct ibv_qp_ex *q)
+{
+	WrBuilder *b = vqp(q)->wb;
+	if (!b)
+		return ENOMEM;
+	int err = b->error;
+	for (std::size_t i = 0; i < b->n && !err; i++) {
+		sw::SendWr &w = b->wrs[i];
+		sw::Sge inl_sge;
+		if (w.send_flags & IBV_SEND_INLINE && !b->inl[i].empty()) {
+			inl_sge = {reinterpret_cast<std::uint64_t>(b->inl[i].data()),
+				   std::uint32_t(b->inl[i].size()), 0};
+			w.sg_list = &inl_sge;
+			w.num_sge = 1;
+		} else {
+			w.sg_list = b->sges[i].data();
+			w.num_sge = int(b->sges[i].size());
+		}
+		if (q->qp_base.qp_type == IBV_QPT_UD && !w.ah)
+			err = EINVAL;
+		else
+			err = vqp(q)->dp ? vqp(q)->dp->post_send(w) : EINVAL;
+	}
+	b->n = 0;
+	b->error = 0;
+	return err;
+}
+
+void wr_abort(struct ibv_qp_ex *q)
+{
+	if (WrBuilder *b = vqp(q)->wb) {
+		b->n = 0;
+		b->error = 0;
+	}
+}
+
+} // namespace
+
+namespace uabi::verbs {
+
+void install_data_ops(struct ibv_context *ctx)
+{
+	ctx->ops.post_send = post_send;
+	ctx->ops.post_recv = post_recv;
+	ctx->ops.post_srq_recv = post_srq_recv;
+	ctx->ops.poll_cq = poll_cq;
+	ctx->ops.req_notify_cq = req_notify_cq;
+	ctx->ops.alloc_mw = alloc_mw;
+	ctx->ops.bind_mw = bind_mw;
+	ctx->ops.dealloc_mw = dealloc_mw;
+}
+
+void install_qp_ex_ops(VQp *v)
+{
+	struct ibv_qp_ex *q = &v->qpx;
+	q->wr_start = wr_start;
+	q->wr_complete = wr_complete;
+	q->wr_abort = wr_abort;
+	q->wr_send = wr_send;
+	q->wr_send_imm = wr_send_imm;
+	q->wr_rdma_write = wr_rdma_write;
+	q->wr_rdma_write_imm = wr_rdma_write_imm;
+	q->wr_rdma_read = wr_rdma_read;
+	q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	q->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	q->wr_bind_mw = wr_bind_mw;
+	q->wr_local_inv = wr_local_inv;
+	q->wr_send_inv = wr_send_inv;
+	q->wr_send_tso = wr_send_tso;
+	q->wr_atomic_write = wr_atomic_write;
+	q->wr_set_ud_addr = wr_set_ud_addr;
+	q->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	q->wr_set_inline_data = wr_set_inline_data;
+	q->wr_set_inline_data_list = wr_set_inline_data_list;
+	q->wr_set_sge = wr_set_sge;
+	q->wr_set_sge_list = wr_set_sge_list;
+}
+
+int wait_readable(ContextImpl *impl, int fd)
+{
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		sw::Device *dp = impl->dp.get();
+		int r = ::poll(&p, 1, dp ? dp->next_timeout_ms() : -1);
+		if (dp && dp->has_pending())
+			dp->progress();
+		if (r > 0)
+			return (p.revents & (POLLERR | POLLNVAL)) ? EIO : 0;
+		if (r < 0 && errno != EINTR)
+			return errno;
+		if (r == 0)
+			return 0;	// the caller retries its read
+	}
+}
+
+} // namespace uabi::verbs

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The device list, contexts, device and port queries, and the helpers of
+// libibverbs that need no device (strings, rates, sysfs).
+#include "verbs_impl.hpp"
+
+#include <rdma/uabi_sw.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <endian.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace uabi;
+using namespace uabi::verbs;
+
+// The layout the inline functions of <infiniband/verbs.h> read.
+static_assert(offsetof(struct ibv_context, ops) == 8);
+static_assert(offsetof(struct ibv_context_ops, poll_cq) == 11 * sizeof(void *));
+static_assert(offsetof(struct ibv_context_ops, req_notify_cq) == 12 * sizeof(void *));
+static_assert(offsetof(struct ibv_context_ops, post_srq_recv) == 20 * sizeof(void *));
+static_assert(offsetof(struct ibv_context_ops, post_send) == 25 * sizeof(void *));
+static_assert(offsetof(struct ibv_context_ops, post_recv) == 26 * sizeof(void *));
+static_assert(offsetof(struct verbs_context, context) + sizeof(struct ibv_context) ==
+	      sizeof(struct verbs_context));
+static_assert(offsetof(struct verbs_context, sz) + sizeof(size_t) ==
+	      offsetof(struct verbs_context, context));
+static_assert(offsetof(struct verbs_context, close_xrcd) == offsetof(struct verbs_context, sz) - 16);
+static_assert(offsetof(struct verbs_context, open_xrcd) == offsetof(struct verbs_context, sz) - 24);
+static_assert(offsetof(struct verbs_context, create_srq_ex) == offsetof(struct verbs_context, sz) - 32);
+static_assert(offsetof(struct verbs_context, get_srq_num) == offsetof(struct verbs_context, sz) - 40);
+static_assert(offsetof(struct verbs_context, create_qp_ex) == offsetof(struct verbs_context, sz) - 48);
+static_assert(offsetof(struct verbs_context, open_qp) == offsetof(struct verbs_context, sz) - 56);
+static_assert(offsetof(struct verbs_context, query_device_ex) ==
+	      offsetof(struct verbs_context, sz) - 96);
+static_assert(offsetof(struct verbs_context, query_port) == 0);
+static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0);
+static_assert(offsetof(VContext, vctx) == 0);
+static_assert(sizeof(struct ibv_sge) == sizeof(sw::Sge) &&
+	      offsetof(struct ibv_sge, addr) == offsetof(sw::Sge, addr) &&
+	      offsetof(struct ibv_sge, length) == offsetof(sw::Sge, length) &&
+	      offsetof(struct ibv_sge, lkey) == offsetof(sw::Sge, lkey));
+static_assert(int(IBV_WC_RNR_RETRY_EXC_ERR) == sw::kWcRnrRetryExcErr &&
+	      int(IBV_WC_REM_ACCESS_ERR) == sw::kWcRemAccessErr &&
+	      int(IBV_WC_WR_FLUSH_ERR) == sw::kWcWrFlushErr && int(IBV_WC_RECV) == sw::kWcRecv &&
+	      int(IBV_WC_RECV_RDMA_WITH_IMM) == sw::kWcRecvRdmaWithImm &&
+	      int(IBV_WR_ATOMIC_FETCH_AND_ADD) == sw::kWrAtomicFetchAndAdd &&
+	      int(IBV_SEND_INLINE) == sw::kSendInline && int(IBV_WC_GRH) == sw::kWcGrh);
+static_assert(int(IBV_QPT_XRC_RECV) == UABI_QPT_XRC_RECV && int(IBV_QPT_XRC_SEND) == UABI_QPT_XRC_SEND &&
+	      int(IBV_QPT_UD) == UABI_QPT_UD && int(IBV_QPS_ERR) == UABI_QPS_ERR);
+
+namespace {
+
+struct ibv_device g_device = [] {
+	struct ibv_device d;
+	std::memset(&d, 0, sizeof(d));
+	d.node_type = IBV_NODE_CA;
+	d.transport_type = IBV_TRANSPORT_IB;
+	std::snprintf(d.name, sizeof(d.name), "%s", kDeviceName);
+	std::snprintf(d.dev_name, sizeof(d.dev_name), "uverbs0");
+	std::snprintf(d.dev_path, sizeof(d.dev_path), "/sys/class/infiniband_verbs/uverbs0");
+	std::snprintf(d.ibdev_path, sizeof(d.ibdev_path), "/sys/class/infiniband/%s", kDeviceName);
+	return d;
+}();
+
+void fill_device_attr(const uabi_device_attr &u, struct ibv_device_attr *a)
+{
+	std::memset(a, 0, sizeof(*a));
+	std::snprintf(a->fw_ver, sizeof(a->fw_ver), "%u.%u.%u", unsigned(u.fw_ver >> 32),
+		      unsigned((u.fw_ver >> 16) & 0xffff), unsigned(u.fw_ver & 0xffff));
+	a->node_guid = htobe64(u.node_guid);
+	a->sys_image_guid = htobe64(u.sys_image_guid);
+	a->max_mr_size = u.max_mr_size;
+	a->page_size_cap = u.page_size_cap;
+	a->vendor_id = u.vendor_id;
+	a->vendor_part_id = u.vendor_part_id;
+	a->hw_ver = u.hw_ver;
+	a->max_qp = int(u.max_qp);
+	a->max_qp_wr = int(u.max_qp_wr);
+	a->device_cap_flags = u.device_cap_flags;
+	a->max_sge = int(u.max_sge);
+	a->max_sge_rd = int(u.max_sge_rd);
+	a->max_cq = int(u.max_cq);
+	a->max_cqe = int(u.max_cqe);
+	a->max_mr = int(u.max_mr);
+	a->max_pd = int(u.max_pd);
+	a->max_qp_rd_atom = int(u.max_qp_rd_atom);
+	a->max_res_rd_atom = int(u.max_res_rd_atom);
+	a->max_qp_init_rd_atom = int(u.max_qp_init_rd_atom);
+	a->atomic_cap = ibv_atomic_cap(u.atomic_cap);
+	a->max_mw = int(u.max_mw);
+	a->max_ah = int(u.max_ah);
+	a->max_srq = int(u.max_srq);
+	a->max_srq_wr = int(u.max_srq_wr);
+	a->max_srq_sge = int(u.max_srq_sge);
+	a->max_pkeys = u.max_pkeys;
+	a->local_ca_ack_delay = u.local_ca_ack_delay;
+	a->phys_port_cnt = u.phys_port_cnt;
+}
+
+void fill_port_attr(const uabi_port_attr &u, struct ibv_port_attr *a, size_t len)
+{
+	struct ibv_port_attr p;
+	std::memset(&p, 0, sizeof(p));
+	p.state = ibv_port_state(u.state);
+	p.max_mtu = ibv_mtu(u.max_mtu);
+	p.active_mtu = ibv_mtu(u.active_mtu);
+	p.gid_tbl_len = int(u.gid_tbl_len);
+	p.port_cap_flags = u.port_cap_flags;
+	p.max_msg_sz = u.max_msg_sz;
+	p.bad_pkey_cntr = u.bad_pkey_cntr;
+	p.qkey_viol_cntr = u.qkey_viol_cntr;
+	p.pkey_tbl_len = u.pkey_tbl_len;
+	p.lid = u.lid;
+	p.sm_lid = u.sm_lid;
+	p.lmc = u.lmc;
+	p.max_vl_num = u.max_vl_num;
+	p.sm_sl = u.sm_sl;
+	p.subnet_timeout = u.subnet_timeout;
+	p.init_type_reply = u.init_type_reply;
+	p.active_width = u.active_width;
+	p.active_speed = u.active_speed;
+	p.phys_state = u.phys_state;
+	p.link_layer = u.link_layer;
+	p.flags = u.flags;
+	std::memcpy(a, &p, std::min(len, sizeof(p)));
+}
+
+int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
+		  size_t len)
+{
+	return guard_int([&] {
+		auto r = impl_of(ctx)->ctl.query_port(port);
+		if (!r)
+			return r.error();
+		fill_port_attr(*r, attr, len);
+		return 0;
+	});
+}
+
+int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *,
+		    struct ibv_device_attr_ex *attr, size_t len)
+{
+	return guard_int([&] {
+		auto r = impl_of(ctx)->ctl.query_device();
+		if (!r)
+			return r.error();
+		struct ibv_device_attr_ex ex;
+		std::memset(&ex, 0, sizeof(ex));
+		fill_device_attr(r->attr, &ex.orig_attr);
+		std::memcpy(attr, &ex, std::min(len, sizeof(ex)));
+		return 0;
+	});
+}
+
+// Opens the backend, its async event queue, and maps the device arena.
+ContextImpl *open_impl()
+{
+	auto c = Context::open();
+	if (!c)
+		return fail_ptr<ContextImpl>(c.error());
+	auto impl = std::make_unique<ContextImpl>(std::move(*c));
+	impl->inproc = std::strcmp(impl->ctl.transport().name(), "inproc") == 0;
+
+	auto q = impl->ctl.create_async_event_queue();
+	if (!q)
+		return fail_ptr<ContextImpl>(q.error());
+	impl->async_handle = q->handle;
+	impl->async_fd = q->fd;
+
+	Command cmd(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP);
+	OutAttr fd_out = cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
+	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
+	auto m = impl->ctl.call(std::move(cmd));
+	// A host without the arena hooks (the kernel module today): control
+	// verbs work, objects of the data path answer EOPNOTSUPP.
+	if (!m && m.error() == EOPNOTSUPP)
+		return impl.release();
+	if (!m)
+		return fail_ptr<ContextImpl>(m.error());
+	std::int32_t fd = -1;
+	uabi_sw_arena_info info{};
+	if (!m->read(0, fd_out, fd) || fd < 0 || !m->read(0, info_out, info))
+		return fail_ptr<ContextImpl>(EPROTO);
+	ContextImpl *raw = impl.get();
+	impl->dp = sw::Device::map(fd, info, [raw](sw::Notice what, std::uint32_t n) {
+		try {
+			std::uint16_t method = UABI_SW_ARENA_NOTIFY_CQ;
+			if (what == sw::Notice::SrqLimit)
+				method = UABI_SW_ARENA_SRQ_LIMIT;
+			else if (what == sw::Notice::CqError)
+				method = UABI_SW_ARENA_CQ_ERROR;
+			Command c(UABI_SW_OBJ_ARENA, method);
+			if (what == sw::Notice::SrqLimit)
+				c.add_in(UABI_SW_ATTR_SRQ_SLOT, n);
+			else
+				c.add_in(UABI_SW_ATTR_CQN, n);
+			auto r = raw->ctl.call(std::move(c));
+			return r ? 0 : r.error();
+		} catch (...) {
+			return ENOMEM;
+		}
+	});
+	int err = errno;
+	// In-process the fd is the host's own; otherwise it is our copy.
+	if (!impl->inproc)
+		::close(fd);
+	if (!impl->dp)
+		return fail_ptr<ContextImpl>(err);
+	return impl.release();
+}
+
+} // namespace
+
+// ------------------------------------------------------------ device list
+UABI_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	auto **list = static_cast<struct ibv_device **>(std::calloc(2, sizeof(struct ibv_device *)));
+	if (!list) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	list[0] = &g_device;
+	if (num_devices)
+		*num_devices = 1;
+	return list;
+}
+
+UABI_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	std::free(list);
+}
+
+UABI_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device ? device->name : nullptr;
+}
+
+UABI_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	return device == &g_device ? 0 : -1;
+}
+
+UABI_EXPORT __be64 ibv_get_device_guid(struct ibv_device *)
+{
+	return htobe64(UABI_SW_NODE_GUID);
+}
+
+UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	return guard_ptr([&]() -> struct ibv_context * {
+		if (device != &g_device)
+			return fail_ptr<struct ibv_context>(ENODEV);
+		ContextImpl *impl = open_impl();
+		if (!impl)
+			return nullptr;
+		auto *v = static_cast<VContext *>(std::calloc(1, sizeof(VContext)));
+		if (!v) {
+			delete impl;
+			return fail_ptr<struct ibv_context>(ENOMEM);
+		}
+		v->impl = impl;
+		struct verbs_context *vc = &v->vctx;
+		struct ibv_context *ctx = &vc->context;
+		vc->sz = sizeof(*vc);
+		ctx->device = device;
+		ctx->cmd_fd = -1;
+		ctx->async_fd = impl->async_fd;
+		ctx->num_comp_vectors = 1;
+		pthread_mutex_init(&ctx->mutex, nullptr);
+		ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+		vc->query_port = query_port_ex;
+		vc->query_device_ex = query_device_ex;
+		install_ex_ops(vc);
+		install_data_ops(ctx);
+		return ctx;
+	});
+}
+
+UABI_EXPORT int ibv_close_device(struct ibv_context *ctx)
+{
+	VContext *v = vctx_of(ctx);
+	// Closing the backend context destroys what the application left.
+	delete v->impl;
+	pthread_mutex_destroy(&ctx->mutex);
+	std::free(v);
+	return 0;
+}
+
+UABI_EXPORT struct ibv_context *ibv_import_device(int)
+{
+	return fail_ptr<struct ibv_context>(EOPNOTSUPP);
+}
+
+// ----------------------------------------------------------------- queries
+UABI_EXPORT int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+{
+	return guard_int([&] {
+		auto r = impl_of(ctx)->ctl.query_device();
+		if (!r)
+			return r.error();
+		fill_device_attr(r->attr, attr);
+		return 0;
+	});
+}
+
+// The exported symbol takes the old, shorter struct; the inline
+// ibv_query_port() of <verbs.h> calls verbs_context.query_port instead.
+#undef ibv_query_port
+UABI_EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port,
+			       struct _compat_ibv_port_attr *attr)
+{
+	// rdma-core's _compat_ibv_port_attr ends with link_layer.
+	return query_port_ex(ctx, port, reinterpret_cast<struct ibv_port_attr *>(attr),
+			     offsetof(struct ibv_port_attr, flags));
+}
+
+UABI_EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
+{
+	int ret = guard_int([&] {
+		auto r = impl_of(ctx)->ctl.query_gid(port, std::uint32_t(index));
+		if (!r)
+			return r.error();
+		std::memcpy(gid->raw, r->data(), 16);
+		return 0;
+	});
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+UABI_EXPORT int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
+{
+	int ret = guard_int([&] {
+		auto r = impl_of(ctx)->ctl.query_pkey(port, std::uint32_t(index));
+		if (!r)
+			return r.error();
+		*pkey = htobe16(*r);
+		return 0;
+	});
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+UABI_EXPORT int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
+{
+	__be16 p;
+	if (ibv_query_pkey(ctx, port, 0, &p) == 0 && p == pkey)
+		return 0;
+	return -1;
+}
+
+// Private to rdma-core (driver.h): the type is enum ibv_gid_type_sysfs,
+// whose value 0 is "IB/RoCE v1".
+UABI_EXPORT int ibv_query_gid_type(struct ibv_context *, uint8_t, unsigned int, int *type)
+{
+	*type = 0;
+	return 0;
+}
+
+UABI_EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+				  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	if (flags || entry_size < sizeof(*entry))
+		return EINVAL;
+	union ibv_gid gid;
+	if (ibv_query_gid(ctx, uint8_t(port), int(index), &gid))
+		return errno == EINVAL ? ENODATA : errno;
+	std::memset(entry, 0, entry_size);
+	entry->gid = gid;
+	entry->gid_index = index;
+	entry->port_num = port;
+	entry->gid_type = IBV_GID_TYPE_IB;
+	return 0;
+}
+
+UABI_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries,
+					 size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	if (flags || entry_size < sizeof(*entries))
+		return -EINVAL;
+	if (max_entries < 1)
+		return -EINVAL;
+	int ret = _ibv_query_gid_ex(ctx, 1, 0, entries, 0, entry_size);
+	return ret ? -ret : 1;
+}
+
+// ------------------------------------------------------------- events
+UABI_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
+{
+	ContextImpl *impl = impl_of(ctx);
+	for (;;) {
+		int ret = guard_int([&] {
+			auto r = impl->ctl.get_async_event(impl->async_handle);
+			if (!r)
+				return r.error();
+			const uabi_event &e = *r;
+			event->event_type = ibv_event_type(e.event_type);
+			switch (e.event_type) {
+			case IBV_EVENT_CQ_ERR:
+				event->element.cq = reinterpret_cast<struct ibv_cq *>(e.element);
+				break;
+			case IBV_EVENT_SRQ_ERR:
+			case IBV_EVENT_SRQ_LIMIT_REACHED:
+				event->element.srq = reinterpret_cast<struct ibv_srq *>(e.element);
+				break;
+			case IBV_EVENT_PORT_ACTIVE:
+			case IBV_EVENT_PORT_ERR:
+			case IBV_EVENT_LID_CHANGE:
+			case IBV_EVENT_PKEY_CHANGE:
+			case IBV_EVENT_SM_CHANGE:
+			case IBV_EVENT_CLIENT_REREGISTER:
+			case IBV_EVENT_GID_CHANGE:
+			case IBV_EVENT_DEVICE_FATAL:
+				event->element.port_num = int(e.element);
+				break;
+			default:
+				event->element.qp = reinterpret_cast<struct ibv_qp *>(e.element);
+				break;
+			}
+			return 0;
+		});
+		if (!ret)
+			return 0;
+		if (ret != EAGAIN) {
+			errno = ret;
+			return -1;
+		}
+		ret = wait_readable(impl, impl->async_fd);
+		if (ret) {
+			errno = ret;
+			return -1;
+		}
+	}
+}
+
+UABI_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	// Nothing waits for acknowledgements here; keep the counters honest.
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR: {
+		struct ibv_cq *cq = event->element.cq;
+		pthread_mutex_lock(&cq->mutex);
+		cq->async_events_completed++;
+		pthread_cond_signal(&cq->cond);
+		pthread_mutex_unlock(&cq->mutex);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+// ------------------------------------------------------------- strings
+UABI_EXPORT const char *ibv_node_type_str(enum ibv_node_type t)
+{
+	static const char *const s[] = {"InfiniBand channel adapter", "InfiniBand switch",
+					"InfiniBand router", "iWARP NIC", "usNIC", "usNIC UDP",
+					"unspecified"};
+	if (t == IBV_NODE_UNKNOWN)
+		return "unknown";
+	if (t < IBV_NODE_CA || int(t) > int(sizeof(s) / sizeof(s[0])))
+		return "unknown";
+	return s[t - 1];
+}
+
+UABI_EXPORT const char *ibv_port_state_str(enum ibv_port_state s)
+{
+	static const char *const n[] = {"PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED",
+					"PORT_ACTIVE", "PORT_ACTIVE_DEFER"};
+	if (unsigned(s) < sizeof(n) / sizeof(n[0]))
+		return n[s];
+	return "unknown";
+}
+
+UABI_EXPORT const char *ibv_event_type_str(enum ibv_event_type e)
+{
+	static const char *const n[] = {
+		"CQ error", "local work queue catastrophic error", "invalid request local work queue error",
+		"local access violation work queue error", "communication established",
+		"send queue drained", "path migrated", "path migration request error",
+		"local catastrophic error", "port active", "port error", "LID change",
+		"P_Key change", "SM change", "SRQ catastrophic error", "SRQ limit reached",
+		"last WQE reached", "client reregistration", "GID table change", "WQ fatal"};
+	if (unsigned(e) < sizeof(n) / sizeof(n[0]))
+		return n[e];
+	return "unknown";
+}
+
+UABI_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status s)
+{
+	static const char *const n[] = {
+		"success", "local length error", "local QP operation error",
+		"local EE context operation error", "local protection error", "Work Request Flushed Error",
+		"memory management operation error", "bad response error", "local access error",
+		"remote invalid request error", "remote access error", "remote operation error",
+		"transport retry counter exceeded", "RNR retry counter exceeded",
+		"local RDD violation error", "remote invalid RD request", "aborted error",
+		"invalid EE context number", "invalid EE context state", "fatal error",
+		"response timeout error", "general error", "TM error", "TM software rendezvous"};
+	if (unsigned(s) < sizeof(n) / sizeof(n[0]))
+		return n[s];
+	return "unknown";
+}
+
+// --------------------------------------------------------------- rates
+namespace {
+struct RateRow {
+	enum ibv_rate rate;
+	int mult;
+	int mbps;
+};
+const RateRow kRates[] = {
+	{IBV_RATE_2_5_GBPS, 1, 2500},	  {IBV_RATE_5_GBPS, 2, 5000},
+	{IBV_RATE_10_GBPS, 4, 10000},	  {IBV_RATE_20_GBPS, 8, 20000},
+	{IBV_RATE_30_GBPS, 12, 30000},	  {IBV_RATE_40_GBPS, 16, 40000},
+	{IBV_RATE_60_GBPS, 24, 60000},	  {IBV_RATE_80_GBPS, 32, 80000},
+	{IBV_RATE_120_GBPS, 48, 120000},  {IBV_RATE_14_GBPS, 5, 14062},
+	{IBV_RATE_56_GBPS, 22, 56250},	  {IBV_RATE_112_GBPS, 45, 112500},
+	{IBV_RATE_168_GBPS, 67, 168750},  {IBV_RATE_25_GBPS, 10, 25781},
+	{IBV_RATE_100_GBPS, 40, 103125},  {IBV_RATE_200_GBPS, 80, 206250},
+	{IBV_RATE_300_GBPS, 120, 309375}, {IBV_RATE_28_GBPS, 11, 28125},
+	{IBV_RATE_50_GBPS, 20, 53125},	  {IBV_RATE_400_GBPS, 160, 425000},
+	{IBV_RATE_600_GBPS, 240, 637500},
+};
+} // namespace
+
+UABI_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
+{
+	for (const auto &r : kRates)
+		if (r.rate == rate)
+			return r.mult;
+	return -1;
+}
+
+UABI_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
+{
+	for (const auto &r : kRates)
+		if (r.mult == mult)
+			return r.rate;
+	return IBV_RATE_MAX;
+}
+
+UABI_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
+{
+	for (const auto &r : kRates)
+		if (r.rate == rate)
+			return r.mbps;
+	return -1;
+}
+
+UABI_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
+{
+	for (const auto &r : kRates)
+		if (r.mbps == mbps)
+			return r.rate;
+	return IBV_RATE_MAX;
+}
+
+// ---------------------------------------------------------------- sysfs
+// The software device has no sysfs presence: reads of its paths fail as
+// they would for an absent attribute; other paths are read for real.
+UABI_EXPORT int ibv_get_sysfs_path(char *buf, size_t size)
+{
+	std::snprintf(buf, size, "/sys");
+	return 0;
+}
+
+UABI_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[512];
+	std::snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = ::read(fd, buf, size);
+	::close(fd);
+	if (n <= 0)
+		return -1;
+	if (std::size_t(n) == size)
+		n--;
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return int(n);
+}
+
+UABI_EXPORT int ibv_read_ibdev_sysfs_file(char *, size_t, const char *, const char *, ...)
+{
+	errno = ENOENT;
+	return -1;
+}
+
+// ----------------------------------------------------------------- fork
+UABI_EXPORT int ibv_fork_init(void)
+{
+	return 0;
+}
+
+UABI_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	// Memory is never pinned: fork() is always safe.
+	return IBV_FORK_UNNEEDED;
+}
+
+UABI_EXPORT int ibv_dontfork_range(void *, size_t)
+{
+	return 0;
+}
+
+UABI_EXPORT int ibv_dofork_range(void *, size_t)
+{
+	return 0;
+}

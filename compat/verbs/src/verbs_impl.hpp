@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The drop-in libibverbs.so.1: objects behind the verbs structs.  Control
+// verbs become new-uAPI messages (uabi::Context); data verbs call the sw
+// data path (providers/sw).  The structs the application sees are
+// Debian's <infiniband/verbs.h> ones, each the first member of ours.
+#ifndef UABI_VERBS_IMPL_HPP
+#define UABI_VERBS_IMPL_HPP
+
+#include <infiniband/verbs.h>
+
+#include <uabi/client.hpp>
+#include <uabi/sw/provider.hpp>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#define UABI_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace uabi::verbs {
+
+inline constexpr const char *kDeviceName = "uabi_sw0";
+
+struct ContextImpl {
+	explicit ContextImpl(Context c) : ctl(std::move(c)) {}
+	Context ctl;
+	std::unique_ptr<sw::Device> dp;
+	Handle async_handle = 0;
+	int async_fd = -1;
+	bool inproc = false;
+};
+
+// verbs_context must end with the ibv_context the application holds.
+struct VContext {
+	struct verbs_context vctx;
+	ContextImpl *impl;
+};
+
+struct VCq {
+	struct ibv_cq cq;
+	sw::Cq *dp;
+	std::uint32_t cqn;
+	Handle channel;	// 0: none
+};
+
+struct VChannel {
+	struct ibv_comp_channel ch;
+	Handle handle;
+};
+
+struct VSrq {
+	struct ibv_srq srq;
+	sw::Srq *dp;
+	std::uint32_t slot;
+	std::uint32_t srq_num;	// XRC
+	std::uint32_t type;
+	Handle cq_handle;	// XRC
+};
+
+struct VAh {
+	struct ibv_ah ah;
+	sw::AddressHandle av;
+};
+
+struct VXrcd {
+	struct ibv_xrcd xrcd;
+	Handle handle;
+};
+
+// The new post-send API (ibv_wr_*): work requests built between
+// wr_start() and wr_complete().
+struct WrBuilder {
+	std::vector<sw::SendWr> wrs;
+	std::vector<std::vector<sw::Sge>> sges;	// per WR
+	std::vector<std::vector<std::uint8_t>> inl;	// per WR
+	std::vector<sw::AddressHandle> ahs;		// per WR
+	std::size_t n = 0;
+	int error = 0;
+};
+
+struct VQp {
+	struct ibv_qp_ex qpx;	// starts with struct ibv_qp
+	sw::Qp *dp;		// nullptr: XRC receive QP
+	WrBuilder *wb;
+};
+
+inline VContext *vctx_of(struct ibv_context *c)
+{
+	return reinterpret_cast<VContext *>(reinterpret_cast<char *>(c) -
+					    offsetof(VContext, vctx.context));
+}
+inline ContextImpl *impl_of(struct ibv_context *c)
+{
+	return vctx_of(c)->impl;
+}
+inline VCq *vcq(struct ibv_cq *c) { return reinterpret_cast<VCq *>(c); }
+inline VQp *vqp(struct ibv_qp *q) { return reinterpret_cast<VQp *>(q); }
+inline VQp *vqp(struct ibv_qp_ex *q) { return reinterpret_cast<VQp *>(q); }
+inline VSrq *vsrq(struct ibv_srq *s) { return reinterpret_cast<VSrq *>(s); }
+inline VAh *vah(struct ibv_ah *a) { return reinterpret_cast<VAh *>(a); }
+inline VChannel *vch(struct ibv_comp_channel *c) { return reinterpret_cast<VChannel *>(c); }
+inline VXrcd *vxrcd(struct ibv_xrcd *x) { return reinterpret_cast<VXrcd *>(x); }
+
+// errno for pointer verbs: sets errno, returns nullptr.
+template <class T = void>
+T *fail_ptr(int err)
+{
+	errno = err ? err : EIO;
+	return nullptr;
+}
+
+// Entry points must not let an exception out (allocation failure).
+template <class F>
+auto guard_int(F &&f) noexcept -> int
+{
+	try {
+		return f();
+	} catch (...) {
+		return ENOMEM;
+	}
+}
+
+template <class F>
+auto guard_ptr(F &&f) noexcept -> decltype(f())
+{
+	try {
+		return f();
+	} catch (...) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+}
+
+// Conversions between verbs structs and the uAPI's.
+uabi_qp_attr to_uabi(const struct ibv_qp_attr &a);
+void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a);
+uabi_ah_attr to_uabi(const struct ibv_ah_attr &a);
+void from_uabi(const uabi_ah_attr &u, struct ibv_ah_attr &a);
+sw::AddressHandle to_sw(const struct ibv_ah_attr &a);
+
+// Data-path ops installed in every context (data.cpp).
+void install_data_ops(struct ibv_context *ctx);
+void install_qp_ex_ops(VQp *q);
+// Blocks until fd is readable or timeout_ms passes, running the data
+// path's deferred work meanwhile.
+int wait_readable(ContextImpl *impl, int fd);
+
+// Extended verbs of verbs_context (control.cpp).
+void install_ex_ops(struct verbs_context *vctx);
+
+} // namespace uabi::verbs
+
+#endif

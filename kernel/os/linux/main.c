@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * rdma_uabi.ko: the object core hosted by the Linux kernel.
+ *
+ * Module init registers the software device and the misc character device
+ * /dev/rdma_uabi.  Each open file is one context; UABI_IOCTL_EXECUTE
+ * carries one message (<rdma/uabi.h>): copied in whole, executed in place
+ * by the core, copied back whole.  Release closes the context, which
+ * destroys every object it owned.
+ *
+ * Locking and lifetime of this glue (the core's are in <uabi/core.h>):
+ *  - No lock of the glue is held while the core runs; the core's own locks
+ *    are mutexes plus the event queue spinlock, under which the glue's
+ *    evq_signal/evq_drain only set a flag and wake a waitqueue.
+ *  - The context lives exactly as long as the struct file: ->release runs
+ *    after the last ioctl on the file returned (each ioctl holds a file
+ *    reference), so uabi_context_close() never races a command, as the
+ *    core requires.  A forked child shares the parent's context through
+ *    the inherited fd.
+ *  - Every open file (and every event queue fd) pins the module, so module
+ *    exit runs with no context left.
+ *  - The message is copied into a kernel buffer before the core parses it,
+ *    so userspace cannot change it under the dispatcher.
+ */
+#include "linux_host.h"
+#include "../../drivers/sw/sw.h"
+
+#include <linux/compat.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/kdev_t.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/uaccess.h>
+#include <linux/uidgid.h>
+
+static struct uabi_device *uabi_sw_dev;
+
+/* XRCD key: the identity of the file behind an fd of the caller.  Called
+ * from a handler, so from the ioctl, in the caller's task. */
+static int kfile_identity(struct uabi_context *ctx, s32 fd,
+			  struct uabi_file_id *id)
+{
+	struct inode *inode;
+	struct file *file;
+
+	if (fd < 0)
+		return -EBADF;
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+	inode = file_inode(file);
+	id->dev = huge_encode_dev(inode->i_sb->s_dev);
+	id->ino = inode->i_ino;
+	fput(file);
+	return 0;
+}
+
+static const struct uabi_host_ops linux_host_ops = {
+	.file_identity = kfile_identity,
+	.evq_open = uabi_kevq_open,
+	.evq_signal = uabi_kevq_signal,
+	.evq_drain = uabi_kevq_drain,
+	.evq_release = uabi_kevq_release,
+};
+
+static int uabi_dev_open(struct inode *inode, struct file *filp)
+{
+	struct uabi_peer peer = {
+		.pid = task_tgid_vnr(current),
+		.uid = from_kuid_munged(current_user_ns(), current_uid()),
+		.gid = from_kgid_munged(current_user_ns(), current_gid()),
+	};
+	struct uabi_context *ctx;
+	struct uabi_kfile *kf;
+
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	if (!kf)
+		return -ENOMEM;
+	spin_lock_init(&kf->calls_lock);
+	INIT_LIST_HEAD(&kf->calls);
+	ctx = uabi_context_open(uabi_sw_dev, &linux_host_ops, kf, &peer);
+	if (IS_ERR(ctx)) {
+		kfree(kf);
+		return PTR_ERR(ctx);
+	}
+	kf->ctx = ctx;
+	filp->private_data = kf;
+	return nonseekable_open(inode, filp);
+}
+
+static int uabi_dev_release(struct inode *inode, struct file *filp)
+{
+	struct uabi_kfile *kf = filp->private_data;
+
+	WARN_ON(!list_empty(&kf->calls));
+	uabi_context_close(kf->ctx);
+	kfree(kf);
+	return 0;
+}
+
+static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct uabi_kfile *kf = filp->private_data;
+	struct uabi_kcall call;
+	struct uabi_ioctl io;
+	void __user *umsg;
+	void *msg;
+	long ret;
+
+	if (cmd != UABI_IOCTL_EXECUTE)
+		return -ENOTTY;
+	if (copy_from_user(&io, (const void __user *)arg, sizeof(io)))
+		return -EFAULT;
+	if (io.reserved)
+		return -EINVAL;
+	/* Hard limits before anything is allocated (the core checks the
+	 * length again against msg_hdr.length). */
+	if (io.msg_len < sizeof(struct uabi_msg_hdr) ||
+	    io.msg_len > UABI_MAX_MSG_BYTES)
+		return -EINVAL;
+	umsg = u64_to_user_ptr(io.msg_ptr);
+	msg = vmemdup_user(umsg, io.msg_len);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);	/* -EFAULT or -ENOMEM */
+
+	uabi_kcall_begin(kf, &call);
+	/* The status travels in the message itself (msg_hdr.status). */
+	uabi_execute(kf->ctx, msg, io.msg_len);
+	ret = copy_to_user(umsg, msg, io.msg_len) ? -EFAULT : 0;
+	uabi_kcall_end(kf, &call, ret == 0);
+	kvfree(msg);
+	return ret;
+}
+
+/* The data-path arena (queues and doorbells shared with userspace) comes
+ * with a later issue; until then the device maps nothing. */
+static int uabi_dev_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return -ENODEV;
+}
+
+static const struct file_operations uabi_dev_fops = {
+	.owner = THIS_MODULE,
+	.open = uabi_dev_open,
+	.release = uabi_dev_release,
+	.unlocked_ioctl = uabi_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,	/* same layout on 32 bits */
+	.mmap = uabi_dev_mmap,
+	.llseek = no_llseek,
+};
+
+/* 0666 like /dev/infiniband/uverbs*: a context grants nothing beyond the
+ * objects it creates itself. */
+static struct miscdevice uabi_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "rdma_uabi",
+	.fops = &uabi_dev_fops,
+	.mode = 0666,
+};
+
+static int __init uabi_module_init(void)
+{
+	struct uabi_device *dev = uabi_sw_create();
+	int ret;
+
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	uabi_sw_dev = dev;	/* before the device node can be opened */
+	ret = misc_register(&uabi_misc);
+	if (ret) {
+		uabi_sw_destroy(dev);
+		uabi_sw_dev = NULL;
+		return ret;
+	}
+	pr_info("rdma_uabi: device %s on /dev/%s\n", dev->name, uabi_misc.name);
+	return 0;
+}
+
+static void __exit uabi_module_exit(void)
+{
+	struct uabi_device *dev = uabi_sw_dev;
+	int i, n;
+
+	misc_deregister(&uabi_misc);
+	/* Every open file pinned the module: no context is left, so every
+	 * object must be gone.  Anything else is a leak in the core. */
+	for (i = 0; i < ARRAY_SIZE(dev->counts); i++) {
+		n = atomic_read(&dev->counts[i]);
+		if (n)
+			pr_err("rdma_uabi: leak: %d live objects of type %d at exit\n",
+			       n, i);
+	}
+	n = uabi_kevq_live();
+	if (n)
+		pr_err("rdma_uabi: leak: %d event queue wait objects at exit\n", n);
+	uabi_sw_destroy(dev);
+	uabi_sw_dev = NULL;
+}
+
+module_init(uabi_module_init);
+module_exit(uabi_module_exit);
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_DESCRIPTION("rdma-uabi: generic object uAPI for RDMA (software device)");

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The daemon backend: the object core runs in uabid, reached over a unix
+// SOCK_SEQPACKET socket (docs/daemon.md).  This header has the transport,
+// where the socket lives, how uabid is started, and the small admin
+// protocol that `uabi status` / `uabi objects` use.
+#ifndef UABI_TRANSPORT_DAEMON_HPP
+#define UABI_TRANSPORT_DAEMON_HPP
+
+#include <uabi/transport.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <sys/types.h>
+#include <unordered_map>
+#include <vector>
+
+namespace uabi {
+
+namespace daemon {
+
+
+// ------------------------------------------------------------ wire format
+// A datagram on the socket is either a uabi message (<rdma/uabi.h>, magic
+// UABI_MSG_MAGIC), executed by the core exactly as an ioctl would, or an
+// admin request: an AdmHdr (magic kAdmMagic) and an op-specific payload,
+// answered by uabid itself.
+inline constexpr std::uint32_t kAdmMagic = 0x7561646du; // "uadm"
+inline constexpr std::uint16_t kProtoVersion = 1;
+// Most fds one datagram may carry (the kernel's SCM_MAX_FD).
+inline constexpr unsigned kMaxFds = 253;
+
+enum AdmOp : std::uint16_t {
+	kOpHello = 1,	 // arg = HelloKind; reply payload HelloReply
+	kOpStatus = 2,	 // reply payload StatusReply + CtxEntry[]
+	kOpObjects = 3,	 // payload ObjectsRequest; reply ObjectsReply + ObjEntry[]
+	kOpShutdown = 4, // uabid exits (caller: its uid or root)
+	kOpClose = 5,	 // closes this connection's context, replies, disconnects
+};
+
+enum HelloKind : std::uint32_t {
+	kHelloContext = 1, // opens a context for this connection
+	kHelloAdmin = 2,   // no context: status, objects, shutdown only
+};
+
+struct AdmHdr {
+	std::uint32_t magic;	// kAdmMagic
+	std::uint32_t length;	// bytes, this header included
+	std::uint16_t version;	// kProtoVersion
+	std::uint16_t op;	// AdmOp
+	std::int32_t status;	// reply: 0 or -errno
+	std::uint32_t arg;	// op-specific
+	std::uint32_t reserved; // zero
+};
+
+inline constexpr std::uint32_t kDaemonShared = 1u << 0;	  // --shared: every uid may connect
+inline constexpr std::uint32_t kCallerFiltered = 1u << 1; // listings: the caller's uid only
+
+struct HelloReply {
+	std::uint32_t daemon_pid;
+	std::uint32_t daemon_uid;
+	std::uint32_t conn_id;
+	std::uint32_t flags;	  // kDaemonShared
+	std::uint64_t started_ns; // CLOCK_REALTIME
+	std::uint32_t max_contexts;
+	std::uint32_t max_msg_bytes;
+};
+
+struct CtxEntry {
+	std::uint32_t conn_id;
+	std::int32_t pid;
+	std::uint32_t uid;
+	std::uint32_t gid;
+	std::uint64_t connected_ns; // CLOCK_REALTIME
+	std::uint64_t requests;
+	std::uint32_t objects[16]; // live objects, indexed by enum uabi_object
+};
+
+struct StatusReply {
+	std::uint32_t daemon_pid;
+	std::uint32_t daemon_uid;
+	std::uint64_t started_ns; // CLOCK_REALTIME
+	std::uint64_t uptime_ns;
+	std::uint32_t flags;	   // kDaemonShared, kCallerFiltered
+	std::uint32_t idle_exit_s; // 0 = never
+	std::uint32_t max_contexts;
+	std::uint32_t connections; // visible to the caller
+	std::uint32_t contexts;	   // visible to the caller
+	std::uint32_t num_types;   // UABI_OBJ_MAX_CORE
+	std::uint32_t objects[16]; // visible live objects per type
+	std::uint64_t requests;	   // messages executed since start
+	std::uint64_t node_guid;
+	char device_name[64];
+	char socket_path[108];
+	char log_path[256];
+	std::uint32_t num_entries; // CtxEntry records that follow
+	std::uint32_t reserved;
+};
+
+struct ObjectsRequest {
+	// Listing resumes after (conn_id, handle); {0, 0} starts it.
+	std::uint32_t after_conn;
+	std::uint32_t after_handle;
+};
+
+struct ObjEntry {
+	std::uint32_t conn_id;
+	std::int32_t pid;
+	std::uint32_t uid;
+	std::uint16_t type; // enum uabi_object
+	std::uint16_t reserved;
+	std::uint32_t handle;
+	std::uint32_t qpn;
+	std::uint32_t qp_type;
+	std::uint32_t qp_state;
+	std::uint32_t lkey;
+	std::uint32_t rkey;
+	std::uint32_t cqe;
+	std::uint32_t cqn;
+	std::uint32_t srqn;
+	std::uint32_t srq_type;
+	std::uint64_t user_handle;
+	std::uint64_t addr;
+	std::uint64_t length;
+};
+
+struct ObjectsReply {
+	std::uint32_t count; // ObjEntry records that follow
+	std::uint32_t more;  // 1: ask again after the last entry
+};
+
+// How long to poll for the next datagram before sleeping in the kernel.
+// A cross-process wake-up of a sleeping task costs tens of microseconds on
+// small VMs, so polling pays when the answer is due within the budget, and
+// costs when it is not (the poller holds a CPU the peer may need).  Fixed:
+// always poll up to the budget.  Adaptive: poll; after a poll that caught
+// nothing, skip polling for a number of waits that doubles with each such
+// miss (4 .. 1024) and falls back to 4 after a catch.
+class SpinGovernor {
+public:
+	void set_fixed(unsigned us)
+	{
+		budget_us_ = us;
+		adaptive_ = false;
+	}
+	void set_adaptive(unsigned max_us)
+	{
+		budget_us_ = max_us;
+		adaptive_ = true;
+		skip_ = 0;
+		penalty_ = kMinPenalty;
+	}
+	unsigned budget_us() const { return budget_us_; }
+	bool adaptive() const { return adaptive_; }
+	// Whether to poll before this wait.
+	bool should_spin()
+	{
+		if (!budget_us_)
+			return false;
+		if (adaptive_ && skip_) {
+			skip_--;
+			return false;
+		}
+		return true;
+	}
+	// After a wait that polled: did the poll catch the datagram?
+	void result(bool caught)
+	{
+		if (!adaptive_)
+			return;
+		if (caught) {
+			penalty_ = kMinPenalty;
+		} else {
+			skip_ = penalty_;
+			penalty_ = penalty_ * 2 > kMaxPenalty ? kMaxPenalty : penalty_ * 2;
+		}
+	}
+
+private:
+	static constexpr unsigned kMinPenalty = 4;
+	static constexpr unsigned kMaxPenalty = 1024;
+	unsigned budget_us_ = 0;
+	bool adaptive_ = false;
+	unsigned skip_ = 0;
+	unsigned penalty_ = kMinPenalty;
+};
+
+// ------------------------------------------------------- where and how
+
+// The files of one daemon instance, all derived from the socket path:
+// UABI_SOCKET, else $XDG_RUNTIME_DIR/uabi/uabid.sock, else
+// /tmp/uabi-<uid>/uabid.sock.
+struct Paths {
+	std::string dir; // directory of the socket
+	std::string socket;
+	std::string lock;	  // held by the running daemon (contains its pid)
+	std::string start_lock;	  // serialises clients starting a daemon
+	std::string log;	  // UABI_DAEMON_LOG, else $dir/uabid.log
+	bool private_dir = false; // dir chosen by us: must be ours and 0700
+};
+
+Result<Paths> resolve_paths();
+Result<Paths> paths_for_socket(const std::string &socket);
+// Creates the directory (0700) if missing; a default directory must be a
+// real directory owned by us without group/other access (EPERM).
+Result<void> ensure_dir(const Paths &p);
+// UABI_DAEMON_PATH, else the build tree's uabid, else next to the running
+// executable, else "uabid" on PATH.  ENOENT when none is executable.
+Result<std::string> find_daemon_binary();
+
+// A connected, greeted socket (owned; closed by the destructor).
+class Connection {
+public:
+	Connection() = default;
+	Connection(int fd, const HelloReply &h) : fd_(fd), hello_(h) {}
+	Connection(Connection &&o) noexcept;
+	Connection &operator=(Connection &&o) noexcept;
+	~Connection();
+	int fd() const { return fd_; }
+	const HelloReply &hello() const { return hello_; }
+	int release();
+
+private:
+	int fd_ = -1;
+	HelloReply hello_{};
+};
+
+// Connects and says hello.  ENOENT / ECONNREFUSED: no daemon; EACCES: the
+// socket or the daemon refused us; EUSERS: the daemon's context limit.
+Result<Connection> connect(const Paths &p, HelloKind kind);
+// connect(), starting uabid first when no daemon answers (an flock on
+// p.start_lock keeps two processes from starting two).  Also used by
+// `uabi daemon start`.
+Result<Connection> connect_or_start(const Paths &p, HelloKind kind);
+
+// One admin request/reply on a connection (any kind).
+Result<std::vector<std::byte>> admin_call(int fd, AdmOp op, std::uint32_t arg, const void *payload,
+					  std::size_t len, int timeout_ms = 5000);
+
+struct Status {
+	StatusReply daemon;
+	std::vector<CtxEntry> contexts;
+};
+Result<Status> query_status(const Connection &c);
+Result<std::vector<ObjEntry>> query_objects(const Connection &c);
+// Asks uabid to exit and waits until its pid is gone (ETIMEDOUT).
+Result<void> shutdown(Connection c, int timeout_ms = 5000);
+
+} // namespace daemon
+
+// The daemon backend, one context (one connection) per instance.
+//
+// Fds: the fds of input attributes flagged UABI_ATTR_F_FD travel to uabid
+// with the message (SCM_RIGHTS); fds of output fd attributes (event queue
+// fds) come back with the reply and the payload is rewritten to this
+// process's fd.  The transport owns those copies: it closes one when the
+// object that created it (COMP_CHANNEL / ASYNC_EVENT) is destroyed through
+// it, and all of them when it is destroyed.
+class DaemonTransport final : public Transport {
+public:
+	// UABI_SOCKET etc. from the environment; starts uabid if needed
+	// (unless UABI_AUTOSTART=0).
+	static Result<std::unique_ptr<DaemonTransport>> open();
+	static Result<std::unique_ptr<DaemonTransport>> open(const daemon::Paths &p,
+							     bool autostart);
+	~DaemonTransport() override;
+	DaemonTransport(const DaemonTransport &) = delete;
+	DaemonTransport &operator=(const DaemonTransport &) = delete;
+
+	int execute(std::span<std::byte> msg) override;
+	const char *name() const override { return "daemon"; }
+
+	pid_t daemon_pid() const { return pid_t(hello_.daemon_pid); }
+	std::uint32_t connection_id() const { return hello_.conn_id; }
+	// Polling for the reply before sleeping in recvmsg(): by default
+	// adaptive up to 50 us, or UABI_SPIN_US=N for always N us (0 = never);
+	// see docs/daemon.md.
+	void set_spin_us(unsigned us);			 // always poll up to us
+	void set_spin_adaptive(unsigned max_us);	 // poll while it pays
+
+private:
+	DaemonTransport(daemon::Connection c);
+	int execute_locked(std::span<std::byte> msg);
+	void track_event_fds(std::span<std::byte> msg);
+	int fail(std::span<std::byte> msg, int err);
+
+	std::mutex mu_;
+	int fd_;
+	daemon::HelloReply hello_;
+	daemon::SpinGovernor spin_;
+	pid_t owner_; // the process that opened the connection
+	bool dead_ = false;
+	// handle -> this process's copy of an event queue fd
+	std::unordered_map<std::uint32_t, int> evq_fds_;
+	// scratch, reused under mu_
+	std::vector<std::size_t> cmd_off_;
+	std::vector<std::size_t> fd_off_;
+	std::vector<int> fds_;
+};
+
+} // namespace uabi
+
+#endif // UABI_TRANSPORT_DAEMON_HPP

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The kernel transport: the message's bytes go to rdma_uabi.ko through one
+// ioctl on /dev/rdma_uabi, which copies them in, executes them and copies
+// the whole message back (see UABI_IOCTL_EXECUTE in <rdma/uabi.h>).
+//
+// Event queue fds: the module installs them in this process and, as any
+// kernel, never closes them behind the process's back.  The client's
+// contract is that such an fd belongs to its object (EvqInfo::fd: closed
+// when the object is destroyed), so this transport remembers the fd each
+// successful COMP_CHANNEL / ASYNC_EVENT CREATE returned and closes it when
+// a DESTROY of that handle succeeds, or when the context closes.  Messages
+// that create or destroy event queues are serialized among themselves so
+// that a handle reused by the kernel never meets a stale entry; all other
+// messages run concurrently.
+#include <uabi/transport.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+namespace uabi {
+
+namespace {
+
+bool is_evq(std::uint16_t object)
+{
+	return object == UABI_OBJ_COMP_CHANNEL || object == UABI_OBJ_ASYNC_EVENT;
+}
+
+template <class T>
+T load(std::span<const std::byte> m, std::size_t off)
+{
+	T v;
+	std::memcpy(&v, m.data() + off, sizeof(T));
+	return v;
+}
+
+// Offsets of the commands, as far as the framing holds (the bytes may be
+// anything: execute_raw() sends corrupted messages on purpose).
+std::vector<std::size_t> command_offsets(std::span<const std::byte> m)
+{
+	std::vector<std::size_t> v;
+	if (m.size() < sizeof(uabi_msg_hdr))
+		return v;
+	auto h = load<uabi_msg_hdr>(m, 0);
+	std::size_t off = sizeof(uabi_msg_hdr);
+	for (unsigned i = 0; i < h.count; i++) {
+		if (m.size() - off < sizeof(uabi_cmd_hdr))
+			break;
+		auto c = load<uabi_cmd_hdr>(m, off);
+		if (c.length < sizeof(uabi_cmd_hdr) || c.length > m.size() - off)
+			break;
+		v.push_back(off);
+		off += c.length;
+	}
+	return v;
+}
+
+bool touches_evq(std::span<const std::byte> m)
+{
+	for (std::size_t off : command_offsets(m)) {
+		auto c = load<uabi_cmd_hdr>(m, off);
+		if (is_evq(c.object) &&
+		    (c.method == UABI_METHOD_CREATE || c.method == UABI_METHOD_DESTROY))
+			return true;
+	}
+	return false;
+}
+
+// The fd an event queue CREATE wrote, or -1.
+int created_fd(std::span<const std::byte> m, std::size_t off, const uabi_cmd_hdr &c)
+{
+	std::size_t a = off + sizeof(uabi_cmd_hdr), end = off + c.length;
+	for (unsigned j = 0; j < c.num_attrs; j++) {
+		if (end - a < sizeof(uabi_attr))
+			break;
+		auto at = load<uabi_attr>(m, a);
+		std::size_t padded = UABI_ALIGN8(std::size_t(at.len));
+		if (padded > end - a - sizeof(uabi_attr))
+			break;
+		constexpr unsigned written = UABI_ATTR_F_OUTPUT | UABI_ATTR_F_VALID_OUTPUT;
+		if (at.id == UABI_ATTR_EVQ_FD && (at.flags & written) == written &&
+		    at.len >= sizeof(std::int32_t))
+			return load<std::int32_t>(m, a + sizeof(uabi_attr));
+		a += sizeof(uabi_attr) + padded;
+	}
+	return -1;
+}
+
+} // namespace
+
+Result<std::unique_ptr<KernelTransport>> KernelTransport::open(const char *path)
+{
+	int fd = ::open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return make_error(errno);
+	auto *t = new (std::nothrow) KernelTransport(fd);
+	if (!t) {
+		::close(fd);
+		return make_error(ENOMEM);
+	}
+	return std::unique_ptr<KernelTransport>(t);
+}
+
+KernelTransport::~KernelTransport()
+{
+	// Closing the device file closes the context (unless a forked child
+	// still holds it): its event queues are gone, so are their fds.
+	::close(fd_);
+	for (auto &[h, fd] : evq_fds_)
+		::close(fd);
+}
+
+int KernelTransport::execute(std::span<std::byte> msg)
+{
+	// The module enforces the hard limits itself; only a length that does
+	// not fit the ioctl's field is refused here (the core would refuse it
+	// as too long in any case).
+	if (msg.size() > UINT32_MAX)
+		return -EINVAL;
+	const bool evq = touches_evq(msg);
+	std::unique_lock<std::mutex> lock(evq_mu_, std::defer_lock);
+	if (evq)
+		lock.lock();
+
+	uabi_ioctl io{};
+	io.msg_ptr = reinterpret_cast<std::uintptr_t>(msg.data());
+	io.msg_len = static_cast<std::uint32_t>(msg.size());
+	if (::ioctl(fd_, UABI_IOCTL_EXECUTE, &io) < 0)
+		return -errno; // nothing was installed
+	// The ioctl succeeded, so the message is back, header included.
+	auto h = load<uabi_msg_hdr>(msg, 0);
+	if (evq)
+		track_event_fds(msg, h);
+	return h.status;
+}
+
+// Caller holds evq_mu_.
+void KernelTransport::track_event_fds(std::span<const std::byte> m, const uabi_msg_hdr &h)
+{
+	// A failed all-or-nothing message was rolled back: the module
+	// installed none of its fds.
+	if ((h.flags & UABI_MSG_F_ALL_OR_NOTHING) && h.status != 0)
+		return;
+	std::vector<std::size_t> offs = command_offsets(m);
+	std::vector<std::uint32_t> fresh; // queues this message created
+	for (std::size_t k = 0; k < offs.size(); k++) {
+		auto c = load<uabi_cmd_hdr>(m, offs[k]);
+		if (!is_evq(c.object) || c.status != 0)
+			continue;
+		if (c.method == UABI_METHOD_CREATE) {
+			int fd = created_fd(m, offs[k], c);
+			if (fd < 0)
+				continue;
+			auto [it, inserted] = evq_fds_.try_emplace(c.out_handle, fd);
+			if (!inserted && it->second != fd) {
+				::close(it->second); // stale: cannot happen
+				it->second = fd;
+			}
+			fresh.push_back(c.out_handle);
+		} else if (c.method == UABI_METHOD_DESTROY) {
+			std::uint32_t hd = c.handle;
+			if (c.flags & UABI_CMD_F_HANDLE_REF) {
+				if (hd >= k)
+					continue;
+				hd = load<uabi_cmd_hdr>(m, offs[hd]).out_handle;
+			}
+			auto it = evq_fds_.find(hd);
+			if (it == evq_fds_.end())
+				continue;
+			// A queue created and destroyed by this very message
+			// never had its fd installed.
+			if (std::find(fresh.begin(), fresh.end(), hd) == fresh.end())
+				::close(it->second);
+			evq_fds_.erase(it);
+		}
+	}
+}
+
+} // namespace uabi

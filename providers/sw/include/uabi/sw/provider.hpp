@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The data half of the software RDMA device (docs/datapath.md): the
+// initiator of a work request moves the bytes itself, with
+// process_vm_writev/readv, after checking keys, bounds and access in the
+// device arena that the control half (kernel/drivers/sw) maintains.
+//
+// Values (statuses, opcodes, flags) are numbered as <infiniband/verbs.h>;
+// this library does not depend on it.  No exceptions cross this API.
+#ifndef UABI_SW_PROVIDER_HPP
+#define UABI_SW_PROVIDER_HPP
+
+#include <rdma/uabi_sw.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+namespace uabi::sw {
+
+// ------------------------------------------------ values of <verbs.h>
+enum WcStatus : std::uint32_t {
+	kWcSuccess = 0,
+	kWcLocLenErr = 1,
+	kWcLocQpOpErr = 2,
+	kWcLocProtErr = 4,
+	kWcWrFlushErr = 5,
+	kWcLocAccessErr = 8,
+	kWcRemInvReqErr = 9,
+	kWcRemAccessErr = 10,
+	kWcRemOpErr = 11,
+	kWcRetryExcErr = 12,
+	kWcRnrRetryExcErr = 13,
+	kWcFatalErr = 19,
+	kWcGeneralErr = 21,
+};
+
+enum WcOpcode : std::uint32_t {
+	kWcSend = 0,
+	kWcRdmaWrite = 1,
+	kWcRdmaRead = 2,
+	kWcCompSwap = 3,
+	kWcFetchAdd = 4,
+	kWcRecv = 128,
+	kWcRecvRdmaWithImm = 129,
+};
+
+enum WcFlags : std::uint32_t {
+	kWcGrh = 1u << 0,
+	kWcWithImm = 1u << 1,
+};
+
+enum WrOpcode : std::uint32_t {
+	kWrRdmaWrite = 0,
+	kWrRdmaWriteWithImm = 1,
+	kWrSend = 2,
+	kWrSendWithImm = 3,
+	kWrRdmaRead = 4,
+	kWrAtomicCmpAndSwp = 5,
+	kWrAtomicFetchAndAdd = 6,
+};
+
+enum SendFlags : std::uint32_t {
+	kSendFence = 1u << 0,
+	kSendSignaled = 1u << 1,
+	kSendSolicited = 1u << 2,
+	kSendInline = 1u << 3,
+};
+
+enum Access : std::uint32_t {
+	kAccessLocalWrite = 1u << 0,
+	kAccessRemoteWrite = 1u << 1,
+	kAccessRemoteRead = 1u << 2,
+	kAccessRemoteAtomic = 1u << 3,
+};
+
+inline constexpr std::uint32_t kGrhBytes = 40;	// UD receive buffers start with it
+inline constexpr std::uint32_t kMtuBytes = 4096;	// IBV_MTU_4096: UD message limit
+
+struct Sge {
+	std::uint64_t addr;
+	std::uint32_t length;
+	std::uint32_t lkey;
+};
+
+// What a UD send needs of an address handle.
+struct AddressHandle {
+	std::uint16_t dlid = 0;
+	std::uint8_t sl = 0;
+	std::uint8_t is_global = 0;
+	std::uint8_t sgid_index = 0;
+	std::uint8_t hop_limit = 0;
+	std::uint8_t traffic_class = 0;
+	std::uint32_t flow_label = 0;
+	std::uint8_t dgid[16] = {};
+};
+
+struct SendWr {
+	std::uint64_t wr_id = 0;
+	std::uint32_t opcode = kWrSend;	// WrOpcode
+	std::uint32_t send_flags = 0;	// SendFlags
+	std::uint32_t imm_data = 0;	// network order
+	const Sge *sg_list = nullptr;
+	int num_sge = 0;
+	std::uint64_t remote_addr = 0;
+	std::uint32_t rkey = 0;
+	std::uint64_t compare_add = 0;
+	std::uint64_t swap = 0;
+	const AddressHandle *ah = nullptr;	// UD
+	std::uint32_t remote_qpn = 0;		// UD
+	std::uint32_t remote_qkey = 0;		// UD
+	std::uint32_t remote_srqn = 0;		// XRC
+};
+
+using Cqe = uabi_sw_cqe;
+
+class Device;
+struct Iov;
+class Cq;
+class Qp;
+class Srq;
+
+// --------------------------------------------------------------- Device
+// What the data path asks of the control half.
+enum class Notice {
+	CqEvent,	// raise the completion event of CQ n (UABI_SW_ARENA_NOTIFY_CQ)
+	SrqLimit,	// SRQ slot n fell below its limit (UABI_SW_ARENA_SRQ_LIMIT)
+	CqError,	// CQ n overran (UABI_SW_ARENA_CQ_ERROR)
+};
+
+// One mapping of a device's arena.
+class Device {
+public:
+	using Notifier = std::function<int(Notice, std::uint32_t)>;
+
+	// Maps @fd (size from info); does not take ownership of fd.
+	// Also makes this process's memory reachable by its peers
+	// (PR_SET_PTRACER_ANY).  Returns nullptr and sets errno on failure.
+	static std::unique_ptr<Device> map(int fd, const uabi_sw_arena_info &info,
+					   Notifier notify);
+	~Device();
+	Device(const Device &) = delete;
+	Device &operator=(const Device &) = delete;
+
+	pid_t pid() const { return pid_; }
+	const uabi_sw_arena_info &info() const { return info_; }
+
+	// Runs the deferred work of every QP of this device mapping (RNR and
+	// not-ready retries, timers); cheap when there is none.  Besides the
+	// application's calls, a progress thread does it while work is
+	// deferred (as an HCA retries by itself); it sleeps otherwise.
+	void progress();
+	bool has_pending() const { return pending_qps_.load(std::memory_order_relaxed) != 0; }
+	// How long a blocked waiter may sleep before progress() has work
+	// (ms, -1 = forever).
+	int next_timeout_ms();
+
+	// ---- internal, for Cq/Qp/Srq and tests
+	uabi_sw_qp *qp_desc(std::uint32_t qpn) const;
+	uabi_sw_cq *cq_desc(std::uint32_t cqn) const;
+	uabi_sw_srq *srq_desc(std::uint32_t slot) const;
+	std::uint8_t *at(std::uint64_t off) const { return base_ + off; }
+	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
+	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
+	// Appends a completion to CQ @cqn (any process's); false if the CQ is
+	// gone or full (overrun).  Raises the event if the CQ is armed.
+	bool push_cqe(std::uint32_t cqn, const Cqe &e);
+	void notify(std::uint32_t cqn) { if (notify_) notify_(Notice::CqEvent, cqn); }
+	void notify_srq_limit(std::uint32_t slot) { if (notify_) notify_(Notice::SrqLimit, slot); }
+	bool force_vm() const { return force_vm_; }
+	void add_pending(Qp *qp);
+	void remove_pending(Qp *qp);
+
+private:
+	Device() = default;
+	std::uint8_t *base_ = nullptr;
+	std::size_t size_ = 0;
+	uabi_sw_arena_info info_{};
+	pid_t pid_ = 0;
+	Notifier notify_;
+	bool force_vm_ = false;
+	void progress_thread();
+	void progress_locked();
+	std::mutex pending_lock_;
+	std::vector<Qp *> pending_;
+	std::atomic<int> pending_qps_{0};
+	std::condition_variable pending_cv_;
+	std::thread thread_;
+	pid_t thread_pid_ = 0;	// a forked child has no thread to join
+	bool stop_ = false;
+};
+
+// ------------------------------------------------------------------- CQ
+class Cq {
+public:
+	Cq(Device &dev, std::uint32_t cqn);
+	~Cq();
+	std::uint32_t cqn() const { return cqn_; }
+	Device &device() { return dev_; }
+
+	// Takes up to n completions in order; f(const Cqe &) for each.
+	template <class F>
+	int poll(int n, F &&f)
+	{
+		if (dev_.has_pending())
+			dev_.progress();
+		if (__atomic_load_n(&desc_->flush, __ATOMIC_RELAXED))
+			flush_attached();
+		std::lock_guard<std::mutex> g(lock_);
+		int i = 0;
+		for (; i < n; i++) {
+			const Cqe &e = ring_[cons_ & mask_];
+			if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != cons_ + 1)
+				break;
+			f(e);
+			cons_++;
+			__atomic_store_n(&desc_->cons, cons_, __ATOMIC_RELEASE);
+		}
+		return i;
+	}
+	// ibv_req_notify_cq: the next (solicited) completion raises the event.
+	void arm(bool solicited_only);
+	// After the control half resized the ring.
+	void refresh();
+	void attach(Qp *qp);
+	void detach(Qp *qp);
+
+private:
+	void flush_attached();
+	Device &dev_;
+	std::uint32_t cqn_;
+	uabi_sw_cq *desc_;
+	const Cqe *ring_ = nullptr;
+	std::uint64_t mask_ = 0;
+	std::uint64_t cons_ = 0;
+	std::mutex lock_;
+	std::mutex qps_lock_;
+	std::vector<Qp *> qps_;
+};
+
+// ------------------------------------------------------------------ SRQ
+class Srq {
+public:
+	Srq(Device &dev, std::uint32_t slot);
+	std::uint32_t slot() const { return slot_; }
+	// 0, EINVAL (too many SGEs) or ENOMEM (full).
+	int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge);
+
+private:
+	Device &dev_;
+	std::uint32_t slot_;
+	uabi_sw_srq *desc_;
+};
+
+// ------------------------------------------------------------------- QP
+struct QpCaps {
+	std::uint32_t max_send_wr = 0;
+	std::uint32_t max_send_sge = 0;
+	std::uint32_t max_inline_data = 0;
+	bool sq_sig_all = false;
+};
+
+class Qp {
+public:
+	Qp(Device &dev, std::uint32_t qpn, std::uint32_t type, Cq *send_cq,
+	   Cq *recv_cq, Srq *srq, const QpCaps &caps);
+	~Qp();
+	std::uint32_t qpn() const { return qpn_; }
+	std::uint32_t type() const { return type_; }
+	// The data path's view of the state (it may have moved to ERR).
+	std::uint32_t state() const;
+
+	// 0 or an errno for the verbs layer's bad_wr (EINVAL, ENOMEM).
+	int post_send(const SendWr &wr);
+	int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge);
+	// After a successful modify: a QP entering ERR flushes what is
+	// outstanding.
+	void state_changed();
+	// Runs deferred sends unless another thread is in this QP (returns
+	// false then); *more tells whether some remain.
+	bool try_progress(bool *more);
+	// If the QP is in ERR: flushes its receive queue and deferred sends.
+	void flush_if_error();
+	std::uint64_t next_deadline_ns();
+
+private:
+	enum class Outcome { Done, Rnr, NotReady };
+	struct Result {
+		Outcome outcome;
+		std::uint32_t status;
+		std::uint32_t byte_len;
+	};
+	struct Pending {
+		SendWr wr;
+		std::vector<Sge> sges;
+		std::vector<std::uint8_t> inline_data;
+		AddressHandle ah;
+		std::uint64_t first_ns = 0;	// blocked since
+		std::uint64_t last_check_ns = 0;	// dead-peer probe
+		std::uint64_t rnr_ns = 0;		// responder's RNR timer
+		Outcome why = Outcome::Done;
+	};
+
+	Result execute(const SendWr &wr);
+	Result exec_rc_uc(const SendWr &wr);
+	Result exec_ud(const SendWr &wr);
+	void complete_send(const SendWr &wr, std::uint32_t status,
+			   std::uint32_t byte_len);
+	void enter_error();
+	void flush_locked();
+	bool run_pending_locked();
+	int check_local(const Sge *sg, int n, std::uint32_t need, bool inl,
+			Iov &out, std::uint64_t *total);
+	std::uint64_t deadline(const Pending &p);
+	bool peer_dead();
+
+	Device &dev_;
+	std::uint32_t qpn_;
+	std::uint32_t type_;
+	uabi_sw_qp *desc_;
+	Cq *send_cq_;
+	Cq *recv_cq_;
+	Srq *srq_;
+	QpCaps caps_;
+	std::recursive_mutex lock_;
+	std::deque<Pending> pending_;
+	std::uint64_t last_rnr_ns_ = 0;
+};
+
+} // namespace uabi::sw
+
+#endif // UABI_SW_PROVIDER_HPP

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// Arena mapping, arena locks, descriptor snapshots, completion rings.
+#include "internal.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace uabi::sw {
+
+std::uint64_t now_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+bool process_dead(pid_t pid)
+{
+	return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+// ------------------------------------------------------------ arena lock
+void ArenaLock::acquire()
+{
+	const std::uint32_t me = std::uint32_t(self_);
+	for (unsigned spins = 0;; spins++) {
+		std::uint32_t cur = 0;
+		if (__atomic_compare_exchange_n(word_, &cur, me, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		if (spins < 128) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		sched_yield();
+		// A holder that died keeps the word forever: take it over.
+		// Values above the largest pid are the control half's.
+		if ((spins & 1023) == 1023 && cur != me && cur <= kMaxPid &&
+		    process_dead(pid_t(cur)))
+			__atomic_compare_exchange_n(word_, &cur, 0u, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+}
+
+// ---------------------------------------------------------------- Device
+std::unique_ptr<Device> Device::map(int fd, const uabi_sw_arena_info &info,
+				    Notifier notify)
+{
+	if (info.magic != UABI_SW_ARENA_MAGIC || info.version != UABI_SW_ARENA_VERSION ||
+	    info.size < info.heap_off + info.heap_size || info.heap_off == 0) {
+		errno = EPROTO;
+		return nullptr;
+	}
+	void *p = mmap(nullptr, info.size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (p == MAP_FAILED)
+		return nullptr;
+	auto *hdr = static_cast<const uabi_sw_arena_hdr *>(p);
+	if (hdr->info.magic != UABI_SW_ARENA_MAGIC || hdr->info.size != info.size) {
+		munmap(p, info.size);
+		errno = EPROTO;
+		return nullptr;
+	}
+	// Peers copy into and out of this process with process_vm_*.
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+
+	std::unique_ptr<Device> d(new (std::nothrow) Device());
+	if (!d) {
+		munmap(p, info.size);
+		errno = ENOMEM;
+		return nullptr;
+	}
+	d->base_ = static_cast<std::uint8_t *>(p);
+	d->size_ = info.size;
+	d->info_ = hdr->info;
+	d->pid_ = getpid();
+	d->notify_ = std::move(notify);
+	const char *f = std::getenv("UABI_SW_FORCE_VM");
+	d->force_vm_ = f && *f && *f != '0';
+	return d;
+}
+
+Device::~Device()
+{
+	{
+		std::lock_guard<std::mutex> g(pending_lock_);
+		stop_ = true;
+	}
+	pending_cv_.notify_all();
+	if (thread_.joinable()) {
+		if (thread_pid_ == getpid())
+			thread_.join();
+		else
+			thread_.detach();
+	}
+	if (base_)
+		munmap(base_, size_);
+}
+
+// Deferred work is retried every kProgressNs while there is any.
+static constexpr long kProgressNs = 100'000;
+
+void Device::progress_thread()
+{
+	std::unique_lock<std::mutex> g(pending_lock_);
+	for (;;) {
+		pending_cv_.wait(g, [&] { return stop_ || !pending_.empty(); });
+		if (stop_)
+			return;
+		progress_locked();
+		g.unlock();
+		timespec ts{0, kProgressNs};
+		nanosleep(&ts, nullptr);
+		g.lock();
+	}
+}
+
+uabi_sw_qp *Device::qp_desc(std::uint32_t qpn) const
+{
+	if (qpn < info_.qp_first || qpn - info_.qp_first >= info_.qp_count)
+		return nullptr;
+	return reinterpret_cast<uabi_sw_qp *>(base_ + info_.qp_off) + (qpn - info_.qp_first);
+}
+
+uabi_sw_cq *Device::cq_desc(std::uint32_t cqn) const
+{
+	if (cqn < 1 || cqn > info_.cq_count)
+		return nullptr;
+	return reinterpret_cast<uabi_sw_cq *>(base_ + info_.cq_off) + (cqn - 1);
+}
+
+uabi_sw_srq *Device::srq_desc(std::uint32_t slot) const
+{
+	if (slot < 1 || slot > info_.srq_count)
+		return nullptr;
+	return reinterpret_cast<uabi_sw_srq *>(base_ + info_.srq_off) + (slot - 1);
+}
+
+bool Device::ring_ok(std::uint64_t off, std::uint64_t bytes) const
+{
+	return off >= info_.heap_off && bytes <= size_ && off <= size_ - bytes;
+}
+
+bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
+{
+	std::uint32_t idx = key >> 8;
+	if (idx == 0 || idx >= info_.mr_count)
+		return false;
+	const auto *e = reinterpret_cast<const uabi_sw_mr *>(base_ + info_.mr_off) + idx;
+	snapshot(e, out);
+	return out.key == key && key != 0;
+}
+
+bool Device::push_cqe(std::uint32_t cqn, const Cqe &e)
+{
+	uabi_sw_cq *d = cq_desc(cqn);
+	if (!d)
+		return false;
+	bool pushed = false, first_overrun = false;
+	{
+		ArenaLock lk(&d->lock, pid_);
+		if (__atomic_load_n(&d->cqn, __ATOMIC_RELAXED) != cqn)
+			return false;
+		std::uint32_t size = d->size;
+		std::uint64_t off = d->ring_off;
+		if (!size || (size & (size - 1)) || !ring_ok(off, std::uint64_t(size) * sizeof(Cqe)))
+			return false;
+		std::uint64_t prod = d->prod;
+		std::uint64_t cons = __atomic_load_n(&d->cons, __ATOMIC_ACQUIRE);
+		if (prod - cons >= size) {
+			first_overrun = __atomic_exchange_n(&d->overrun, 1u, __ATOMIC_RELAXED) == 0;
+		} else {
+			Cqe *slot = reinterpret_cast<Cqe *>(base_ + off) + (prod & (size - 1));
+			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
+			slot->reserved = 0;
+			__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&d->prod, prod + 1, __ATOMIC_RELAXED);
+			pushed = true;
+		}
+	}
+	// A full CQ loses the completion; the first loss raises
+	// IBV_EVENT_CQ_ERR for the owner (the flag stays: the CQ is broken).
+	if (first_overrun && notify_)
+		notify_(Notice::CqError, cqn);
+	if (!pushed)
+		return false;
+	// Pairs with the fence of Cq::arm(): either the consumer sees this
+	// entry when it polls after arming, or this producer sees the arm.
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	std::uint32_t armed = __atomic_load_n(&d->armed, __ATOMIC_RELAXED);
+	if (armed == UABI_SW_CQ_ARM_NEXT ||
+	    (armed == UABI_SW_CQ_ARM_SOLICITED && (e.solicited || e.status != kWcSuccess))) {
+		if (__atomic_compare_exchange_n(&d->armed, &armed, std::uint32_t(UABI_SW_CQ_ARM_NONE),
+						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			notify(cqn);
+	}
+	return true;
+}
+
+void Device::add_pending(Qp *qp)
+{
+	std::lock_guard<std::mutex> g(pending_lock_);
+	for (Qp *q : pending_)
+		if (q == qp)
+			return;
+	pending_.push_back(qp);
+	pending_qps_.store(int(pending_.size()), std::memory_order_relaxed);
+	if (!thread_.joinable() && !stop_) {
+		try {
+			thread_ = std::thread([this] { progress_thread(); });
+			thread_pid_ = getpid();
+		} catch (...) {
+			// No thread: the application's own calls still progress.
+		}
+	}
+	pending_cv_.notify_one();
+}
+
+void Device::remove_pending(Qp *qp)
+{
+	std::lock_guard<std::mutex> g(pending_lock_);
+	for (std::size_t i = 0; i < pending_.size(); i++) {
+		if (pending_[i] == qp) {
+			pending_.erase(pending_.begin() + long(i));
+			break;
+		}
+	}
+	pending_qps_.store(int(pending_.size()), std::memory_order_relaxed);
+}
+
+void Device::progress()
+{
+	std::lock_guard<std::mutex> g(pending_lock_);
+	progress_locked();
+}
+
+void Device::progress_locked()
+{
+	for (std::size_t i = 0; i < pending_.size();) {
+		Qp *qp = pending_[i];
+		bool more = true;
+		if (qp->try_progress(&more) && !more) {
+			pending_.erase(pending_.begin() + long(i));
+			continue;
+		}
+		i++;
+	}
+	pending_qps_.store(int(pending_.size()), std::memory_order_relaxed);
+}
+
+int Device::next_timeout_ms()
+{
+	std::lock_guard<std::mutex> g(pending_lock_);
+	if (pending_.empty())
+		return -1;
+	// Deferred work is retried often enough that a receiver posting a
+	// buffer is noticed quickly; deadlines are checked at each retry.
+	return 1;
+}
+
+// -------------------------------------------------------------------- CQ
+Cq::Cq(Device &dev, std::uint32_t cqn) : dev_(dev), cqn_(cqn), desc_(dev.cq_desc(cqn))
+{
+	cons_ = __atomic_load_n(&desc_->cons, __ATOMIC_ACQUIRE);
+	refresh();
+}
+
+Cq::~Cq() = default;
+
+void Cq::refresh()
+{
+	uabi_sw_cq snap;
+	snapshot(desc_, snap);
+	if (snap.size && dev_.ring_ok(snap.ring_off, std::uint64_t(snap.size) * sizeof(Cqe))) {
+		ring_ = reinterpret_cast<const Cqe *>(dev_.at(snap.ring_off));
+		mask_ = snap.size - 1;
+	}
+}
+
+void Cq::arm(bool solicited_only)
+{
+	__atomic_store_n(&desc_->armed,
+			 std::uint32_t(solicited_only ? UABI_SW_CQ_ARM_SOLICITED : UABI_SW_CQ_ARM_NEXT),
+			 __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void Cq::attach(Qp *qp)
+{
+	std::lock_guard<std::mutex> g(qps_lock_);
+	qps_.push_back(qp);
+}
+
+void Cq::detach(Qp *qp)
+{
+	std::lock_guard<std::mutex> g(qps_lock_);
+	for (std::size_t i = 0; i < qps_.size(); i++) {
+		if (qps_[i] == qp) {
+			qps_.erase(qps_.begin() + long(i));
+			return;
+		}
+	}
+}
+
+void Cq::flush_attached()
+{
+	if (!__atomic_exchange_n(&desc_->flush, 0u, __ATOMIC_ACQ_REL))
+		return;
+	std::lock_guard<std::mutex> g(qps_lock_);
+	for (Qp *qp : qps_)
+		qp->flush_if_error();
+}
+
+} // namespace uabi::sw

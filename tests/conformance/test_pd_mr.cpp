@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// Rule 3 for protection domains and memory regions: lifecycle, the
+// dependencies that keep a PD alive, and the checks of ibv_reg_mr(3).
+#include "support/uabi_test.hpp"
+
+#include <set>
+
+using namespace uabi;
+using namespace uabi::test;
+
+namespace
+{
+
+class PdMr : public UabiTest
+{
+      protected:
+	struct MrQuery {
+		uabi_mr_reg reg;
+		uabi_mr_keys keys;
+	};
+	MrQuery query_mr(Handle mr)
+	{
+		Command c(UABI_OBJ_MR, UABI_METHOD_QUERY, mr);
+		OutAttr reg = c.add_out<uabi_mr_reg>(UABI_ATTR_MR_REG);
+		OutAttr keys = c.add_out<uabi_mr_keys>(UABI_ATTR_MR_KEYS);
+		Message m = NEED(ctx().call(std::move(c)));
+		MrQuery q{};
+		EXPECT_TRUE(m.read(0, reg, q.reg));
+		EXPECT_TRUE(m.read(0, keys, q.keys));
+		return q;
+	}
+
+	char buf_[8192]{};
+};
+
+TEST_F(PdMr, PdLifecycle)
+{
+	auto before = counters();
+	Handle a = NEED(ctx().alloc_pd());
+	Handle b = NEED(ctx().alloc_pd());
+	EXPECT_NE(a, 0u);
+	EXPECT_NE(b, 0u);
+	EXPECT_NE(a, b);
+	EXPECT_EQ(counters().context[UABI_OBJ_PD], before.context[UABI_OBJ_PD] + 2);
+	EXPECT_OK(ctx().dealloc_pd(a));
+	EXPECT_ERRNO(ctx().dealloc_pd(a), ENOENT);
+	EXPECT_EQ(counters().context[UABI_OBJ_PD], before.context[UABI_OBJ_PD] + 1);
+	EXPECT_OK(ctx().dealloc_pd(b));
+	EXPECT_ERRNO(ctx().dealloc_pd(b), ENOENT);
+	expect_context_counters_eq(before, counters(), "after both PDs");
+}
+
+TEST_F(PdMr, MrLifecycleAndQuery)
+{
+	Snapshot before = snapshot(ctx());
+	Handle pd = NEED(ctx().alloc_pd());
+	std::uint32_t access = kLocalWrite | kRemoteWrite | kRemoteRead;
+	MrInfo mr = NEED(ctx().reg_mr(pd, buf_, sizeof(buf_), access));
+	MrInfo mr2 = NEED(ctx().reg_mr(pd, buf_, 64, kLocalWrite, 0x10000));
+	EXPECT_NE(mr.handle, mr2.handle);
+	EXPECT_NE(mr.lkey, mr2.lkey) << "each MR has its own key";
+	EXPECT_EQ(sw_stats(ctx()).mr_keys_in_use, before.sw.mr_keys_in_use + 2);
+
+	MrQuery q = query_mr(mr.handle);
+	EXPECT_EQ(q.reg.addr, reinterpret_cast<std::uintptr_t>(buf_));
+	EXPECT_EQ(q.reg.length, sizeof(buf_));
+	EXPECT_EQ(q.reg.iova, q.reg.addr) << "iova defaults to addr";
+	EXPECT_EQ(q.reg.access, access);
+	EXPECT_EQ(q.keys.lkey, mr.lkey);
+	EXPECT_EQ(q.keys.rkey, mr.rkey);
+	MrQuery q2 = query_mr(mr2.handle);
+	EXPECT_EQ(q2.reg.iova, 0x10000u);
+	EXPECT_EQ(q2.reg.length, 64u);
+
+	EXPECT_OK(ctx().dereg_mr(mr.handle));
+	EXPECT_ERRNO(ctx().dereg_mr(mr.handle), ENOENT);
+	EXPECT_OK(ctx().dereg_mr(mr2.handle));
+	EXPECT_ERRNO(ctx().dereg_mr(mr2.handle), ENOENT);
+	EXPECT_OK(ctx().dealloc_pd(pd));
+	expect_snapshot_eq(before, snapshot(ctx()), "after the MRs and the PD");
+}
+
+TEST_F(PdMr, PdWithAnMrIsBusyUntilTheMrIsGone)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	MrInfo mr = NEED(ctx().reg_mr(pd, buf_, 64, kLocalWrite));
+	auto before = counters();
+	EXPECT_ERRNO(ctx().dealloc_pd(pd), EBUSY);
+	expect_context_counters_eq(before, counters(), "after EBUSY");
+	// The PD still works.
+	MrInfo mr2 = NEED(ctx().reg_mr(pd, buf_, 64, kLocalWrite));
+	EXPECT_OK(ctx().dereg_mr(mr2.handle));
+	EXPECT_ERRNO(ctx().dealloc_pd(pd), EBUSY);
+	EXPECT_OK(ctx().dereg_mr(mr.handle));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+}
+
+TEST_F(PdMr, PdWithAQpIsBusyUntilTheQpIsGone)
+{
+	QpEnv env = make_env(ctx());
+	QpInfo qp = make_qp(ctx(), env, UABI_QPT_RC);
+	EXPECT_ERRNO(ctx().dealloc_pd(env.pd), EBUSY);
+	EXPECT_OK(ctx().destroy_qp(qp.handle));
+	EXPECT_OK(ctx().dealloc_pd(env.pd));
+	EXPECT_OK(ctx().destroy_cq(env.cq));
+}
+
+TEST_F(PdMr, PdWithAnAhIsBusyUntilTheAhIsGone)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	Handle ah = NEED(ctx().create_ah(pd, local_av()));
+	EXPECT_ERRNO(ctx().dealloc_pd(pd), EBUSY);
+	EXPECT_OK(ctx().destroy_ah(ah));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+}
+
+TEST_F(PdMr, PdWithAnSrqIsBusyUntilTheSrqIsGone)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	SrqCreate sc;
+	sc.pd = pd;
+	sc.init.attr.max_wr = 16;
+	sc.init.attr.max_sge = 1;
+	SrqInfo srq = NEED(ctx().create_srq(sc));
+	EXPECT_ERRNO(ctx().dealloc_pd(pd), EBUSY);
+	EXPECT_OK(ctx().destroy_srq(srq.handle));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+}
+
+TEST_F(PdMr, RemoteWriteOrAtomicWithoutLocalWriteIsEINVAL)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	Snapshot before = snapshot(ctx());
+	EXPECT_ERRNO(ctx().reg_mr(pd, buf_, 64, kRemoteWrite), EINVAL);
+	EXPECT_ERRNO(ctx().reg_mr(pd, buf_, 64, kRemoteWrite | kRemoteRead), EINVAL);
+	EXPECT_ERRNO(ctx().reg_mr(pd, buf_, 64, kRemoteAtomic), EINVAL);
+	expect_snapshot_eq(before, snapshot(ctx()), "after rejected MRs");
+	// With local write, or remote read alone, they are fine.
+	MrInfo a = NEED(ctx().reg_mr(pd, buf_, 64, kLocalWrite | kRemoteWrite));
+	MrInfo b = NEED(ctx().reg_mr(pd, buf_, 64, kRemoteRead));
+	MrInfo c = NEED(ctx().reg_mr(pd, buf_, 64, kLocalWrite | kRemoteAtomic));
+	for (Handle h : {a.handle, b.handle, c.handle})
+		EXPECT_OK(ctx().dereg_mr(h));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+}
+
+TEST_F(PdMr, ZeroLengthIsEINVAL)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	Snapshot before = snapshot(ctx());
+	EXPECT_ERRNO(ctx().reg_mr(pd, buf_, 0, kLocalWrite), EINVAL);
+	expect_snapshot_eq(before, snapshot(ctx()), "after a zero-length MR");
+	EXPECT_OK(ctx().dealloc_pd(pd));
+}
+
+TEST_F(PdMr, AddressPlusLengthOverflowIsEINVAL)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	Snapshot before = snapshot(ctx());
+	auto *top = reinterpret_cast<const void *>(std::uintptr_t(0xfffffffffffff000ull));
+	EXPECT_ERRNO(ctx().reg_mr(pd, top, 0x2000, kLocalWrite), EINVAL);
+	EXPECT_ERRNO(ctx().reg_mr(pd, buf_, 64, kLocalWrite, 0xffffffffffffffc1ull), EINVAL)
+	    << "iova + length overflows";
+	expect_snapshot_eq(before, snapshot(ctx()), "after overflowing MRs");
+	// Ending just below the top of the address space is no overflow.
+	MrInfo edge = NEED(ctx().reg_mr(pd, buf_, 64, kLocalWrite, 0xffffffffffffff80ull));
+	EXPECT_OK(ctx().dereg_mr(edge.handle));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+}
+
+TEST_F(PdMr, MrOnAMissingPdIsENOENTAndCreatesNothing)
+{
+	Snapshot before = snapshot(ctx());
+	EXPECT_ERRNO(ctx().reg_mr(Handle(4242), buf_, 64, kLocalWrite), ENOENT);
+	expect_snapshot_eq(before, snapshot(ctx()), "after an MR on no PD");
+}
+
+TEST_F(PdMr, ManyPdsGetDistinctHandles)
+{
+	std::set<Handle> seen;
+	std::vector<Handle> v;
+	for (int i = 0; i < 100; i++) {
+		Handle h = NEED(ctx().alloc_pd());
+		EXPECT_TRUE(seen.insert(h).second) << "handle " << h << " handed out twice";
+		v.push_back(h);
+	}
+	for (Handle h : v)
+		EXPECT_OK(ctx().dealloc_pd(h));
+	EXPECT_EQ(counters().context[UABI_OBJ_PD], 0u);
+}
+
+} // namespace

@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+# /init of the qemu guest made by tests/kernel/run-qemu.sh (busybox only).
+# Loads rdma_uabi.ko, runs the conformance suite on the kernel backend and
+# ioctl_abuse, unloads the module and checks the kernel log.  Every step
+# prints a "UABI-KERNEL-..." marker line that run-qemu.sh parses; the last
+# one is "UABI-KERNEL-RESULT: PASS" or "UABI-KERNEL-RESULT: FAIL".
+
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+exec 0</dev/console 1>/dev/console 2>&1
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tmpfs tmpfs /tmp
+cd /tmp
+
+fail=0
+step() {
+	echo "UABI-KERNEL-STEP: $1 $2"
+	[ "$2" = PASS ] || fail=1
+}
+
+echo "UABI-KERNEL-GUEST: $(uname -r), $(nproc) cpu(s)"
+# Only what happens from here on is checked: keep the boot log aside.
+dmesg -c >/tmp/boot.dmesg
+
+if insmod /rdma_uabi.ko && [ -c /dev/rdma_uabi ]; then
+	step insmod PASS
+else
+	step insmod FAIL
+fi
+
+start=$(cut -d. -f1 /proc/uptime)
+echo "UABI-KERNEL-CONFORMANCE-BEGIN"
+# One argument per line in /conformance.args (none contains a space).
+UABI_BACKEND=kernel /uabi_conformance $(cat /conformance.args)
+rc=$?
+echo "UABI-KERNEL-CONFORMANCE-END: exit $rc, $(($(cut -d. -f1 /proc/uptime) - start))s"
+[ $rc -eq 0 ] && step conformance PASS || step conformance FAIL
+
+echo "UABI-KERNEL-ABUSE-BEGIN"
+/ioctl_abuse
+rc=$?
+echo "UABI-KERNEL-ABUSE-END: exit $rc"
+[ $rc -eq 0 ] && step ioctl_abuse PASS || step ioctl_abuse FAIL
+
+refs=$(cat /sys/module/rdma_uabi/refcnt 2>/dev/null)
+[ "$refs" = 0 ] && step module_refcnt_zero PASS || step "module_refcnt_zero($refs)" FAIL
+if rmmod rdma_uabi && [ ! -e /sys/module/rdma_uabi ] && [ ! -e /dev/rdma_uabi ]; then
+	step rmmod PASS
+else
+	step rmmod FAIL
+fi
+
+dmesg >/tmp/test.dmesg
+echo "UABI-KERNEL-DMESG-BEGIN"
+cat /tmp/test.dmesg
+echo "UABI-KERNEL-DMESG-END"
+if grep -E 'WARNING|BUG|Oops|refcount|leak|general protection|Call Trace|RIP:' \
+	/tmp/test.dmesg >/tmp/bad.dmesg; then
+	cat /tmp/bad.dmesg
+	step dmesg_clean FAIL
+else
+	step dmesg_clean PASS
+fi
+
+if [ $fail -eq 0 ]; then
+	echo "UABI-KERNEL-RESULT: PASS"
+else
+	echo "UABI-KERNEL-RESULT: FAIL"
+fi
+sync
+poweroff -f
+# Not reached; should poweroff fail, init exiting panics and panic=-1
+# reboots, which -no-reboot turns into qemu exiting.
+exit 0

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#
+# Tests rdma_uabi.ko in a real kernel: builds the module with Kbuild against
+# the headers of the newest installed Debian kernel image, packs it with
+# busybox and two static test binaries into an initramfs, boots that kernel
+# under qemu (TCG), and inside the guest runs the conformance suite on the
+# kernel backend and tests/kernel/ioctl_abuse.c, then unloads the module and
+# checks the kernel log (tests/kernel/guest-init.sh).  The conformance tests
+# that pass in the guest must be exactly those that pass in-process on the
+# host (same binary, UABI_BACKEND=inproc).
+#
+# Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
+#                    [--kernel /boot/vmlinuz-VER] [--timeout SECONDS]
+#   Without --conformance/--abuse the binaries are built in build/ (CMake).
+#   Everything generated goes under the work directory (default
+#   build/tests/kernel/qemu), never into the source tree.
+# Exit status 0 only if every step passed.  Missing tools FAIL the test.
+#
+# Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 900),
+# UABI_CONFORMANCE_FILTER (a --gtest_filter for both conformance runs, for
+# debugging; unset in CI).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=""
+conformance=""
+abuse=""
+vmlinuz=""
+timeout_s=${UABI_QEMU_TIMEOUT:-900}
+smp=${UABI_QEMU_SMP:-2}
+
+die() {
+	echo "run-qemu: FAIL: $*" >&2
+	echo "UABI-KERNEL summary: FAIL ($*)"
+	exit 1
+}
+
+while (($#)); do
+	case $1 in
+	--work-dir) work=$2; shift 2 ;;
+	--conformance) conformance=$2; shift 2 ;;
+	--abuse) abuse=$2; shift 2 ;;
+	--kernel) vmlinuz=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	-h | --help) sed -n '3,22p' "$0"; exit 0 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+
+t_start=$(date +%s)
+
+# ----------------------------------------------------------- prerequisites
+hint="install them with scripts/install-deps-kernel.sh"
+missing=()
+for tool in qemu-system-x86_64 make gcc cpio gzip strip timeout; do
+	command -v "$tool" >/dev/null || missing+=("$tool")
+done
+busybox=""
+for b in /bin/busybox /usr/bin/busybox; do
+	if [[ -x $b ]] && file -L "$b" 2>/dev/null | grep -q 'statically linked'; then
+		busybox=$b
+		break
+	fi
+done
+if [[ -z $busybox ]]; then
+	# Without file(1), trust the busybox-static package.
+	if dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
+		busybox=/bin/busybox
+	else
+		missing+=("busybox (static)")
+	fi
+fi
+((${#missing[@]} == 0)) || die "missing ${missing[*]}: $hint"
+
+if [[ -z $vmlinuz ]]; then
+	# The newest installed kernel image whose headers are installed too.
+	newest=""
+	for v in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+		[[ -n $newest ]] || newest=$v
+		if [[ -f /lib/modules/${v##*/vmlinuz-}/build/Makefile ]]; then
+			vmlinuz=$v
+			break
+		fi
+	done
+	[[ -n $newest ]] || die "no /boot/vmlinuz-* (package linux-image-amd64): $hint"
+	[[ -n $vmlinuz ]] || vmlinuz=$newest	# fails below, naming its headers
+fi
+[[ -e $vmlinuz ]] || die "no kernel image $vmlinuz: $hint"
+[[ -r $vmlinuz ]] || die "cannot read $vmlinuz (run as root?)"
+kver=${vmlinuz##*/vmlinuz-}
+kdir=/lib/modules/$kver/build
+[[ -f $kdir/Makefile ]] ||
+	die "no kernel headers for $kver in $kdir (package linux-headers-amd64): $hint"
+
+# --------------------------------------------------------- test binaries
+if [[ -z $conformance || -z $abuse ]]; then
+	bdir=$root/build
+	echo "run-qemu: building the static test binaries in $bdir"
+	if [[ ! -f $bdir/CMakeCache.txt ]]; then
+		cmake -S "$root" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+			>/dev/null || die "cmake configure failed"
+	fi
+	cmake --build "$bdir" --target uabi_conformance_static uabi_ioctl_abuse ||
+		die "building the static test binaries failed (is tests/kernel added to tests/CMakeLists.txt?)"
+	conformance=$(find "$bdir" -name uabi_conformance_static -type f -perm -u+x | head -1)
+	abuse=$(find "$bdir" -name ioctl_abuse -type f -perm -u+x | head -1)
+fi
+[[ -x $conformance ]] || die "conformance binary '$conformance' not found"
+[[ -x $abuse ]] || die "ioctl_abuse binary '$abuse' not found"
+[[ -n $work ]] || work=$root/build/tests/kernel/qemu
+mkdir -p "$work" || die "cannot create $work"
+work=$(cd "$work" && pwd)
+
+# ------------------------------------------------------------- the module
+# Kbuild writes its objects beside the sources: build a staged copy.
+echo "run-qemu: building rdma_uabi.ko for $kver (W=1)"
+src=$work/src
+rm -rf "$src"
+mkdir -p "$src/kernel/os" "$src/newapi/include"
+cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" \
+	"$root/kernel/include" "$src/kernel/" || die "staging the sources failed"
+cp -r "$root/kernel/os/linux" "$src/kernel/os/" || die "staging os/linux failed"
+cp -r "$root/newapi/include/rdma" "$src/newapi/include/" || die "staging uabi.h failed"
+t0=$(date +%s)
+if ! make -C "$kdir" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1; then
+	cat "$work/kbuild.log"
+	die "Kbuild failed"
+fi
+if grep -E 'warning:|error:' "$work/kbuild.log"; then
+	die "Kbuild W=1 printed warnings"
+fi
+ko=$src/kernel/rdma_uabi.ko
+[[ -f $ko ]] || die "no rdma_uabi.ko after Kbuild"
+echo "run-qemu: module built in $(($(date +%s) - t0))s, no W=1 warning"
+
+# -------------------------------------------------------------- initramfs
+echo "run-qemu: packing the initramfs"
+rfs=$work/initramfs
+rm -rf "$rfs"
+mkdir -p "$rfs"/{bin,dev,proc,sys,tmp}
+cp "$busybox" "$rfs/bin/busybox"
+ln -s busybox "$rfs/bin/sh"
+cp "$here/guest-init.sh" "$rfs/init"
+chmod 755 "$rfs/init"
+gtest_args=(--gtest_color=no)
+[[ -z ${UABI_CONFORMANCE_FILTER:-} ]] ||
+	gtest_args+=("--gtest_filter=$UABI_CONFORMANCE_FILTER")
+printf '%s\n' "${gtest_args[@]}" >"$rfs/conformance.args"
+strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip $ko"
+strip -o "$rfs/uabi_conformance" "$conformance" || die "strip $conformance"
+strip -o "$rfs/ioctl_abuse" "$abuse" || die "strip $abuse"
+(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
+	>"$work/initramfs.cpio.gz" || die "cpio failed"
+
+# ------------------------------------------- reference: in-process on host
+echo "run-qemu: reference run of the conformance suite in-process on the host"
+UABI_BACKEND=inproc "$conformance" "${gtest_args[@]}" >"$work/inproc.log" 2>&1
+inproc_rc=$?
+grep -E '^\[       OK \] ' "$work/inproc.log" | awk '{print $4}' | sort >"$work/inproc.ok"
+
+# -------------------------------------------------------------------- boot
+echo "run-qemu: booting $vmlinuz under TCG (-smp $smp, timeout ${timeout_s}s)"
+t0=$(date +%s)
+timeout --foreground -k 10 "$timeout_s" \
+	qemu-system-x86_64 -accel tcg -m 1G -smp "$smp" -nographic -no-reboot \
+	-nic none -kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 loglevel=5 slub_debug=FZPU,kmalloc-* rdinit=/init" \
+	</dev/null 2>&1 | tr -d '\r' | sed -u 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' |
+	tee "$work/guest.log" | sed -u 's/^/guest| /'
+qemu_rc=${PIPESTATUS[0]}
+guest_s=$(($(date +%s) - t0))
+
+# ----------------------------------------------------------------- verdict
+fails=()
+log=$work/guest.log
+((qemu_rc == 124)) && fails+=("qemu timed out after ${timeout_s}s")
+grep -q '^UABI-KERNEL-RESULT: PASS' "$log" ||
+	fails+=("guest did not report UABI-KERNEL-RESULT: PASS")
+while read -r _ name verdict; do
+	[[ $verdict == PASS ]] || fails+=("guest step $name: $verdict")
+done < <(grep '^UABI-KERNEL-STEP: ' "$log")
+grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops on the console")
+
+sed -n '/^UABI-KERNEL-CONFORMANCE-BEGIN/,/^UABI-KERNEL-CONFORMANCE-END/p' "$log" |
+	grep -E '^\[       OK \] ' | awk '{print $4}' | sort >"$work/kernel.ok"
+n_inproc=$(wc -l <"$work/inproc.ok")
+n_kernel=$(wc -l <"$work/kernel.ok")
+kernel_summary=$(sed -n '/^UABI-KERNEL-CONFORMANCE-BEGIN/,/^UABI-KERNEL-CONFORMANCE-END/p' "$log" |
+	grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|tests? ran' | tr '\n' ' ')
+inproc_summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|tests? ran' "$work/inproc.log" | tr '\n' ' ')
+((inproc_rc == 0)) || fails+=("the in-process reference run failed (exit $inproc_rc, see $work/inproc.log)")
+((n_inproc > 0)) || fails+=("the in-process reference run passed no test")
+if ! diff -q "$work/inproc.ok" "$work/kernel.ok" >/dev/null; then
+	fails+=("conformance passes differ: inproc $n_inproc, kernel $n_kernel")
+	echo "Conformance tests passing on one backend only (< inproc, > kernel):"
+	diff "$work/inproc.ok" "$work/kernel.ok" | grep '^[<>]'
+fi
+abuse_line=$(grep -E '^ioctl_abuse: ' "$log" | tail -1)
+
+echo
+echo "==== rdma_uabi kernel test summary ===="
+echo "kernel:            $kver ($vmlinuz), qemu TCG -smp $smp"
+echo "module:            $ko"
+echo "conformance:       inproc: ${inproc_summary:-none}"
+echo "                   kernel: ${kernel_summary:-none}"
+echo "                   passing: inproc $n_inproc, kernel $n_kernel"
+[[ -z ${UABI_CONFORMANCE_FILTER:-} ]] ||
+	echo "                   (UABI_CONFORMANCE_FILTER=$UABI_CONFORMANCE_FILTER)"
+echo "ioctl_abuse:       ${abuse_line:-no result}"
+grep '^UABI-KERNEL-STEP: ' "$log" | sed 's/^UABI-KERNEL-STEP: /step:              /'
+echo "guest boot+tests:  ${guest_s}s; whole run $(($(date +%s) - t_start))s"
+echo "logs:              $work/{guest,inproc,kbuild}.log"
+if ((${#fails[@]})); then
+	for f in "${fails[@]}"; do echo "FAILED: $f"; done
+	echo "UABI-KERNEL summary: FAIL"
+	exit 1
+fi
+echo "UABI-KERNEL summary: PASS"
+exit 0
