@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages rdma-uabi needs, only if some are missing.
-# Usage: scripts/install-deps.sh [--no-kernel]
+# Usage: scripts/install-deps.sh [--no-kernel | --kernel-only]
+#   kernel part: linux-headers-amd64 (Kbuild for rdma_uabi.ko),
+#   linux-image-amd64 (the kernel the qemu guest boots), qemu-system-x86
+#   (TCG; KVM is not needed), busybox-static (the guest's userland),
+#   kmod and cpio (insmod on real machines; the initramfs).
 set -euo pipefail
 
-pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
-      libgtest-dev libgmock-dev libbenchmark-dev
-      libibverbs-dev ibverbs-utils perftest
-      util-linux procps python3)
-if [[ "${1:-}" != "--no-kernel" ]]; then
-	pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86
-	       busybox-static kmod cpio)
-fi
+userspace=(cmake ninja-build g++ clang libclang-rt-14-dev
+	   libgtest-dev libgmock-dev libbenchmark-dev
+	   libibverbs-dev ibverbs-utils perftest
+	   util-linux procps iproute2 python3)
+kernel=(linux-headers-amd64 linux-image-amd64 qemu-system-x86
+	busybox-static kmod cpio make gcc)
+case "${1:-}" in
+--no-kernel) pkgs=("${userspace[@]}") ;;
+--kernel-only) pkgs=("${kernel[@]}") ;;
+*) pkgs=("${userspace[@]}" "${kernel[@]}") ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,11 +8,16 @@
 # kernel backend and tests/kernel/ioctl_abuse.c, then unloads the module and
 # checks the kernel log (tests/kernel/guest-init.sh).  The conformance tests
 # that pass in the guest must be exactly those that pass in-process on the
-# host (same binary, UABI_BACKEND=inproc).
+# host (same binary, UABI_BACKEND=inproc).  With --e2e, the guest also runs
+# the in-process verbs data-path tests (tests/e2e, e2e_inproc_verbs) on the
+# kernel backend, so through the arena the module maps.
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
-#                    [--kernel /boot/vmlinuz-VER] [--timeout SECONDS]
+#                    [--e2e BIN] [--kernel /boot/vmlinuz-VER]
+#                    [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
+#   --e2e takes a dynamically linked binary: it is packed with the shared
+#   libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
 # Exit status 0 only if every step passed.  Missing tools FAIL the test.
@@ -27,6 +32,7 @@ root=$(cd "$here/../.." && pwd)
 work=""
 conformance=""
 abuse=""
+e2e=""
 vmlinuz=""
 timeout_s=${UABI_QEMU_TIMEOUT:-900}
 smp=${UABI_QEMU_SMP:-2}
@@ -42,9 +48,10 @@ while (($#)); do
 	--work-dir) work=$2; shift 2 ;;
 	--conformance) conformance=$2; shift 2 ;;
 	--abuse) abuse=$2; shift 2 ;;
+	--e2e) e2e=$2; shift 2 ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,22p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,28p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -52,7 +59,7 @@ done
 t_start=$(date +%s)
 
 # ----------------------------------------------------------- prerequisites
-hint="install them with scripts/install-deps-kernel.sh"
+hint="install them with scripts/install-deps.sh --kernel-only"
 missing=()
 for tool in qemu-system-x86_64 make gcc cpio gzip strip timeout; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
@@ -109,6 +116,7 @@ if [[ -z $conformance || -z $abuse ]]; then
 fi
 [[ -x $conformance ]] || die "conformance binary '$conformance' not found"
 [[ -x $abuse ]] || die "ioctl_abuse binary '$abuse' not found"
+[[ -z $e2e || -x $e2e ]] || die "e2e binary '$e2e' not found"
 [[ -n $work ]] || work=$root/build/tests/kernel/qemu
 mkdir -p "$work" || die "cannot create $work"
 work=$(cd "$work" && pwd)
@@ -151,6 +159,18 @@ printf '%s\n' "${gtest_args[@]}" >"$rfs/conformance.args"
 strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip $ko"
 strip -o "$rfs/uabi_conformance" "$conformance" || die "strip $conformance"
 strip -o "$rfs/ioctl_abuse" "$abuse" || die "strip $abuse"
+if [[ -n $e2e ]]; then
+	command -v ldd >/dev/null || die "missing ldd (for --e2e)"
+	strip -o "$rfs/e2e_inproc_verbs" "$e2e" || die "strip $e2e"
+	# Its shared libraries (our libibverbs.so.1 included), at the paths
+	# the binary resolves them to on this host.
+	libs=$(ldd "$e2e" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}') ||
+		die "ldd $e2e failed"
+	for lib in $libs; do
+		mkdir -p "$rfs$(dirname "$lib")"
+		cp -L "$lib" "$rfs$lib" || die "copying $lib failed"
+	done
+fi
 (cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
 	>"$work/initramfs.cpio.gz" || die "cpio failed"
 
