@@ -24,3 +24,19 @@ function(uabi_gtest name)
     set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
   endif()
 endfunction()
+
+# In a sanitizer build, uninstrumented programs that preload one of our
+# instrumented libraries must load the sanitizer runtimes first.  Sets
+# OUT_VAR to "libasan.so:libubsan.so" there, to "" otherwise.
+function(uabi_sanitizer_preload out_var)
+  set(list "")
+  if(UABI_SANITIZE)
+    foreach(rt asan ubsan)
+      execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=lib${rt}.so
+                      OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE)
+      list(APPEND list ${path})
+    endforeach()
+    list(JOIN list ":" list)
+  endif()
+  set(${out_var} "${list}" PARENT_SCOPE)
+endfunction()

@@ -465,11 +465,13 @@ int cmd_run(char **argv)
 	}
 	// Unmodified libibverbs programs get the drop-in library first, so
 	// that their ibv_* calls reach the backend chosen above.
+	// UABI_VERBS_LIB names another copy; set but empty, it preloads nothing.
 	const char *lib = std::getenv("UABI_VERBS_LIB");
-	std::string preload = lib && *lib ? lib : UABI_VERBS_LIB;
+	std::string preload = lib ? lib : UABI_VERBS_LIB;
 	if (const char *old = std::getenv("LD_PRELOAD"); old && *old)
-		preload += std::string(":") + old;
-	::setenv("LD_PRELOAD", preload.c_str(), 1);
+		preload += (preload.empty() ? "" : ":") + std::string(old);
+	if (!preload.empty())
+		::setenv("LD_PRELOAD", preload.c_str(), 1);
 	::execvp(argv[0], argv);
 	std::fprintf(stderr, "uabi: run: %s: %s\n", argv[0], std::strerror(errno));
 	return errno == ENOENT ? 127 : 126;

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 # /init of the qemu guest made by tests/kernel/run-qemu.sh (busybox only).
-# Loads rdma_uabi.ko, runs the conformance suite on the kernel backend and
-# ioctl_abuse, unloads the module and checks the kernel log.  Every step
-# prints a "UABI-KERNEL-..." marker line that run-qemu.sh parses; the last
-# one is "UABI-KERNEL-RESULT: PASS" or "UABI-KERNEL-RESULT: FAIL".
+# Loads rdma_uabi.ko, runs the conformance suite on the kernel backend,
+# ioctl_abuse and (when packed) the e2e verbs tests, unloads the module and
+# checks the kernel log.  Every step prints a "UABI-KERNEL-..." marker line
+# that run-qemu.sh parses; the last one is "UABI-KERNEL-RESULT: PASS" or "UABI-KERNEL-RESULT: FAIL".
 
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 exec 0</dev/console 1>/dev/console 2>&1
@@ -44,6 +44,20 @@ echo "UABI-KERNEL-ABUSE-BEGIN"
 rc=$?
 echo "UABI-KERNEL-ABUSE-END: exit $rc"
 [ $rc -eq 0 ] && step ioctl_abuse PASS || step ioctl_abuse FAIL
+
+# Present only when run-qemu.sh got --e2e: the verbs data path through the
+# module's arena, with same-process copies and with process_vm_* copies.
+if [ -x /e2e_inproc_verbs ]; then
+	for vm in 0 1; do
+		echo "UABI-KERNEL-E2E-BEGIN: UABI_SW_FORCE_VM=$vm"
+		LD_LIBRARY_PATH=/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+			UABI_SW_FORCE_VM=$vm /e2e_inproc_verbs --gtest_color=no
+		rc=$?
+		echo "UABI-KERNEL-E2E-END: exit $rc"
+		[ $rc -eq 0 ] && step "e2e_inproc_verbs(vm=$vm)" PASS ||
+			step "e2e_inproc_verbs(vm=$vm)" FAIL
+	done
+fi
 
 refs=$(cat /sys/module/rdma_uabi/refcnt 2>/dev/null)
 [ "$refs" = 0 ] && step module_refcnt_zero PASS || step "module_refcnt_zero($refs)" FAIL

@@ -14,6 +14,10 @@
  *            outlives its object and an object that outlives its fd
  *   kill     a child creating PD/MR/CQ/QP/... objects is SIGKILLed: the
  *            device's live-object counts must return to zero
+ *   arena    the software device's arena fd (UABI_SW_ARENA_MAP): mmap
+ *            bounds, MAP_SHARED only, no expansion, a mapping that
+ *            outlives its fd and context, and no fd leaked by a failed or
+ *            rolled-back message
  *
  * With no argument every section runs.  Each check prints "ok" or
  * "not ok"; the last line is "ioctl_abuse: N checks, M failed" and the
@@ -980,6 +984,149 @@ static void section_kill(void)
 }
 
 /* ----------------------------------------------------------------- main */
+/* ---------------------------------------------------------------- arena */
+/* UABI_SW_ARENA_MAP, optionally followed by a command that fails (PD
+ * destroy of a handle that does not exist).  Returns the message status;
+ * *afd gets the fd attribute, *st0 the first command's status. */
+static int arena_map(int fd, uint32_t flags, int then_fail, int *afd,
+		     struct uabi_sw_arena_info *info, int32_t *st0)
+{
+	struct msg m;
+	uint32_t off_fd, off_info;
+	int ret;
+
+	msg_init(&m, scratch, flags);
+	cmd(&m, UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP, 0, 0);
+	off_fd = attr(&m, UABI_SW_ATTR_ARENA_FD,
+		      UABI_ATTR_F_OUTPUT | UABI_ATTR_F_FD, NULL, sizeof(int32_t));
+	off_info = attr_out(&m, UABI_SW_ATTR_ARENA_INFO, sizeof(*info));
+	if (then_fail)
+		cmd(&m, UABI_OBJ_PD, UABI_METHOD_DESTROY, 0x7ffffff0u, 0);
+	ret = run(fd, &m);
+	memcpy(afd, m.buf + off_fd, sizeof(*afd));
+	if (info)
+		memcpy(info, m.buf + off_info, sizeof(*info));
+	*st0 = cmd_at(&m, 0)->status;
+	return ret;
+}
+
+static void section_arena(void)
+{
+	struct uabi_sw_arena_info info;
+	int fd = open_dev(), fd2, afd, afd2, free_fd, ret;
+	int32_t st0;
+	uint8_t *p, *q;
+	size_t size;
+
+	free_fd = lowest_free_fd();
+	ret = arena_map(fd, 0, 0, &afd, &info, &st0);
+	check(ret == 0 && afd == free_fd, "ARENA_MAP: %d, fd %d (expected %d)",
+	      ret, afd, free_fd);
+	if (ret) {
+		close(fd);
+		return;
+	}
+	check((fcntl(afd, F_GETFD) & FD_CLOEXEC) != 0, "arena fd is O_CLOEXEC");
+	check(info.magic == UABI_SW_ARENA_MAGIC && info.size &&
+	      info.size % 4096 == 0 && info.heap_off + info.heap_size <= info.size,
+	      "arena info: magic %#x, size %llu", info.magic,
+	      (unsigned long long)info.size);
+	size = info.size;
+
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
+	check(p != MAP_FAILED, "mmap of the whole arena, MAP_SHARED rw");
+	if (p != MAP_FAILED)
+		check(!memcmp(p, &info, sizeof(info)),
+		      "the mapping starts with the arena header");
+	check(mmap(NULL, size, PROT_READ, MAP_PRIVATE, afd, 0) == MAP_FAILED &&
+	      errno == EINVAL, "MAP_PRIVATE: EINVAL");
+	check(mmap(NULL, size + 4096, PROT_READ, MAP_SHARED, afd, 0) ==
+	      MAP_FAILED && errno == EINVAL, "mmap past the end: EINVAL");
+	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, afd, (off_t)size) ==
+	      MAP_FAILED && errno == EINVAL, "mmap at offset size: EINVAL");
+	check(mmap(NULL, 8192, PROT_READ, MAP_SHARED, afd, (off_t)size - 4096) ==
+	      MAP_FAILED && errno == EINVAL, "mmap straddling the end: EINVAL");
+	q = mmap(NULL, 4096, PROT_READ, MAP_SHARED, afd, (off_t)size - 4096);
+	check(q != MAP_FAILED, "mmap of the last page");
+	if (q != MAP_FAILED) {
+		if (p != MAP_FAILED)
+			check(!memcmp(q, p + size - 4096, 4096),
+			      "last page mapped at its offset");
+		check(mremap(q, 4096, 8192, MREMAP_MAYMOVE) == MAP_FAILED,
+		      "mremap cannot grow the mapping");
+		munmap(q, 4096);
+	}
+
+	/* A second context maps the same arena (docs/kernel.md). */
+	fd2 = open_dev();
+	ret = arena_map(fd2, 0, 0, &afd2, NULL, &st0);
+	check(ret == 0, "ARENA_MAP from a second context: %d", ret);
+	if (!ret) {
+		q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, afd2, 0);
+		check(q != MAP_FAILED, "second context maps the header");
+		if (q != MAP_FAILED && p != MAP_FAILED) {
+			/* The header's first page tail: unused by the layout. */
+			p[4095] ^= 0x5a;
+			check(q[4095] == p[4095], "both mappings share pages");
+			p[4095] ^= 0x5a;
+		}
+		if (q != MAP_FAILED)
+			munmap(q, 4096);
+		close(afd2);
+	}
+	close(fd2);
+
+	/* No fd leaked by a message that fails or is rolled back. */
+	free_fd = lowest_free_fd();
+	ret = arena_map(fd, UABI_MSG_F_ALL_OR_NOTHING, 1, &afd2, NULL, &st0);
+	check(ret != 0 && lowest_free_fd() == free_fd,
+	      "all-or-nothing ARENA_MAP then failure: %d, no fd installed", ret);
+	ret = arena_map(fd, 0, 1, &afd2, NULL, &st0);
+	if (st0 == 0) {
+		check(ret != 0 && afd2 == free_fd &&
+		      fcntl(afd2, F_GETFD) >= 0 && lowest_free_fd() == free_fd + 1,
+		      "ARENA_MAP that succeeded before a failure keeps its fd %d",
+		      afd2);
+		close(afd2);
+	} else {
+		check(lowest_free_fd() == free_fd,
+		      "ARENA_MAP not run (%d): no fd installed", st0);
+	}
+	{
+		/* A bad output pointer: the message is not copied back. */
+		struct msg m;
+
+		msg_init(&m, scratch, 0);
+		cmd(&m, UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP, 0, 0);
+		attr(&m, UABI_SW_ATTR_ARENA_FD,
+		     UABI_ATTR_F_OUTPUT | UABI_ATTR_F_FD, NULL, sizeof(int32_t));
+		msg_end(&m);
+		{
+			void *ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (ro != MAP_FAILED) {
+				memcpy(ro, m.buf, m.len);
+				mprotect(ro, 4096, PROT_READ);
+				ret = do_ioctl(fd, ro, m.len);
+				check(ret == -EFAULT && lowest_free_fd() == free_fd,
+				      "read-only message: %d, no fd installed", ret);
+				munmap(ro, 4096);
+			}
+		}
+	}
+
+	/* The mapping outlives the fd and the context. */
+	close(afd);
+	close(fd);
+	if (p != MAP_FAILED) {
+		check(!memcmp(p, &info, sizeof(info)),
+		      "mapping readable after its fd and context closed");
+		munmap(p, size);
+	}
+	check_device_empty("arena");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -991,6 +1138,7 @@ int main(int argc, char **argv)
 		{ "threads", section_threads },
 		{ "evq", section_evq },
 		{ "kill", section_kill },
+		{ "arena", section_arena },
 	};
 	unsigned int i;
 	int a, ran = 0;
@@ -1011,7 +1159,7 @@ int main(int argc, char **argv)
 		ran++;
 	}
 	if (!ran) {
-		fprintf(stderr, "usage: %s [abuse|fuzz|threads|evq|kill]...\n",
+		fprintf(stderr, "usage: %s [abuse|fuzz|threads|evq|kill|arena]...\n",
 			argv[0]);
 		return 2;
 	}

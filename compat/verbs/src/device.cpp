@@ -174,8 +174,8 @@ ContextImpl *open_impl()
 	OutAttr fd_out = cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
 	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
 	auto m = impl->ctl.call(std::move(cmd));
-	// A host without the arena hooks (the kernel module today): control
-	// verbs work, objects of the data path answer EOPNOTSUPP.
+	// A host without the arena hooks (uabi_sw_create()): control verbs
+	// work, objects of the data path answer EOPNOTSUPP.
 	if (!m && m.error() == EOPNOTSUPP)
 		return impl.release();
 	if (!m)

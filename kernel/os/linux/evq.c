@@ -94,10 +94,21 @@ static struct uabi_kcall *current_call(struct uabi_kfile *kf)
 	return found;
 }
 
-void uabi_kcall_begin(struct uabi_kfile *kf, struct uabi_kcall *call)
+/* A reserved fd of a file that belongs to no core object (the arena). */
+struct uabi_kfd {
+	struct list_head node;		/* uabi_kcall.new_files */
+	struct file *file;
+	int fd;
+	u32 cmd;			/* index of the command that made it */
+};
+
+void uabi_kcall_begin(struct uabi_kfile *kf, struct uabi_kcall *call,
+		      const struct uabi_msg_hdr *msg)
 {
 	call->task = current;
+	call->msg = msg;
 	INIT_LIST_HEAD(&call->new_fds);
+	INIT_LIST_HEAD(&call->new_files);
 	spin_lock(&kf->calls_lock);
 	list_add(&call->node, &kf->calls);
 	spin_unlock(&kf->calls_lock);
@@ -106,11 +117,27 @@ void uabi_kcall_begin(struct uabi_kfile *kf, struct uabi_kcall *call)
 void uabi_kcall_end(struct uabi_kfile *kf, struct uabi_kcall *call,
 		    bool install)
 {
+	const struct uabi_msg_hdr *m = call->msg;
+	bool undone = m->status && (m->flags & UABI_MSG_F_ALL_OR_NOTHING);
 	struct uabi_kwait *w, *next;
+	struct uabi_kfd *kfd, *knext;
 
 	spin_lock(&kf->calls_lock);
 	list_del(&call->node);
 	spin_unlock(&kf->calls_lock);
+
+	/* Files of no object: kept only if their command succeeded (the
+	 * first msg_hdr.executed commands did) and was not rolled back. */
+	list_for_each_entry_safe(kfd, knext, &call->new_files, node) {
+		list_del(&kfd->node);
+		if (install && !undone && kfd->cmd < m->executed) {
+			fd_install(kfd->fd, kfd->file);
+		} else {
+			put_unused_fd(kfd->fd);
+			fput(kfd->file);
+		}
+		kfree(kfd);
+	}
 
 	list_for_each_entry_safe(w, next, &call->new_fds, call_node) {
 		struct file *file = w->file;
@@ -128,6 +155,38 @@ void uabi_kcall_end(struct uabi_kfile *kf, struct uabi_kcall *call,
 			fput(file);	/* may free w */
 		}
 	}
+}
+
+int uabi_kcall_reserve_file(struct uabi_context *ctx, struct file *file,
+			    s32 *fd)
+{
+	struct uabi_kcall *call = current_call(ctx->host_priv);
+	struct uabi_kfd *kfd;
+	int ufd;
+
+	if (WARN_ON_ONCE(!call)) {
+		fput(file);
+		return -EINVAL;
+	}
+	kfd = kzalloc(sizeof(*kfd), GFP_KERNEL);
+	if (!kfd) {
+		fput(file);
+		return -ENOMEM;
+	}
+	ufd = get_unused_fd_flags(O_CLOEXEC);
+	if (ufd < 0) {
+		kfree(kfd);
+		fput(file);
+		return ufd;
+	}
+	kfd->file = file;
+	kfd->fd = ufd;
+	/* The core counts a command in executed once it succeeded, so
+	 * while it runs, executed is its index. */
+	kfd->cmd = call->msg->executed;
+	list_add_tail(&kfd->node, &call->new_files);
+	*fd = ufd;
+	return 0;
 }
 
 /* Called by a creating handler, so from UABI_IOCTL_EXECUTE: the fd is

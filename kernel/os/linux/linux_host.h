@@ -27,21 +27,38 @@ struct uabi_kfile {
 
 /*
  * One UABI_IOCTL_EXECUTE in progress, on the ioctl's stack.  Event queue
- * fds created by the message are reserved, not installed: they reach the
- * caller's fd table only once the message has been copied back, so a
- * failed or rolled-back command, or a bad output pointer, leaves no stray
- * fd behind.  new_fds is touched only by the ioctl's own task.
+ * and arena fds created by the message are reserved, not installed: they
+ * reach the caller's fd table only once the message has been copied back,
+ * so a failed or rolled-back command, or a bad output pointer, leaves no
+ * stray fd behind.  new_fds and new_files are touched only by the ioctl's
+ * own task.
  */
 struct uabi_kcall {
 	struct list_head node;		/* uabi_kfile.calls */
 	struct task_struct *task;
+	const struct uabi_msg_hdr *msg;	/* the kernel copy being executed */
 	struct list_head new_fds;	/* struct uabi_kwait.call_node */
+	struct list_head new_files;	/* struct uabi_kfd.node */
 };
 
-void uabi_kcall_begin(struct uabi_kfile *kf, struct uabi_kcall *call);
+void uabi_kcall_begin(struct uabi_kfile *kf, struct uabi_kcall *call,
+		      const struct uabi_msg_hdr *msg);
 /* Installs the reserved fds when @install, else gives them back. */
 void uabi_kcall_end(struct uabi_kfile *kf, struct uabi_kcall *call,
 		    bool install);
+/*
+ * Reserves an fd in the caller's table for @file, a file of no core object
+ * (the arena), from a handler running in UABI_IOCTL_EXECUTE.  Takes over
+ * the caller's reference to @file, also on failure.  uabi_kcall_end()
+ * installs it only if the command that reserved it succeeded and was not
+ * rolled back (it ran before msg_hdr.executed, and an all-or-nothing
+ * message succeeded as a whole).
+ */
+int uabi_kcall_reserve_file(struct uabi_context *ctx, struct file *file,
+			    s32 *fd);
+
+/* The arena memory (shm.c). */
+extern const struct uabi_shm_ops uabi_kshm_ops;
 
 /* Event queue fds (evq.c). */
 int uabi_kevq_open(struct uabi_context *ctx, void **wait, s32 *fd);

@@ -17,8 +17,8 @@
  *    reference), so uabi_context_close() never races a command, as the
  *    core requires.  A forked child shares the parent's context through
  *    the inherited fd.
- *  - Every open file (and every event queue fd) pins the module, so module
- *    exit runs with no context left.
+ *  - Every open file (and every event queue or arena fd, so every arena
+ *    mapping) pins the module, so module exit runs with no context left.
  *  - The message is copied into a kernel buffer before the core parses it,
  *    so userspace cannot change it under the dispatcher.
  */
@@ -125,7 +125,7 @@ static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);	/* -EFAULT or -ENOMEM */
 
-	uabi_kcall_begin(kf, &call);
+	uabi_kcall_begin(kf, &call, msg);
 	/* The status travels in the message itself (msg_hdr.status). */
 	uabi_execute(kf->ctx, msg, io.msg_len);
 	ret = copy_to_user(umsg, msg, io.msg_len) ? -EFAULT : 0;
@@ -134,8 +134,8 @@ static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 	return ret;
 }
 
-/* The data-path arena (queues and doorbells shared with userspace) comes
- * with a later issue; until then the device maps nothing. */
+/* The device node maps nothing: the data-path arena is mapped through its
+ * own fd, which UABI_SW_ARENA_MAP hands out (shm.c). */
 static int uabi_dev_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	return -ENODEV;
@@ -162,9 +162,12 @@ static struct miscdevice uabi_misc = {
 
 static int __init uabi_module_init(void)
 {
-	struct uabi_device *dev = uabi_sw_create();
+	struct uabi_device *dev;
 	int ret;
 
+	/* One arena for the device, shared by every context: see the trust
+	 * model in docs/kernel.md. */
+	dev = uabi_sw_create_shared(&uabi_kshm_ops, UABI_SW_HEAP_KERNEL);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 	uabi_sw_dev = dev;	/* before the device node can be opened */
