@@ -50,7 +50,7 @@ echo "UABI-KERNEL-ABUSE-END: exit $rc"
 if [ -x /e2e_inproc_verbs ]; then
 	for vm in 0 1; do
 		echo "UABI-KERNEL-E2E-BEGIN: UABI_SW_FORCE_VM=$vm"
-		LD_LIBRARY_PATH=/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+		LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
 			UABI_SW_FORCE_VM=$vm /e2e_inproc_verbs --gtest_color=no
 		rc=$?
 		echo "UABI-KERNEL-E2E-END: exit $rc"

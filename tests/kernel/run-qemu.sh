@@ -163,12 +163,16 @@ if [[ -n $e2e ]]; then
 	command -v ldd >/dev/null || die "missing ldd (for --e2e)"
 	strip -o "$rfs/e2e_inproc_verbs" "$e2e" || die "strip $e2e"
 	# Its shared libraries (our libibverbs.so.1 included), at the paths
-	# the binary resolves them to on this host.
+	# the binary resolves them to on this host, and all of them again in
+	# /e2e-libs, which the guest puts first on LD_LIBRARY_PATH: the build
+	# tree may live under /tmp, which the guest mounts a tmpfs over.
 	libs=$(ldd "$e2e" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}') ||
 		die "ldd $e2e failed"
+	mkdir -p "$rfs/e2e-libs"
 	for lib in $libs; do
 		mkdir -p "$rfs$(dirname "$lib")"
 		cp -L "$lib" "$rfs$lib" || die "copying $lib failed"
+		cp -L "$lib" "$rfs/e2e-libs/" || die "copying $lib failed"
 	done
 fi
 (cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
