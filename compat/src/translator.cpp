@@ -912,26 +912,39 @@ struct Translator::Impl {
 		return respond(r, &resp, sizeof(resp));
 	}
 
-	int destroy_cq(const Req &r)
+	// The destroys whose response reports event counts: request, probe,
+	// one DESTROY, then @fill writes the counts into the response.
+	template <class Cmd, class Resp, class Fill>
+	int destroy_reporting(const Req &r, std::uint16_t object,
+			      std::uint32_t Cmd::*handle, Fill fill)
 	{
-		ib_uverbs_destroy_cq cmd;
+		Cmd cmd;
 		if (int e = request(r, cmd))
 			return e;
 		if (int e = probe(r))
 			return e;
 		Wire m = w();
 		m.begin();
-		m.cmd(UABI_OBJ_CQ, UABI_METHOD_DESTROY, cmd.cq_handle);
+		m.cmd(object, UABI_METHOD_DESTROY, cmd.*handle);
 		int st = exec(m);
 		if (st == kDry)
 			return 0;
 		if (st)
 			return st;
-		ib_uverbs_destroy_cq_resp resp{};
-		take_events(cmd.cq_handle, &resp.comp_events_reported, &resp.async_events_reported);
-		if (!doomed.empty())
-			reap_doomed();
+		Resp resp{};
+		fill(cmd.*handle, resp);
 		return respond(r, &resp, sizeof(resp));
+	}
+
+	int destroy_cq(const Req &r)
+	{
+		return destroy_reporting<ib_uverbs_destroy_cq, ib_uverbs_destroy_cq_resp>(
+			r, UABI_OBJ_CQ, &ib_uverbs_destroy_cq::cq_handle, [this](Handle h, auto &resp) {
+				take_events(h, &resp.comp_events_reported,
+					    &resp.async_events_reported);
+				if (!doomed.empty())
+					reap_doomed();
+			});
 	}
 
 	// Linux's ib_uverbs_ex_modify_cq(): validated, the CQ looked up, then
@@ -1182,25 +1195,13 @@ struct Translator::Impl {
 
 	int destroy_qp(const Req &r)
 	{
-		ib_uverbs_destroy_qp cmd;
-		if (int e = request(r, cmd))
-			return e;
-		if (int e = probe(r))
-			return e;
 		// A registration on an XRC receive QP is a QP handle: this is
 		// the unregister.
-		Wire m = w();
-		m.begin();
-		m.cmd(UABI_OBJ_QP, UABI_METHOD_DESTROY, cmd.qp_handle);
-		int st = exec(m);
-		if (st == kDry)
-			return 0;
-		if (st)
-			return st;
-		ib_uverbs_destroy_qp_resp resp{};
-		std::uint32_t comp;
-		take_events(cmd.qp_handle, &comp, &resp.events_reported);
-		return respond(r, &resp, sizeof(resp));
+		return destroy_reporting<ib_uverbs_destroy_qp, ib_uverbs_destroy_qp_resp>(
+			r, UABI_OBJ_QP, &ib_uverbs_destroy_qp::qp_handle, [this](Handle h, auto &resp) {
+				std::uint32_t comp;
+				take_events(h, &comp, &resp.events_reported);
+			});
 	}
 
 	int create_srq_common(const Req &r, const ib_uverbs_create_xsrq &cmd)
@@ -1318,23 +1319,11 @@ struct Translator::Impl {
 
 	int destroy_srq(const Req &r)
 	{
-		ib_uverbs_destroy_srq cmd;
-		if (int e = request(r, cmd))
-			return e;
-		if (int e = probe(r))
-			return e;
-		Wire m = w();
-		m.begin();
-		m.cmd(UABI_OBJ_SRQ, UABI_METHOD_DESTROY, cmd.srq_handle);
-		int st = exec(m);
-		if (st == kDry)
-			return 0;
-		if (st)
-			return st;
-		ib_uverbs_destroy_srq_resp resp{};
-		std::uint32_t comp;
-		take_events(cmd.srq_handle, &comp, &resp.events_reported);
-		return respond(r, &resp, sizeof(resp));
+		return destroy_reporting<ib_uverbs_destroy_srq, ib_uverbs_destroy_srq_resp>(
+			r, UABI_OBJ_SRQ, &ib_uverbs_destroy_srq::srq_handle, [this](Handle h, auto &resp) {
+				std::uint32_t comp;
+				take_events(h, &comp, &resp.events_reported);
+			});
 	}
 
 	// OPEN_XRCD (upstream) and OPEN_XRC_DOMAIN (OFED): same payload.

@@ -336,7 +336,6 @@ const struct uabi_object_def uabi_type_xrcd = {
 		UABI_DESTROY_METHOD,
 		{ .id = UABI_XRCD_REG_RCV_QP, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handle_access = UABI_ACCESS_READ, .handler = xrcd_reg_rcv_qp,
-		  .creates_type = UABI_OBJ_QP,
 		  UABI_ATTRS({ .id = UABI_ATTR_XRCD_QPN,
 			       .flags = MAND | UABI_SPEC_F_OUTPUT | UABI_SPEC_F_INOUT,
 			       .min_len = sizeof(u32), .max_len = sizeof(u32) },

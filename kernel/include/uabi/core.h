@@ -96,7 +96,6 @@ struct uabi_method_def {
 	u16 flags;		/* UABI_SPEC_F_METHOD_* */
 	u8 handle_access;	/* enum uabi_access for cmd_hdr.handle */
 	u16 handle_type;	/* object type of cmd_hdr.handle, 0 = own type */
-	u16 creates_type;	/* object type created (METHOD_CREATES) */
 	/* Changes objects other than its handle (XRC by qpn): never allowed
 	 * in an all-or-nothing message, whose rollback could not undo it. */
 	bool reaches_beyond_handle;
