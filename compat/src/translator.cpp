@@ -1874,6 +1874,7 @@ Result<std::unique_ptr<Translator>> Translator::open(Backend b, Dialect d)
 long Translator::execute(const void *buf, std::size_t count, std::size_t avail) noexcept
 {
 	p_->dry = false;
+	executed_++;
 	return p_->run(buf, count, avail);
 }
 

@@ -46,16 +46,18 @@ echo "UABI-KERNEL-ABUSE-END: exit $rc"
 [ $rc -eq 0 ] && step ioctl_abuse PASS || step ioctl_abuse FAIL
 
 # Present only when run-qemu.sh got --e2e: the verbs data path through the
-# module's arena, with same-process copies and with process_vm_* copies.
+# module's arena, with same-process copies and with process_vm_* copies,
+# and once more with the control verbs on the write path (UABI_VERBS_PATH).
 if [ -x /e2e_inproc_verbs ]; then
-	for vm in 0 1; do
-		echo "UABI-KERNEL-E2E-BEGIN: UABI_SW_FORCE_VM=$vm"
+	for run in 0:new 1:new 0:write; do
+		vm=${run%%:*} path=${run#*:}
+		echo "UABI-KERNEL-E2E-BEGIN: UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path"
 		LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
-			UABI_SW_FORCE_VM=$vm /e2e_inproc_verbs --gtest_color=no
+			UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path /e2e_inproc_verbs --gtest_color=no
 		rc=$?
 		echo "UABI-KERNEL-E2E-END: exit $rc"
-		[ $rc -eq 0 ] && step "e2e_inproc_verbs(vm=$vm)" PASS ||
-			step "e2e_inproc_verbs(vm=$vm)" FAIL
+		[ $rc -eq 0 ] && step "e2e_inproc_verbs(vm=$vm,path=$path)" PASS ||
+			step "e2e_inproc_verbs(vm=$vm,path=$path)" FAIL
 	done
 fi
 

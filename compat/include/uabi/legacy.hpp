@@ -71,6 +71,10 @@ class Translator
 	// encoding of the new-uAPI message, without running it.  0 or -errno.
 	int translate_only(const void *buf, std::size_t count) noexcept;
 
+	// How many commands execute() (or write()) was given, whatever their
+	// outcome: proof for tests that a caller really took this path.
+	std::uint64_t commands_executed() const noexcept { return executed_; }
+
 	Dialect dialect() const noexcept;
 	void set_dialect(Dialect d) noexcept;
 	bool has_context() const noexcept; // GET_CONTEXT succeeded
@@ -92,6 +96,7 @@ class Translator
 
       private:
 	std::unique_ptr<Impl> p_;
+	std::uint64_t executed_ = 0;
 };
 
 } // namespace uabi::legacy

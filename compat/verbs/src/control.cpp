@@ -261,7 +261,7 @@ UABI_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 			return fail_ptr<struct ibv_comp_channel>(r.error());
 		auto *c = static_cast<VChannel *>(std::calloc(1, sizeof(VChannel)));
 		if (!c) {
-			(void)impl_of(ctx)->ctl.destroy_comp_channel(r->handle);
+			(void)impl_of(ctx)->ctl.destroy_comp_channel(*r);
 			return fail_ptr<struct ibv_comp_channel>(ENOMEM);
 		}
 		c->ch.context = ctx;
@@ -275,7 +275,10 @@ UABI_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 UABI_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
 	int ret = guard_int([&] {
-		auto r = impl_of(ch->context)->ctl.destroy_comp_channel(vch(ch)->handle);
+		// Like libibverbs: a channel that CQs still use stays.
+		if (__atomic_load_n(&ch->refcnt, __ATOMIC_RELAXED))
+			return EBUSY;
+		auto r = impl_of(ch->context)->ctl.destroy_comp_channel(EvqInfo{vch(ch)->handle, ch->fd});
 		if (!r)
 			return r.error();
 		std::free(vch(ch));
@@ -301,13 +304,12 @@ UABI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void 
 		auto *c = static_cast<VCq *>(std::calloc(1, sizeof(VCq)));
 		if (!c)
 			return fail_ptr<struct ibv_cq>(ENOMEM);
-		CqCreate cc;
-		cc.cqe = std::uint32_t(cqe);
+		EvqInfo ch{};
 		if (channel)
-			cc.channel = Ref(vch(channel)->handle);
-		cc.comp_vector = std::uint32_t(comp_vector);
-		cc.user_handle = reinterpret_cast<std::uintptr_t>(c);
-		auto r = impl->ctl.create_cq(cc);
+			ch = EvqInfo{vch(channel)->handle, channel->fd};
+		auto r = impl->ctl.create_cq(std::uint32_t(cqe), channel ? &ch : nullptr,
+					     std::uint32_t(comp_vector),
+					     reinterpret_cast<std::uintptr_t>(c));
 		if (!r) {
 			std::free(c);
 			return fail_ptr<struct ibv_cq>(r.error());
@@ -368,7 +370,7 @@ UABI_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq
 	ContextImpl *impl = impl_of(ch->context);
 	for (;;) {
 		int ret = guard_int([&] {
-			auto r = impl->ctl.get_comp_event(vch(ch)->handle);
+			auto r = impl->ctl.get_comp_event(EvqInfo{vch(ch)->handle, ch->fd});
 			if (!r)
 				return r.error();
 			auto *c = reinterpret_cast<VCq *>(r->element);
@@ -412,22 +414,21 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 		auto *s = static_cast<VSrq *>(std::calloc(1, sizeof(VSrq)));
 		if (!s)
 			return fail_ptr<struct ibv_srq>(ENOMEM);
-		SrqCreate sc;
-		sc.pd = Ref(pd->handle);
+		Handle xrcd = 0, cq = 0;
 		if (type == IBV_SRQT_XRC) {
 			if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !a->xrcd ||
 			    !(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a->cq) {
 				std::free(s);
 				return fail_ptr<struct ibv_srq>(EINVAL);
 			}
-			sc.xrcd = Ref(vxrcd(a->xrcd)->handle);
-			sc.cq = Ref(a->cq->handle);
+			xrcd = vxrcd(a->xrcd)->handle;
+			cq = a->cq->handle;
 		}
-		sc.init.attr.max_wr = a->attr.max_wr;
-		sc.init.attr.max_sge = a->attr.max_sge;
-		sc.init.srq_type = type;
-		sc.user_handle = reinterpret_cast<std::uintptr_t>(s);
-		auto r = impl->ctl.create_srq(sc);
+		uabi_srq_attr sa{};
+		sa.max_wr = a->attr.max_wr;
+		sa.max_sge = a->attr.max_sge;
+		auto r = impl->ctl.create_srq(pd->handle, type, xrcd, cq, sa,
+					      reinterpret_cast<std::uintptr_t>(s));
 		if (!r) {
 			std::free(s);
 			return fail_ptr<struct ibv_srq>(r.error());
@@ -435,7 +436,7 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 		Command loc(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_LOCATE_SRQ);
 		loc.add_handle(UABI_SW_ATTR_SRQ, r->handle);
 		OutAttr slot_out = loc.add_out<std::uint32_t>(UABI_SW_ATTR_SRQ_SLOT);
-		auto m = impl->ctl.call(std::move(loc));
+		auto m = impl->ctl.raw().call(std::move(loc));
 		std::uint32_t slot = 0;
 		if (!m || !m->read(0, slot_out, slot) ||
 		    !(s->dp = new (std::nothrow) sw::Srq(*impl->dp, slot))) {
@@ -534,12 +535,7 @@ static struct ibv_xrcd *open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_
 	return guard_ptr([&]() -> struct ibv_xrcd * {
 		if (!(a->comp_mask & IBV_XRCD_INIT_ATTR_FD) || !(a->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS))
 			return fail_ptr<struct ibv_xrcd>(EINVAL);
-		std::uint32_t of = 0;
-		if (a->oflags & O_CREAT)
-			of |= UABI_XRCD_O_CREAT;
-		if (a->oflags & O_EXCL)
-			of |= UABI_XRCD_O_EXCL;
-		auto r = impl_of(ctx)->ctl.open_xrcd(a->fd, of);
+		auto r = impl_of(ctx)->ctl.open_xrcd(a->fd, a->oflags);
 		if (!r)
 			return fail_ptr<struct ibv_xrcd>(r.error());
 		auto *x = static_cast<VXrcd *>(std::calloc(1, sizeof(VXrcd)));
@@ -606,33 +602,31 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		const bool xrc_send = a->qp_type == IBV_QPT_XRC_SEND;
 		struct ibv_pd *pd = (a->comp_mask & IBV_QP_INIT_ATTR_PD) ? a->pd : nullptr;
 
-		QpCreate qc;
+		Control::QpArgs qc;
 		if (xrc_recv) {
 			if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd) {
 				free_vqp(q);
 				return fail_ptr<struct ibv_qp>(EINVAL);
 			}
-			qc.xrcd = Ref(vxrcd(a->xrcd)->handle);
+			qc.pd = vxrcd(a->xrcd)->handle;
 		} else {
 			if (!pd || !a->send_cq) {
 				free_vqp(q);
 				return fail_ptr<struct ibv_qp>(EINVAL);
 			}
-			qc.pd = Ref(pd->handle);
-			qc.send_cq = Ref(a->send_cq->handle);
+			qc.pd = pd->handle;
+			qc.send_cq = a->send_cq->handle;
 			// An XRC initiator has no receive side: what the caller
 			// put there is ignored, as by every device.
 			if (!xrc_send && a->recv_cq)
-				qc.recv_cq = Ref(a->recv_cq->handle);
+				qc.recv_cq = a->recv_cq->handle;
 			if (!xrc_send && a->srq)
-				qc.srq = Ref(a->srq->handle);
+				qc.srq = a->srq->handle;
 		}
-		qc.init.cap = to_uabi(a->cap);
-		qc.init.qp_type = a->qp_type;
-		qc.init.sq_sig_all = a->sq_sig_all ? 1 : 0;
+		qc.cap = xrc_recv ? uabi_qp_cap{} : to_uabi(a->cap);
+		qc.qp_type = a->qp_type;
+		qc.sq_sig_all = a->sq_sig_all != 0;
 		qc.user_handle = reinterpret_cast<std::uintptr_t>(q);
-		if (xrc_recv)
-			qc.init.cap = {};
 		auto r = impl->ctl.create_qp(qc);
 		if (!r) {
 			free_vqp(q);
@@ -702,18 +696,17 @@ static struct ibv_qp *open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *
 		VQp *q = new_vqp(ctx, (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : nullptr);
 		if (!q)
 			return fail_ptr<struct ibv_qp>(ENOMEM);
-		std::uint32_t qpn = a->qp_num;
-		auto r = impl_of(ctx)->ctl.register_xrc_rcv_qp(vxrcd(a->xrcd)->handle, qpn, {},
-							       reinterpret_cast<std::uintptr_t>(q));
+		auto r = impl_of(ctx)->ctl.open_qp(vxrcd(a->xrcd)->handle, a->qp_num,
+						   reinterpret_cast<std::uintptr_t>(q));
 		if (!r) {
 			free_vqp(q);
 			return fail_ptr<struct ibv_qp>(r.error());
 		}
 		struct ibv_qp *qp = &q->qpx.qp_base;
-		qp->handle = *r;
-		qp->qp_num = qpn;
+		qp->handle = r->handle;
+		qp->qp_num = a->qp_num;
 		qp->qp_type = IBV_QPT_XRC_RECV;
-		auto st = impl_of(ctx)->ctl.query_qp(*r);
+		auto st = impl_of(ctx)->ctl.query_qp(r->handle, IBV_QP_STATE);
 		qp->state = st ? ibv_qp_state(st->attr.qp_state) : IBV_QPS_RESET;
 		install_qp_ex_ops(q);
 		return qp;
@@ -724,7 +717,7 @@ UABI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int m
 {
 	return guard_int([&] {
 		std::uint32_t m = std::uint32_t(mask) & ~std::uint32_t(IBV_QP_RATE_LIMIT);
-		auto r = impl_of(qp->context)->ctl.modify_qp(qp->handle, to_uabi(*attr), m);
+		auto r = impl_of(qp->context)->ctl.modify_qp(qp->handle, *attr, m);
 		if (!r)
 			return r.error();
 		if (mask & IBV_QP_STATE)
@@ -810,7 +803,7 @@ UABI_EXPORT int ibv_detach_mcast(struct ibv_qp *, const union ibv_gid *, uint16_
 UABI_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	return guard_ptr([&]() -> struct ibv_ah * {
-		auto r = impl_of(pd->context)->ctl.create_ah(pd->handle, to_uabi(*attr));
+		auto r = impl_of(pd->context)->ctl.create_ah(pd->handle, *attr);
 		if (!r)
 			return fail_ptr<struct ibv_ah>(r.error());
 		auto *a = static_cast<VAh *>(std::calloc(1, sizeof(VAh)));

@@ -158,22 +158,20 @@ int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_in
 // Opens the backend, its async event queue, and maps the device arena.
 ContextImpl *open_impl()
 {
-	auto c = Context::open();
+	auto mode = control_mode_from_env();
+	if (!mode)
+		return fail_ptr<ContextImpl>(mode.error());
+	auto c = Control::open(*mode);
 	if (!c)
 		return fail_ptr<ContextImpl>(c.error());
 	auto impl = std::make_unique<ContextImpl>(std::move(*c));
-	impl->inproc = std::strcmp(impl->ctl.transport().name(), "inproc") == 0;
-
-	auto q = impl->ctl.create_async_event_queue();
-	if (!q)
-		return fail_ptr<ContextImpl>(q.error());
-	impl->async_handle = q->handle;
-	impl->async_fd = q->fd;
+	impl->inproc = std::strcmp(impl->ctl.raw().transport().name(), "inproc") == 0;
+	impl->async_fd = impl->ctl.async_queue().fd;
 
 	Command cmd(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP);
 	OutAttr fd_out = cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
 	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
-	auto m = impl->ctl.call(std::move(cmd));
+	auto m = impl->ctl.raw().call(std::move(cmd));
 	// A host without the arena hooks (uabi_sw_create()): control verbs
 	// work, objects of the data path answer EOPNOTSUPP.
 	if (!m && m.error() == EOPNOTSUPP)
@@ -197,7 +195,7 @@ ContextImpl *open_impl()
 				c.add_in(UABI_SW_ATTR_SRQ_SLOT, n);
 			else
 				c.add_in(UABI_SW_ATTR_CQN, n);
-			auto r = raw->ctl.call(std::move(c));
+			auto r = raw->ctl.raw().call(std::move(c));
 			return r ? 0 : r.error();
 		} catch (...) {
 			return ENOMEM;
@@ -320,7 +318,7 @@ UABI_EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port,
 UABI_EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
 	int ret = guard_int([&] {
-		auto r = impl_of(ctx)->ctl.query_gid(port, std::uint32_t(index));
+		auto r = impl_of(ctx)->ctl.raw().query_gid(port, std::uint32_t(index));
 		if (!r)
 			return r.error();
 		std::memcpy(gid->raw, r->data(), 16);
@@ -336,7 +334,7 @@ UABI_EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, 
 UABI_EXPORT int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
 {
 	int ret = guard_int([&] {
-		auto r = impl_of(ctx)->ctl.query_pkey(port, std::uint32_t(index));
+		auto r = impl_of(ctx)->ctl.raw().query_pkey(port, std::uint32_t(index));
 		if (!r)
 			return r.error();
 		*pkey = htobe16(*r);
@@ -398,7 +396,7 @@ UABI_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 	ContextImpl *impl = impl_of(ctx);
 	for (;;) {
 		int ret = guard_int([&] {
-			auto r = impl->ctl.get_async_event(impl->async_handle);
+			auto r = impl->ctl.get_async_event();
 			if (!r)
 				return r.error();
 			const uabi_event &e = *r;

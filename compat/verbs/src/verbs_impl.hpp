@@ -8,6 +8,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "control_path.hpp"
+
 #include <uabi/client.hpp>
 #include <uabi/sw/provider.hpp>
 
@@ -26,10 +28,10 @@ namespace uabi::verbs {
 inline constexpr const char *kDeviceName = "uabi_sw0";
 
 struct ContextImpl {
-	explicit ContextImpl(Context c) : ctl(std::move(c)) {}
-	Context ctl;
+	explicit ContextImpl(std::unique_ptr<Control> c) : owner(std::move(c)), ctl(*owner) {}
+	std::unique_ptr<Control> owner;
+	Control &ctl; // the control path (new or write), control_path.hpp
 	std::unique_ptr<sw::Device> dp;
-	Handle async_handle = 0;
 	int async_fd = -1;
 	bool inproc = false;
 };
@@ -49,7 +51,7 @@ struct VCq {
 
 struct VChannel {
 	struct ibv_comp_channel ch;
-	Handle handle;
+	Handle handle; // 0 on the write path, which names a channel by its fd
 };
 
 struct VSrq {

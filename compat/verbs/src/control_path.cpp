@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// Control: the new path (one uabi::Context call per verb) and the write
+// path (rdma-core 44 write-mode bytes → legacy translator → same backend).
+#include "control_path.hpp"
+#include "verbs_impl.hpp"
+
+#include <uabi/legacy.hpp>
+#include <uabi/legacy_encoder.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <endian.h>
+#include <fcntl.h>
+#include <string_view>
+#include <unistd.h>
+
+namespace uabi::verbs {
+
+namespace {
+
+// The reverse of the translator's conversions: a write-ABI response back
+// into the new path's structs, so that the verbs above see one result.
+uabi_device_attr device_from(const ib_uverbs_query_device_resp &r)
+{
+	uabi_device_attr d{};
+	d.fw_ver = r.fw_ver;
+	d.node_guid = be64toh(r.node_guid);
+	d.sys_image_guid = be64toh(r.sys_image_guid);
+	d.max_mr_size = r.max_mr_size;
+	d.page_size_cap = r.page_size_cap;
+	d.vendor_id = r.vendor_id;
+	d.vendor_part_id = r.vendor_part_id;
+	d.hw_ver = r.hw_ver;
+	d.max_qp = r.max_qp;
+	d.max_qp_wr = r.max_qp_wr;
+	d.device_cap_flags = r.device_cap_flags;
+	d.max_sge = r.max_sge;
+	d.max_sge_rd = r.max_sge_rd;
+	d.max_cq = r.max_cq;
+	d.max_cqe = r.max_cqe;
+	d.max_mr = r.max_mr;
+	d.max_pd = r.max_pd;
+	d.max_qp_rd_atom = r.max_qp_rd_atom;
+	d.max_qp_init_rd_atom = r.max_qp_init_rd_atom;
+	d.max_res_rd_atom = r.max_res_rd_atom;
+	d.atomic_cap = r.atomic_cap;
+	d.max_mw = r.max_mw;
+	d.max_ah = r.max_ah;
+	d.max_srq = r.max_srq;
+	d.max_srq_wr = r.max_srq_wr;
+	d.max_srq_sge = r.max_srq_sge;
+	d.max_pkeys = r.max_pkeys;
+	d.local_ca_ack_delay = r.local_ca_ack_delay;
+	d.phys_port_cnt = r.phys_port_cnt;
+	return d;
+}
+
+uabi_port_attr port_from(const ib_uverbs_query_port_resp &r)
+{
+	uabi_port_attr p{};
+	p.state = r.state;
+	p.max_mtu = r.max_mtu;
+	p.active_mtu = r.active_mtu;
+	p.gid_tbl_len = r.gid_tbl_len;
+	p.port_cap_flags = r.port_cap_flags;
+	p.max_msg_sz = r.max_msg_sz;
+	p.bad_pkey_cntr = r.bad_pkey_cntr;
+	p.qkey_viol_cntr = r.qkey_viol_cntr;
+	p.pkey_tbl_len = r.pkey_tbl_len;
+	p.lid = r.lid;
+	p.sm_lid = r.sm_lid;
+	p.lmc = r.lmc;
+	p.max_vl_num = r.max_vl_num;
+	p.sm_sl = r.sm_sl;
+	p.subnet_timeout = r.subnet_timeout;
+	p.init_type_reply = r.init_type_reply;
+	p.active_width = r.active_width;
+	p.active_speed = r.active_speed;
+	p.phys_state = r.phys_state;
+	p.link_layer = r.link_layer;
+	p.flags = r.flags;
+	return p;
+}
+
+uabi_ah_attr ah_from(const ib_uverbs_qp_dest &d)
+{
+	uabi_ah_attr a{};
+	std::memcpy(a.grh.dgid, d.dgid, 16);
+	a.grh.flow_label = d.flow_label;
+	a.grh.sgid_index = d.sgid_index;
+	a.grh.hop_limit = d.hop_limit;
+	a.grh.traffic_class = d.traffic_class;
+	a.dlid = d.dlid;
+	a.sl = d.sl;
+	a.src_path_bits = d.src_path_bits;
+	a.static_rate = d.static_rate;
+	a.is_global = d.is_global;
+	a.port_num = d.port_num;
+	return a;
+}
+
+QpQuery query_from(const ib_uverbs_query_qp_resp &r)
+{
+	QpQuery q{};
+	uabi_qp_attr &a = q.attr;
+	a.ah_attr = ah_from(r.dest);
+	a.alt_ah_attr = ah_from(r.alt_dest);
+	a.qkey = r.qkey;
+	a.rq_psn = r.rq_psn;
+	a.sq_psn = r.sq_psn;
+	a.dest_qp_num = r.dest_qp_num;
+	a.qp_access_flags = r.qp_access_flags;
+	a.pkey_index = r.pkey_index;
+	a.alt_pkey_index = r.alt_pkey_index;
+	a.qp_state = r.qp_state;
+	a.cur_qp_state = r.cur_qp_state;
+	a.path_mtu = r.path_mtu;
+	a.path_mig_state = r.path_mig_state;
+	a.sq_draining = r.sq_draining;
+	a.max_rd_atomic = r.max_rd_atomic;
+	a.max_dest_rd_atomic = r.max_dest_rd_atomic;
+	a.min_rnr_timer = r.min_rnr_timer;
+	a.port_num = r.port_num;
+	a.timeout = r.timeout;
+	a.retry_cnt = r.retry_cnt;
+	a.rnr_retry = r.rnr_retry;
+	a.alt_port_num = r.alt_port_num;
+	a.alt_timeout = r.alt_timeout;
+	a.cap.max_send_wr = r.max_send_wr;
+	a.cap.max_recv_wr = r.max_recv_wr;
+	a.cap.max_send_sge = r.max_send_sge;
+	a.cap.max_recv_sge = r.max_recv_sge;
+	a.cap.max_inline_data = r.max_inline_data;
+	q.init.cap = a.cap;
+	q.init.sq_sig_all = r.sq_sig_all;
+	return q;
+}
+
+ibv_srq_attr srq_attr_to_ibv(const uabi_srq_attr &u)
+{
+	ibv_srq_attr a{};
+	a.max_wr = u.max_wr;
+	a.max_sge = u.max_sge;
+	a.srq_limit = u.srq_limit;
+	return a;
+}
+
+ibv_qp_cap cap_to_ibv(const uabi_qp_cap &u)
+{
+	ibv_qp_cap c{};
+	c.max_send_wr = u.max_send_wr;
+	c.max_recv_wr = u.max_recv_wr;
+	c.max_send_sge = u.max_send_sge;
+	c.max_recv_sge = u.max_recv_sge;
+	c.max_inline_data = u.max_inline_data;
+	return c;
+}
+
+template <class T> Result<void> to_void(const Result<T> &r)
+{
+	if (!r)
+		return make_error(r.error());
+	return {};
+}
+
+} // namespace
+
+Result<ControlMode> control_mode_from_env()
+{
+	const char *v = std::getenv("UABI_VERBS_PATH");
+	if (!v || !*v)
+		return ControlMode::New;
+	std::string_view s(v);
+	if (s == "new" || s == "ioctl")
+		return ControlMode::New;
+	if (s == "write")
+		return ControlMode::Write;
+	return make_error(EINVAL);
+}
+
+Result<std::unique_ptr<Control>> Control::open(ControlMode mode)
+{
+	auto c = Context::open();
+	if (!c)
+		return make_error(c.error());
+	std::unique_ptr<Control> ctl(new Control());
+	if (mode == ControlMode::New) {
+		ctl->own_ = std::make_unique<Context>(std::move(*c));
+		ctl->ctx_ = ctl->own_.get();
+		auto q = ctl->ctx_->create_async_event_queue();
+		if (!q)
+			return make_error(q.error());
+		ctl->async_ = *q;
+		return ctl;
+	}
+	ctl->tr_ = std::make_unique<legacy::Translator>(std::move(*c), legacy::Dialect::Upstream);
+	ctl->ctx_ = &ctl->tr_->context();
+	ctl->enc_ = std::make_unique<legacy::Encoder>(*ctl->tr_);
+	auto lc = ctl->enc_->get_context();
+	if (!lc)
+		return make_error(lc.error());
+	ctl->async_.handle = 0;
+	ctl->async_.fd = lc->async_fd;
+	return ctl;
+}
+
+std::uint64_t Control::legacy_commands() const noexcept
+{
+	return tr_ ? tr_->commands_executed() : 0;
+}
+
+Control::~Control()
+{
+	// The write path's async fd is the translator's dup (as the kernel's
+	// was the application's): closed with the context, like libibverbs'
+	// ibv_close_device() did.
+	if (tr_ && async_.fd >= 0) {
+		tr_->release_event_fd(async_.fd);
+		::close(async_.fd);
+	}
+}
+
+// Every write-path method: one encoder call under the translator's lock.
+#define WRITE_PATH(...)                                                                            \
+	do {                                                                                       \
+		if (tr_) {                                                                         \
+			std::lock_guard<std::mutex> lk(mu_);                                       \
+			__VA_ARGS__;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+Result<uabi_event> Control::get_async_event()
+{
+	WRITE_PATH({
+		ib_uverbs_async_event_desc d{};
+		long n = tr_->read_event(async_.fd, &d, sizeof(d), true);
+		if (n < 0)
+			return make_error(int(-n));
+		uabi_event e{};
+		e.element = d.element;
+		e.event_type = d.event_type;
+		return e;
+	});
+	return ctx_->get_async_event(async_.handle);
+}
+
+Result<DeviceInfo> Control::query_device()
+{
+	WRITE_PATH({
+		auto r = enc_->query_device();
+		if (!r)
+			return make_error(r.error());
+		DeviceInfo d{};
+		d.attr = device_from(*r);
+		return d;
+	});
+	return ctx_->query_device();
+}
+
+Result<uabi_port_attr> Control::query_port(std::uint32_t port)
+{
+	WRITE_PATH({
+		if (port > 0xff)
+			return make_error(EINVAL);
+		auto r = enc_->query_port(std::uint8_t(port));
+		if (!r)
+			return make_error(r.error());
+		return port_from(*r);
+	});
+	return ctx_->query_port(port);
+}
+
+Result<Handle> Control::alloc_pd()
+{
+	WRITE_PATH(return enc_->alloc_pd());
+	return ctx_->alloc_pd();
+}
+
+Result<void> Control::dealloc_pd(Handle pd)
+{
+	WRITE_PATH(return enc_->dealloc_pd(pd));
+	return ctx_->dealloc_pd(pd);
+}
+
+Result<MrInfo> Control::reg_mr(Handle pd, const void *addr, std::uint64_t length,
+			       std::uint32_t access, std::uint64_t iova)
+{
+	WRITE_PATH(return enc_->reg_mr(pd, addr, std::size_t(length), iova, int(access)));
+	return ctx_->reg_mr(Ref(pd), addr, length, access, iova);
+}
+
+Result<void> Control::dereg_mr(Handle mr)
+{
+	WRITE_PATH(return enc_->dereg_mr(mr));
+	return ctx_->dereg_mr(mr);
+}
+
+Result<EvqInfo> Control::create_comp_channel()
+{
+	WRITE_PATH({
+		auto fd = enc_->create_comp_channel();
+		if (!fd)
+			return make_error(fd.error());
+		return EvqInfo{0, *fd};
+	});
+	return ctx_->create_comp_channel();
+}
+
+Result<void> Control::destroy_comp_channel(const EvqInfo &ch)
+{
+	WRITE_PATH({
+		// libibverbs' ibv_destroy_comp_channel(): close(2) of the fd,
+		// which the kernel refuses nothing; the translator keeps the
+		// channel while a CQ still uses it.
+		int e = tr_->release_event_fd(ch.fd);
+		if (e)
+			return make_error(e);
+		::close(ch.fd);
+		return {};
+	});
+	return ctx_->destroy_comp_channel(ch.handle);
+}
+
+Result<uabi_event> Control::get_comp_event(const EvqInfo &ch)
+{
+	WRITE_PATH({
+		ib_uverbs_comp_event_desc d{};
+		long n = tr_->read_event(ch.fd, &d, sizeof(d), true);
+		if (n < 0)
+			return make_error(int(-n));
+		uabi_event e{};
+		e.element = d.cq_handle;
+		return e;
+	});
+	return ctx_->get_comp_event(ch.handle);
+}
+
+Result<CqInfo> Control::create_cq(std::uint32_t cqe, const EvqInfo *channel,
+				  std::uint32_t comp_vector, std::uint64_t user_handle)
+{
+	WRITE_PATH({
+		auto r = enc_->create_cq(int(cqe), channel ? channel->fd : -1, int(comp_vector),
+					 user_handle);
+		if (!r)
+			return r;
+		// The write ABI's response has no CQ number; a provider got
+		// it in its private response words.  Ours asks the object.
+		Command q(UABI_OBJ_CQ, UABI_METHOD_QUERY, r->handle);
+		OutAttr o = q.add_out<uabi_cq_resp>(UABI_ATTR_CQ_RESP, kMandatory);
+		auto m = ctx_->call(std::move(q));
+		uabi_cq_resp resp{};
+		if (!m || !m->read(0, o, resp)) {
+			(void)enc_->destroy_cq(r->handle);
+			return make_error(m ? EPROTO : m.error());
+		}
+		CqInfo info = *r;
+		info.cqn = resp.cqn;
+		return info;
+	});
+	CqCreate cc;
+	cc.cqe = cqe;
+	if (channel)
+		cc.channel = Ref(channel->handle);
+	cc.comp_vector = comp_vector;
+	cc.user_handle = user_handle;
+	return ctx_->create_cq(cc);
+}
+
+Result<uabi_cq_resp> Control::resize_cq(Handle cq, std::uint32_t cqe)
+{
+	WRITE_PATH({
+		auto r = enc_->resize_cq(cq, int(cqe));
+		if (!r)
+			return make_error(r.error());
+		return uabi_cq_resp{*r, 0};
+	});
+	return ctx_->resize_cq(cq, cqe);
+}
+
+Result<void> Control::destroy_cq(Handle cq)
+{
+	WRITE_PATH(return to_void(enc_->destroy_cq(cq)));
+	return ctx_->destroy_cq(cq);
+}
+
+Result<SrqInfo> Control::create_srq(Handle pd, std::uint32_t type, Handle xrcd, Handle cq,
+				    const uabi_srq_attr &attr, std::uint64_t user_handle)
+{
+	WRITE_PATH({
+		ibv_srq_attr a = srq_attr_to_ibv(attr);
+		if (type == IBV_SRQT_BASIC)
+			return enc_->create_srq(pd, a, user_handle);
+		return enc_->create_xsrq(pd, ibv_srq_type(type), xrcd, cq, a, user_handle);
+	});
+	SrqCreate sc;
+	sc.pd = Ref(pd);
+	if (type == IBV_SRQT_XRC) {
+		sc.xrcd = Ref(xrcd);
+		sc.cq = Ref(cq);
+	}
+	sc.init.attr = attr;
+	sc.init.srq_type = type;
+	sc.user_handle = user_handle;
+	return ctx_->create_srq(sc);
+}
+
+Result<void> Control::modify_srq(Handle srq, const uabi_srq_attr &attr, std::uint32_t mask)
+{
+	WRITE_PATH(return enc_->modify_srq(srq, srq_attr_to_ibv(attr), int(mask)));
+	return ctx_->modify_srq(srq, attr, mask);
+}
+
+Result<uabi_srq_attr> Control::query_srq(Handle srq)
+{
+	WRITE_PATH({
+		auto r = enc_->query_srq(srq);
+		if (!r)
+			return make_error(r.error());
+		uabi_srq_attr u{};
+		u.max_wr = r->max_wr;
+		u.max_sge = r->max_sge;
+		u.srq_limit = r->srq_limit;
+		return u;
+	});
+	return ctx_->query_srq(srq);
+}
+
+Result<void> Control::destroy_srq(Handle srq)
+{
+	WRITE_PATH(return to_void(enc_->destroy_srq(srq)));
+	return ctx_->destroy_srq(srq);
+}
+
+Result<Handle> Control::open_xrcd(int fd, int oflags)
+{
+	WRITE_PATH(return enc_->open_xrcd(fd, oflags));
+	std::uint32_t of = 0;
+	if (oflags & O_CREAT)
+		of |= UABI_XRCD_O_CREAT;
+	if (oflags & O_EXCL)
+		of |= UABI_XRCD_O_EXCL;
+	return ctx_->open_xrcd(fd, of);
+}
+
+Result<void> Control::close_xrcd(Handle xrcd)
+{
+	WRITE_PATH(return enc_->close_xrcd(xrcd));
+	return ctx_->close_xrcd(xrcd);
+}
+
+Result<QpInfo> Control::create_qp(const QpArgs &a)
+{
+	const bool xrc_recv = a.qp_type == IBV_QPT_XRC_RECV;
+	WRITE_PATH({
+		legacy::LegacyQpInit in;
+		in.pd = a.pd;
+		in.send_cq = a.send_cq;
+		in.recv_cq = a.recv_cq;
+		in.srq = a.srq;
+		in.qp_type = ibv_qp_type(a.qp_type);
+		in.cap = cap_to_ibv(a.cap);
+		in.sq_sig_all = a.sq_sig_all;
+		in.user_handle = a.user_handle;
+		return enc_->create_qp(in);
+	});
+	QpCreate qc;
+	if (xrc_recv) {
+		qc.xrcd = Ref(a.pd);
+	} else {
+		qc.pd = Ref(a.pd);
+		qc.send_cq = Ref(a.send_cq);
+		if (a.recv_cq)
+			qc.recv_cq = Ref(a.recv_cq);
+		if (a.srq)
+			qc.srq = Ref(a.srq);
+	}
+	qc.init.cap = a.cap;
+	qc.init.qp_type = a.qp_type;
+	qc.init.sq_sig_all = a.sq_sig_all ? 1 : 0;
+	qc.user_handle = a.user_handle;
+	return ctx_->create_qp(qc);
+}
+
+Result<QpInfo> Control::open_qp(Handle xrcd, std::uint32_t qpn, std::uint64_t user_handle)
+{
+	WRITE_PATH(return enc_->open_qp(xrcd, qpn, IBV_QPT_XRC_RECV, user_handle));
+	auto r = ctx_->register_xrc_rcv_qp(xrcd, qpn, {}, user_handle);
+	if (!r)
+		return make_error(r.error());
+	QpInfo q{};
+	q.handle = *r;
+	q.resp.qpn = qpn;
+	return q;
+}
+
+Result<void> Control::modify_qp(Handle qp, const struct ibv_qp_attr &attr, std::uint32_t mask)
+{
+	WRITE_PATH(return enc_->modify_qp(qp, attr, int(mask)));
+	return ctx_->modify_qp(qp, to_uabi(attr), mask);
+}
+
+Result<QpQuery> Control::query_qp(Handle qp, std::uint32_t mask)
+{
+	WRITE_PATH({
+		auto r = enc_->query_qp(qp, int(mask));
+		if (!r)
+			return make_error(r.error());
+		return query_from(r->get());
+	});
+	return ctx_->query_qp(qp, mask);
+}
+
+Result<void> Control::destroy_qp(Handle qp)
+{
+	WRITE_PATH(return to_void(enc_->destroy_qp(qp)));
+	return ctx_->destroy_qp(qp);
+}
+
+Result<Handle> Control::create_ah(Handle pd, const struct ibv_ah_attr &attr)
+{
+	WRITE_PATH(return enc_->create_ah(pd, attr, 0));
+	return ctx_->create_ah(Ref(pd), to_uabi(attr));
+}
+
+Result<void> Control::destroy_ah(Handle ah)
+{
+	WRITE_PATH(return enc_->destroy_ah(ah));
+	return ctx_->destroy_ah(ah);
+}
+
+#undef WRITE_PATH
+
+} // namespace uabi::verbs
+
+// Commands the context's legacy translator executed: 0 on the new path.
+// (UABI_VERBS_1, ours: lets a test see which path a verb took.)
+UABI_EXPORT std::uint64_t uabi_verbs_legacy_commands(struct ibv_context *ctx)
+{
+	return uabi::verbs::impl_of(ctx)->ctl.legacy_commands();
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The drop-in's two control paths give the same results.  ctest runs this
+// binary with UABI_VERBS_PATH unset (new uAPI commands) and with
+// UABI_VERBS_PATH=write (every control verb as rdma-core 44 write-mode bytes
+// through the legacy translator); the expectations below are the same for
+// both, and each run also checks that the verbs really took its path: the
+// translator counts the commands it executed (uabi_verbs_legacy_commands).
+#include "verbs_fixture.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+using namespace e2e;
+
+extern "C" std::uint64_t uabi_verbs_legacy_commands(struct ibv_context *ctx);
+
+namespace {
+
+bool write_path()
+{
+	const char *v = std::getenv("UABI_VERBS_PATH");
+	return v && std::string(v) == "write";
+}
+
+class ControlPath : public ::testing::Test {
+protected:
+	ibv_context *ctx = nullptr;
+
+	void SetUp() override
+	{
+		int n = 0;
+		ibv_device **list = ibv_get_device_list(&n);
+		ASSERT_NE(list, nullptr);
+		ctx = ibv_open_device(list[0]);
+		ibv_free_device_list(list);
+		ASSERT_NE(ctx, nullptr) << strerror(errno);
+	}
+	void TearDown() override
+	{
+		if (ctx) {
+			EXPECT_EQ(ibv_close_device(ctx), 0);
+		}
+	}
+
+	std::uint64_t count() { return uabi_verbs_legacy_commands(ctx); }
+
+	// The verb took the selected path: one write() command on the write
+	// path (`cmds` of them), none on the new path.
+	void took_path(std::uint64_t before, std::uint64_t cmds = 1)
+	{
+		EXPECT_EQ(count() - before, write_path() ? cmds : 0);
+	}
+};
+
+TEST_F(ControlPath, EveryControlVerbTakesTheSelectedPath)
+{
+	std::uint64_t c = count();
+	ibv_device_attr da{};
+	ASSERT_EQ(ibv_query_device(ctx, &da), 0);
+	took_path(c);
+	EXPECT_EQ(da.phys_port_cnt, 1);
+	EXPECT_EQ(da.atomic_cap, IBV_ATOMIC_HCA);
+	EXPECT_GT(da.max_qp_wr, 0);
+	EXPECT_EQ(da.node_guid, ibv_get_device_guid(ctx->device));
+
+	c = count();
+	ibv_port_attr pa{};
+	ASSERT_EQ(ibv_query_port(ctx, 1, &pa), 0);
+	took_path(c);
+	EXPECT_EQ(pa.state, IBV_PORT_ACTIVE);
+	EXPECT_EQ(pa.lid, 1);
+
+	c = count();
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(pd, nullptr);
+	took_path(c);
+
+	std::vector<unsigned char> buf(8192);
+	c = count();
+	ibv_mr *mr = ibv_reg_mr(pd, buf.data(), buf.size(), kAccessAll);
+	ASSERT_NE(mr, nullptr);
+	took_path(c);
+	EXPECT_NE(mr->lkey, 0u);
+
+	c = count();
+	ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(ch, nullptr);
+	took_path(c);
+	EXPECT_GE(ch->fd, 0);
+
+	c = count();
+	ibv_cq *cq = ibv_create_cq(ctx, 100, nullptr, ch, 0);
+	ASSERT_NE(cq, nullptr);
+	took_path(c);
+	EXPECT_GE(cq->cqe, 100);
+
+	c = count();
+	ASSERT_EQ(ibv_resize_cq(cq, 300), 0);
+	took_path(c);
+	EXPECT_GE(cq->cqe, 300);
+
+	ibv_srq_init_attr si{};
+	si.attr.max_wr = 64;
+	si.attr.max_sge = 2;
+	c = count();
+	ibv_srq *srq = ibv_create_srq(pd, &si);
+	ASSERT_NE(srq, nullptr);
+	took_path(c);
+	EXPECT_GE(si.attr.max_wr, 64u);
+
+	ibv_srq_attr sa{};
+	sa.srq_limit = 10;
+	c = count();
+	ASSERT_EQ(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), 0);
+	took_path(c);
+	c = count();
+	ASSERT_EQ(ibv_query_srq(srq, &sa), 0);
+	took_path(c);
+	EXPECT_EQ(sa.srq_limit, 10u);
+
+	ibv_qp_init_attr qi{};
+	qi.send_cq = cq;
+	qi.recv_cq = cq;
+	qi.cap.max_send_wr = 16;
+	qi.cap.max_recv_wr = 16;
+	qi.cap.max_send_sge = 1;
+	qi.cap.max_recv_sge = 1;
+	qi.qp_type = IBV_QPT_RC;
+	c = count();
+	ibv_qp *qp = ibv_create_qp(pd, &qi);
+	ASSERT_NE(qp, nullptr);
+	took_path(c);
+	EXPECT_GE(qi.cap.max_send_wr, 16u);
+
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	c = count();
+	ASSERT_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS),
+		  0);
+	took_path(c);
+	a = {};
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.rq_psn = 77;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = 1;
+	a.ah_attr.port_num = 1;
+	ASSERT_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+		  0);
+
+	ibv_qp_attr q{};
+	ibv_qp_init_attr qinit{};
+	c = count();
+	ASSERT_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					      IBV_QP_RQ_PSN | IBV_QP_AV | IBV_QP_CAP,
+			       &qinit),
+		  0);
+	took_path(c);
+	EXPECT_EQ(q.qp_state, IBV_QPS_RTR);
+	EXPECT_EQ(q.path_mtu, IBV_MTU_1024);
+	EXPECT_EQ(q.dest_qp_num, qp->qp_num);
+	EXPECT_EQ(q.rq_psn, 77u);
+	EXPECT_EQ(q.ah_attr.dlid, 1);
+	EXPECT_EQ(qinit.cap.max_send_wr, qi.cap.max_send_wr);
+	EXPECT_EQ(qinit.qp_type, IBV_QPT_RC);
+
+	ibv_ah_attr aa{};
+	aa.dlid = 1;
+	aa.port_num = 1;
+	c = count();
+	ibv_ah *ah = ibv_create_ah(pd, &aa);
+	ASSERT_NE(ah, nullptr);
+	took_path(c);
+	c = count();
+	EXPECT_EQ(ibv_destroy_ah(ah), 0);
+	took_path(c);
+
+	ibv_xrcd_init_attr xa{};
+	xa.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	xa.fd = -1;
+	xa.oflags = O_CREAT;
+	c = count();
+	ibv_xrcd *xrcd = ibv_open_xrcd(ctx, &xa);
+	ASSERT_NE(xrcd, nullptr) << strerror(errno);
+	took_path(c);
+	c = count();
+	EXPECT_EQ(ibv_close_xrcd(xrcd), 0);
+	took_path(c);
+
+	c = count();
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	took_path(c);
+	c = count();
+	EXPECT_EQ(ibv_destroy_srq(srq), 0);
+	took_path(c);
+	c = count();
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	took_path(c);
+	// A channel is destroyed by close(2) on the write path: no command.
+	c = count();
+	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+	took_path(c, 0);
+	c = count();
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+	took_path(c);
+	c = count();
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	took_path(c);
+}
+
+// What the man pages promise for misuse: the same errno on both paths, and
+// nothing changed (the objects still work afterwards).
+TEST_F(ControlPath, ErrorsAreTheSameOnBothPaths)
+{
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(pd, nullptr);
+	std::vector<unsigned char> buf(4096);
+
+	// Remote write without local write (ibv_reg_mr(3)).
+	errno = 0;
+	EXPECT_EQ(ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_REMOTE_WRITE), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+
+	ibv_mr *mr = ibv_reg_mr(pd, buf.data(), buf.size(), kAccessAll);
+	ASSERT_NE(mr, nullptr);
+	// A PD with an MR on it.
+	EXPECT_EQ(ibv_dealloc_pd(pd), EBUSY);
+
+	ibv_port_attr pa{};
+	EXPECT_NE(ibv_query_port(ctx, 2, &pa), 0);
+
+	ibv_device_attr da{};
+	ASSERT_EQ(ibv_query_device(ctx, &da), 0);
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq(ctx, da.max_cqe + 1, nullptr, nullptr, 0), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+
+	ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(ch, nullptr);
+	ibv_cq *cq = ibv_create_cq(ctx, 16, nullptr, ch, 0);
+	ASSERT_NE(cq, nullptr);
+	// A channel that a CQ uses.
+	errno = 0;
+	EXPECT_EQ(ibv_destroy_comp_channel(ch), -1);
+	EXPECT_EQ(errno, EBUSY);
+
+	ibv_qp_init_attr qi{};
+	qi.send_cq = cq;
+	qi.recv_cq = cq;
+	qi.cap.max_send_wr = da.max_qp_wr + 1;
+	qi.cap.max_recv_wr = 1;
+	qi.cap.max_send_sge = 1;
+	qi.cap.max_recv_sge = 1;
+	qi.qp_type = IBV_QPT_RC;
+	errno = 0;
+	EXPECT_EQ(ibv_create_qp(pd, &qi), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	qi.cap.max_send_wr = 4;
+	ibv_qp *qp = ibv_create_qp(pd, &qi);
+	ASSERT_NE(qp, nullptr);
+
+	// RESET -> RTR skips INIT (ibv_modify_qp(3): EINVAL).
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_RTR;
+	EXPECT_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	// Still in RESET.
+	ibv_qp_init_attr init{};
+	ASSERT_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &init), 0);
+	EXPECT_EQ(a.qp_state, IBV_QPS_RESET);
+
+	// A CQ that a QP uses.
+	EXPECT_EQ(ibv_destroy_cq(cq), EBUSY);
+
+	ibv_srq_init_attr si{};
+	si.attr.max_wr = 8;
+	si.attr.max_sge = 1;
+	ibv_srq *srq = ibv_create_srq(pd, &si);
+	ASSERT_NE(srq, nullptr);
+	// A limit above the queue's size.
+	ibv_srq_attr sa{};
+	sa.srq_limit = si.attr.max_wr + 100;
+	EXPECT_EQ(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), EINVAL);
+
+	// ibv_open_qp of a QP number no domain holds.
+	ibv_xrcd_init_attr xa{};
+	xa.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	xa.fd = -1;
+	xa.oflags = O_CREAT;
+	ibv_xrcd *xrcd = ibv_open_xrcd(ctx, &xa);
+	ASSERT_NE(xrcd, nullptr);
+	ibv_qp_open_attr oa{};
+	oa.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	oa.qp_num = 0xabcdef;
+	oa.xrcd = xrcd;
+	oa.qp_type = IBV_QPT_XRC_RECV;
+	errno = 0;
+	EXPECT_EQ(ibv_open_qp(ctx, &oa), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+
+	// Everything still works and goes away in order.
+	EXPECT_EQ(ibv_close_xrcd(xrcd), 0);
+	EXPECT_EQ(ibv_destroy_srq(srq), 0);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+TEST_F(ControlPath, UnknownPathIsRefused)
+{
+	// The variable is read when a device is opened.
+	const char *old = std::getenv("UABI_VERBS_PATH");
+	std::string saved = old ? old : "";
+	setenv("UABI_VERBS_PATH", "telepathy", 1);
+	int n = 0;
+	ibv_device **list = ibv_get_device_list(&n);
+	ASSERT_NE(list, nullptr);
+	errno = 0;
+	EXPECT_EQ(ibv_open_device(list[0]), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	ibv_free_device_list(list);
+	if (old)
+		setenv("UABI_VERBS_PATH", saved.c_str(), 1);
+	else
+		unsetenv("UABI_VERBS_PATH");
+}
+
+} // namespace
