@@ -5,6 +5,7 @@
 // each rule with its source.
 #include <uabi/legacy.hpp>
 #include <uabi/legacy_ofed.h>
+#include <uabi/ofed_verbs_abi.h>
 
 #include "wire.hpp"
 
@@ -1598,6 +1599,13 @@ struct Translator::Impl {
 				ib_uverbs_async_event_desc d{};
 				d.element = ev.element;
 				d.event_type = ev.event_type;
+				// An XRC receive QP registered without a user
+				// handle (OFED's CREATE/REG_XRC_RCV_QP): as the
+				// OFED kernel reported it, the QP number, flagged.
+				if (ev.xrc_qpn && !ev.element) {
+					d.element = ev.xrc_qpn;
+					d.event_type |= UABI_OFED_XRC_QP_EVENT_FLAG;
+				}
 				e = copy_to_user(reinterpret_cast<std::uintptr_t>(buf), &d,
 						 sizeof(d));
 				if (ev.object_handle)

@@ -276,6 +276,13 @@ int uabi_qp_modify(struct uabi_device *dev, struct uabi_qp *qp,
 			return ret;
 	}
 	apply(qp, attr, mask, next);
+	/*
+	 * An XRC receive QP is tied to SRQs: entering ERR is the IB "last
+	 * WQE reached" affiliated event, for every context registered on it
+	 * (they all hold it; callers of a shared QP hold dev->lock).
+	 */
+	if (qp->qp_type == UABI_QPT_XRC_RECV && cur != UABI_QPS_ERR && next == UABI_QPS_ERR)
+		uabi_raise_qp_event_locked(dev, qp, NULL, UABI_EVENT_QP_LAST_WQE_REACHED);
 	return 0;
 }
 

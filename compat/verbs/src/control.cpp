@@ -4,6 +4,7 @@
 #include "verbs_impl.hpp"
 
 #include <rdma/uabi_sw.h>
+#include <uabi/ofed_verbs_abi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -128,7 +129,9 @@ uabi_qp_attr to_uabi(const struct ibv_qp_attr &a)
 
 void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a)
 {
-	std::memset(&a, 0, sizeof(a));
+	// Not rate_limit, the last field: older programs' (OFED's, rdma-core
+	// before v15) struct ends before it, and it is never queried here.
+	std::memset(&a, 0, offsetof(struct ibv_qp_attr, rate_limit));
 	a.qp_state = ibv_qp_state(u.qp_state);
 	a.cur_qp_state = ibv_qp_state(u.cur_qp_state);
 	a.path_mtu = ibv_mtu(u.path_mtu);
@@ -401,8 +404,10 @@ UABI_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 }
 
 // -------------------------------------------------------------------- SRQ
-static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
-				  struct ibv_srq_init_attr_ex *a)
+namespace uabi::verbs {
+
+struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
+			   struct ibv_srq_init_attr_ex *a, bool ofed)
 {
 	return guard_ptr([&]() -> struct ibv_srq * {
 		ContextImpl *impl = impl_of(ctx);
@@ -427,8 +432,10 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 		uabi_srq_attr sa{};
 		sa.max_wr = a->attr.max_wr;
 		sa.max_sge = a->attr.max_sge;
-		auto r = impl->ctl.create_srq(pd->handle, type, xrcd, cq, sa,
-					      reinterpret_cast<std::uintptr_t>(s));
+		auto r = ofed ? impl->ctl.ofed_create_xrc_srq(pd->handle, xrcd, cq, sa,
+							      reinterpret_cast<std::uintptr_t>(s))
+			      : impl->ctl.create_srq(pd->handle, type, xrcd, cq, sa,
+						     reinterpret_cast<std::uintptr_t>(s));
 		if (!r) {
 			std::free(s);
 			return fail_ptr<struct ibv_srq>(r.error());
@@ -451,13 +458,27 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 		s->srq.srq_context = a->srq_context;
 		s->srq.pd = pd;
 		s->srq.handle = r->handle;
-		pthread_mutex_init(&s->srq.mutex, nullptr);
-		pthread_cond_init(&s->srq.cond, nullptr);
+		s->ofed_layout = ofed;
+		if (ofed) {
+			// OFED's struct ibv_srq has the XRC fields where ours
+			// has the mutex (which we then leave unused): a legacy
+			// program reads srq->xrc_srq_num there.
+			auto *raw = reinterpret_cast<unsigned char *>(&s->srq);
+			std::uint32_t num = s->srq_num;
+			std::memcpy(raw + UABI_OFED_SRQ_XRC_SRQ_NUM, &num, sizeof(num));
+			std::memcpy(raw + UABI_OFED_SRQ_XRC_DOMAIN, &a->xrcd, sizeof(void *));
+			std::memcpy(raw + UABI_OFED_SRQ_XRC_CQ, &a->cq, sizeof(void *));
+		} else {
+			pthread_mutex_init(&s->srq.mutex, nullptr);
+			pthread_cond_init(&s->srq.cond, nullptr);
+		}
 		a->attr.max_wr = r->resp.attr.max_wr;
 		a->attr.max_sge = r->resp.attr.max_sge;
 		return &s->srq;
 	});
 }
+
+} // namespace uabi::verbs
 
 UABI_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
@@ -467,7 +488,7 @@ UABI_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_ini
 	ex.attr = attr->attr;
 	ex.comp_mask = IBV_SRQ_INIT_ATTR_PD;
 	ex.pd = pd;
-	struct ibv_srq *s = create_srq(pd->context, pd, &ex);
+	struct ibv_srq *s = create_srq(pd->context, pd, &ex, false);
 	if (s)
 		attr->attr = ex.attr;
 	return s;
@@ -479,7 +500,7 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 	    (a->comp_mask & ~uint32_t(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
 				      IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)))
 		return fail_ptr<struct ibv_srq>(a->comp_mask & IBV_SRQ_INIT_ATTR_TM ? EOPNOTSUPP : EINVAL);
-	return create_srq(ctx, a->pd, a);
+	return create_srq(ctx, a->pd, a, false);
 }
 
 UABI_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
@@ -514,8 +535,10 @@ UABI_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 		if (!r)
 			return r.error();
 		delete vsrq(srq)->dp;
-		pthread_cond_destroy(&srq->cond);
-		pthread_mutex_destroy(&srq->mutex);
+		if (!vsrq(srq)->ofed_layout) {
+			pthread_cond_destroy(&srq->cond);
+			pthread_mutex_destroy(&srq->mutex);
+		}
 		std::free(vsrq(srq));
 		return 0;
 	});
@@ -681,9 +704,28 @@ UABI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	ex.sq_sig_all = attr->sq_sig_all;
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
+	// OFED's send side of XRC (IBV_QPT_XRC, 5): its ibv_qp_init_attr
+	// is 8 bytes longer and ends with the XRC domain, which the
+	// caller must give; the QP is an XRC_SEND one.
+	const bool ofed_xrc = std::uint32_t(attr->qp_type) == UABI_OFED_QPT_XRC;
+	if (ofed_xrc) {
+		void *dom = nullptr;
+		std::memcpy(&dom,
+			    reinterpret_cast<const unsigned char *>(attr) +
+				UABI_OFED_QP_INIT_ATTR_XRC_DOMAIN,
+			    sizeof(dom));
+		if (!dom)
+			return fail_ptr<struct ibv_qp>(EINVAL);
+		ex.qp_type = IBV_QPT_XRC_SEND;
+	}
 	struct ibv_qp *qp = create_qp(pd->context, &ex);
 	if (qp)
 		attr->cap = ex.cap;
+	if (qp && ofed_xrc) {
+		qp->qp_type = attr->qp_type;
+		// OFED programs have no receive side to read back either.
+		attr->cap.max_recv_wr = attr->cap.max_recv_sge = 0;
+	}
 	return qp;
 }
 

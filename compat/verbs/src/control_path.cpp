@@ -6,6 +6,7 @@
 
 #include <uabi/legacy.hpp>
 #include <uabi/legacy_encoder.hpp>
+#include <uabi/ofed_verbs_abi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -241,7 +242,14 @@ Result<uabi_event> Control::get_async_event()
 		e.event_type = d.event_type;
 		return e;
 	});
-	return ctx_->get_async_event(async_.handle);
+	auto r = ctx_->get_async_event(async_.handle);
+	// A registration without a user handle (the OFED calls') hears of
+	// its receive QP as OFED told it: flag, and the QP number.
+	if (r && r->xrc_qpn && !r->element) {
+		r->element = r->xrc_qpn;
+		r->event_type |= UABI_OFED_XRC_QP_EVENT_FLAG;
+	}
+	return r;
 }
 
 Result<DeviceInfo> Control::query_device()
@@ -528,6 +536,103 @@ Result<void> Control::destroy_ah(Handle ah)
 	return ctx_->destroy_ah(ah);
 }
 
+// ------------------------------------------------------------ OFED XRC
+// The translator speaks one dialect at a time (commands 37-44 differ):
+// OFED's for these, upstream's for everything else.
+#define OFED_PATH(...)                                                                             \
+	WRITE_PATH({                                                                               \
+		tr_->set_dialect(legacy::Dialect::Ofed);                                           \
+		auto back = [this](auto r) {                                                       \
+			tr_->set_dialect(legacy::Dialect::Upstream);                               \
+			return r;                                                                  \
+		};                                                                                 \
+		__VA_ARGS__;                                                                       \
+	})
+
+Result<Handle> Control::ofed_open_xrc_domain(int fd, int oflags)
+{
+	OFED_PATH(return back(enc_->ofed_open_xrc_domain(fd, oflags)));
+	std::uint32_t of = 0;
+	if (oflags & O_CREAT)
+		of |= UABI_XRCD_O_CREAT;
+	if (oflags & O_EXCL)
+		of |= UABI_XRCD_O_EXCL;
+	return ctx_->open_xrcd(fd, of);
+}
+
+Result<void> Control::ofed_close_xrc_domain(Handle xrcd)
+{
+	OFED_PATH(return back(enc_->ofed_close_xrc_domain(xrcd)));
+	return ctx_->close_xrcd(xrcd);
+}
+
+Result<SrqInfo> Control::ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
+					     const uabi_srq_attr &attr, std::uint64_t user_handle)
+{
+	OFED_PATH(return back(
+	    enc_->ofed_create_xrc_srq(pd, xrcd, cq, srq_attr_to_ibv(attr), user_handle)));
+	return create_srq(pd, IBV_SRQT_XRC, xrcd, cq, attr, user_handle);
+}
+
+Result<std::uint32_t> Control::ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
+						      bool sq_sig_all)
+{
+	OFED_PATH(return back(enc_->ofed_create_xrc_rcv_qp(xrcd, cap_to_ibv(cap), sq_sig_all, 0)));
+	uabi_qp_init init{};
+	init.cap = cap;
+	init.qp_type = UABI_QPT_XRC_RECV;
+	init.sq_sig_all = sq_sig_all ? 1 : 0;
+	std::uint32_t qpn = UABI_XRC_QPN_CREATE;
+	auto r = ctx_->register_xrc_rcv_qp(xrcd, qpn, init, std::uint64_t(0));
+	if (!r)
+		return make_error(r.error());
+	return qpn;
+}
+
+Result<void> Control::ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					     const struct ibv_qp_attr &attr, std::uint32_t mask)
+{
+	OFED_PATH(return back(enc_->ofed_modify_xrc_rcv_qp(xrcd, qpn, attr, int(mask))));
+	return ctx_->modify_xrc_rcv_qp(xrcd, qpn, to_uabi(attr), mask);
+}
+
+Result<QpQuery> Control::ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, std::uint32_t mask)
+{
+	OFED_PATH({
+		auto r = back(enc_->ofed_query_xrc_rcv_qp(xrcd, qpn, int(mask)));
+		if (!r)
+			return make_error(r.error());
+		return query_from(r->get());
+	});
+	auto r = ctx_->query_xrc_rcv_qp(xrcd, qpn);
+	if (!r)
+		return make_error(r.error());
+	QpQuery q{};
+	q.attr = *r;
+	q.init.cap = r->cap;
+	q.init.qp_type = UABI_QPT_XRC_RECV;
+	return q;
+}
+
+Result<void> Control::ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
+{
+	// OFED's REG never created (the translator answers EINVAL too).
+	if (qpn == UABI_XRC_QPN_CREATE)
+		return make_error(EINVAL);
+	OFED_PATH(return back(enc_->ofed_reg_xrc_rcv_qp(xrcd, qpn)));
+	auto r = ctx_->register_xrc_rcv_qp(xrcd, qpn, {}, std::uint64_t(0));
+	if (!r)
+		return make_error(r.error());
+	return {};
+}
+
+Result<void> Control::ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
+{
+	OFED_PATH(return back(enc_->ofed_unreg_xrc_rcv_qp(xrcd, qpn)));
+	return ctx_->unregister_xrc_rcv_qp(xrcd, qpn);
+}
+
+#undef OFED_PATH
 #undef WRITE_PATH
 
 } // namespace uabi::verbs

@@ -111,6 +111,22 @@ class Control
 	Result<Handle> create_ah(Handle pd, const struct ibv_ah_attr &attr);
 	Result<void> destroy_ah(Handle ah);
 
+	// The OFED 1.5 XRC verbs (ofed_xrc.cpp): on the write path, OFED's
+	// XRC commands (37-44 of its dialect).  Receive QPs are named by
+	// (domain, qpn); the context's registrations carry no user handle, so
+	// their events come back OFED-style (IBV_XRC_QP_EVENT_FLAG, qpn).
+	Result<Handle> ofed_open_xrc_domain(int fd, int oflags);
+	Result<void> ofed_close_xrc_domain(Handle xrcd);
+	Result<SrqInfo> ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
+					    const uabi_srq_attr &attr, std::uint64_t user_handle);
+	Result<std::uint32_t> ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
+						     bool sq_sig_all);
+	Result<void> ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					    const struct ibv_qp_attr &attr, std::uint32_t mask);
+	Result<QpQuery> ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, std::uint32_t mask);
+	Result<void> ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn);
+	Result<void> ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn);
+
       private:
 	Control() = default;
 	// The new path's context; on the write path, the translator's.

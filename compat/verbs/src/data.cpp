@@ -5,6 +5,8 @@
 // process_vm_* copies (and a blocked waiter's poll()).
 #include "verbs_impl.hpp"
 
+#include <uabi/ofed_verbs_abi.h>
+
 #include <cstring>
 #include <poll.h>
 
@@ -40,7 +42,8 @@ int to_sw_wr(const VQp *q, const struct ibv_send_wr *wr, sw::SendWr &s)
 	default:
 		break;
 	}
-	switch (q->qpx.qp_base.qp_type) {
+	// OFED's IBV_QPT_XRC (5) is not in the upstream enum.
+	switch (std::uint32_t(q->qpx.qp_base.qp_type)) {
 	case IBV_QPT_UD:
 		if (!wr->wr.ud.ah)
 			return EINVAL;
@@ -49,6 +52,7 @@ int to_sw_wr(const VQp *q, const struct ibv_send_wr *wr, sw::SendWr &s)
 		s.remote_qkey = wr->wr.ud.remote_qkey;
 		break;
 	case IBV_QPT_XRC_SEND:
+	case UABI_OFED_QPT_XRC: // OFED's xrc_remote_srq_num, same offset
 		s.remote_srqn = wr->qp_type.xrc.remote_srqn;
 		break;
 	default:

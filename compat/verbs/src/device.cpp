@@ -3,6 +3,8 @@
 // libibverbs that need no device (strings, rates, sysfs).
 #include "verbs_impl.hpp"
 
+#include <uabi/ofed_verbs_abi.h>
+
 #include <rdma/uabi_sw.h>
 
 #include <cstdarg>
@@ -246,6 +248,10 @@ UABI_EXPORT __be64 ibv_get_device_guid(struct ibv_device *)
 	return htobe64(UABI_SW_NODE_GUID);
 }
 
+#undef ibv_query_port
+extern "C" int ibv_query_port(struct ibv_context *ctx, uint8_t port,
+			      struct _compat_ibv_port_attr *attr);
+
 UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	return guard_ptr([&]() -> struct ibv_context * {
@@ -273,6 +279,9 @@ UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		vc->query_device_ex = query_device_ex;
 		install_ex_ops(vc);
 		install_data_ops(ctx);
+		// Programs built against OFED 1.x's <verbs.h> query ports
+		// through this slot of the table (an inline function there).
+		ctx->ops._compat_query_port = ibv_query_port;
 		return ctx;
 	});
 }
@@ -401,6 +410,13 @@ UABI_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 				return r.error();
 			const uabi_event &e = *r;
 			event->event_type = ibv_event_type(e.event_type);
+			if (e.event_type & UABI_OFED_XRC_QP_EVENT_FLAG) {
+				// OFED's XRC receive QP event: element.xrc_qp_num.
+				std::uint32_t qpn = std::uint32_t(e.element);
+				std::memset(&event->element, 0, sizeof(event->element));
+				std::memcpy(&event->element, &qpn, sizeof(qpn));
+				return 0;
+			}
 			switch (e.event_type) {
 			case IBV_EVENT_CQ_ERR:
 				event->element.cq = reinterpret_cast<struct ibv_cq *>(e.element);

@@ -61,6 +61,7 @@ struct VSrq {
 	std::uint32_t srq_num;	// XRC
 	std::uint32_t type;
 	Handle cq_handle;	// XRC
+	bool ofed_layout;	// ibv_create_xrc_srq: OFED's XRC fields written
 };
 
 struct VAh {
@@ -150,6 +151,10 @@ void install_qp_ex_ops(VQp *q);
 // Blocks until fd is readable or timeout_ms passes, running the data
 // path's deferred work meanwhile.
 int wait_readable(ContextImpl *impl, int fd);
+
+// ibv_create_srq / _ex and (ofed) OFED's ibv_create_xrc_srq (control.cpp).
+struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
+			   struct ibv_srq_init_attr_ex *a, bool ofed);
 
 // Extended verbs of verbs_context (control.cpp).
 void install_ex_ops(struct verbs_context *vctx);
