@@ -318,6 +318,39 @@ TEST_F(ControlPath, ErrorsAreTheSameOnBothPaths)
 	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+// ibv_get_cq_event(3) / ibv_get_async_event(3) on a channel or async fd the
+// application made non-blocking answer EAGAIN at once, as read(2) on a
+// uverbs fd did; on a blocking one they wait (the CompletionChannel test of
+// e2e_inproc_verbs).
+TEST_F(ControlPath, NonBlockingEventFdsAnswerEagain)
+{
+	ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(ch, nullptr);
+	ibv_cq *cq = ibv_create_cq(ctx, 4, nullptr, ch, 0);
+	ASSERT_NE(cq, nullptr);
+	ASSERT_EQ(ibv_req_notify_cq(cq, 0), 0);
+	int fl = fcntl(ch->fd, F_GETFL);
+	ASSERT_GE(fl, 0);
+	EXPECT_FALSE(fl & O_NONBLOCK) << "a new channel fd must be blocking, as uverbs' was";
+	ASSERT_EQ(fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	ibv_cq *got = nullptr;
+	void *cq_ctx = nullptr;
+	errno = 0;
+	EXPECT_EQ(ibv_get_cq_event(ch, &got, &cq_ctx), -1);
+	EXPECT_EQ(errno, EAGAIN);
+
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	ASSERT_GE(fl, 0);
+	ASSERT_EQ(fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	ibv_async_event ev;
+	errno = 0;
+	EXPECT_EQ(ibv_get_async_event(ctx, &ev), -1);
+	EXPECT_EQ(errno, EAGAIN);
+
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
 TEST_F(ControlPath, UnknownPathIsRefused)
 {
 	// The variable is read when a device is opened.

@@ -17,6 +17,12 @@ using namespace uabi::verbs;
 
 namespace uabi::verbs {
 
+bool fd_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
 uabi_ah_attr to_uabi(const struct ibv_ah_attr &a)
 {
 	uabi_ah_attr u{};
@@ -383,7 +389,8 @@ UABI_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq
 		});
 		if (!ret)
 			return 0;
-		if (ret != EAGAIN) {
+		// A non-blocking fd answers EAGAIN, as read(2) on it did.
+		if (ret != EAGAIN || fd_nonblocking(ch->fd)) {
 			errno = ret;
 			return -1;
 		}

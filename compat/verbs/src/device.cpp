@@ -443,7 +443,8 @@ UABI_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 		});
 		if (!ret)
 			return 0;
-		if (ret != EAGAIN) {
+		// A non-blocking fd answers EAGAIN, as read(2) on it did.
+		if (ret != EAGAIN || fd_nonblocking(impl->async_fd)) {
 			errno = ret;
 			return -1;
 		}

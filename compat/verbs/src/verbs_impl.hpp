@@ -156,6 +156,10 @@ int wait_readable(ContextImpl *impl, int fd);
 struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			   struct ibv_srq_init_attr_ex *a, bool ofed);
 
+// The application set O_NONBLOCK on an event fd: ibv_get_cq_event(3) and
+// ibv_get_async_event(3) then answer EAGAIN instead of waiting.
+bool fd_nonblocking(int fd);
+
 // Extended verbs of verbs_context (control.cpp).
 void install_ex_ops(struct verbs_context *vctx);
 

@@ -8,6 +8,7 @@
 #include <uabi/host_user.h>
 #include "../../drivers/sw/sw.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,7 +28,10 @@ static int user_file_identity(struct uabi_context *ctx, s32 fd,
 
 static int user_evq_open(struct uabi_context *ctx, void **wait, s32 *fd)
 {
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* Blocking, so that O_NONBLOCK on it is the application's own
+	 * choice, as on a kernel uverbs channel (ibv_get_cq_event(3) honours
+	 * it); the host itself never waits on it (see user_evq_drain). */
+	int efd = eventfd(0, EFD_CLOEXEC);
 
 	if (efd < 0)
 		return -errno;
@@ -52,10 +56,14 @@ static void user_evq_signal(void *wait)
 
 static void user_evq_drain(void *wait)
 {
+	struct pollfd p = { .fd = wait_fd(wait), .events = POLLIN };
 	uint64_t v;
 
-	if (read(wait_fd(wait), &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing was pending */
+	/* Only the host reads the counter, under the queue's lock: if it is
+	 * readable now, read(2) returns at once whatever the fd's flags. */
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+	    read(wait_fd(wait), &v, sizeof(v)) < 0) {
+		/* EAGAIN: the application made it non-blocking, and raced */
 	}
 }
 
