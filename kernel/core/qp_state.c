@@ -130,7 +130,9 @@ static bool transition_masks(u32 qp_type, u32 cur, u32 next, u32 *req, u32 *opt)
 
 	if (t < 0 || cur >= UABI_QPS_NUM || next >= UABI_QPS_NUM)
 		return false;
-	if (next == UABI_QPS_RESET || next == UABI_QPS_ERR) {
+	/* Any state may go to RESET, and any but RESET to ERR (Linux's
+	 * qp_state_table has no RESET -> ERR either). */
+	if (next == UABI_QPS_RESET || (next == UABI_QPS_ERR && cur != UABI_QPS_RESET)) {
 		*req = 0;
 		*opt = 0;
 		return true;

@@ -4,8 +4,9 @@
 // (chapter 10.3, "QP attributes by transition"), as ibv_modify_qp(3) and
 // the Linux kernel's ib_modify_qp_is_ok() state them: for each transition
 // and transport, the attributes that must and that may accompany
-// IBV_QP_STATE.  Transitions into RESET and ERR are allowed from every
-// state, with no other attribute.
+// IBV_QP_STATE.  Transitions into RESET are allowed from every state, into
+// ERR from every state but RESET (as in Linux's qp_state_table), with no
+// other attribute.
 #include "support/uabi_test.hpp"
 
 #include <optional>
@@ -88,7 +89,7 @@ std::optional<Masks> spec(Kind k, std::uint32_t from, std::uint32_t to)
 	const bool ud = k == Kind::UD;
 	if (from > ERR || to > ERR)
 		return std::nullopt;
-	if (to == RESET || to == ERR)
+	if (to == RESET || (to == ERR && from != RESET))
 		return Masks{0, 0};
 
 	// RESET -> INIT
@@ -321,7 +322,7 @@ struct Transition {
 
 const Transition kValid[] = {
     {RESET, INIT}, {INIT, INIT}, {INIT, RTR},  {RTR, RTS},   {RTS, RTS},
-    {RTS, SQD},	   {SQD, RTS},	 {SQD, SQD},   {RESET, ERR}, {INIT, ERR},
+    {RTS, SQD},	   {SQD, RTS},	 {SQD, SQD},   {INIT, ERR},
     {RTR, ERR},	   {RTS, ERR},	 {SQD, ERR},   {ERR, ERR},   {RESET, RESET},
     {INIT, RESET}, {RTR, RESET}, {RTS, RESET}, {SQD, RESET}, {ERR, RESET},
 };
