@@ -92,13 +92,18 @@ static int table_alloc(struct uabi_context *ctx, struct uabi_uobject *uobj)
 		u32 nsize = ctx->table_size ? ctx->table_size * 2 : 64;
 		struct uabi_uobject **nt;
 
-		nt = krealloc(ctx->table, nsize * sizeof(*nt), GFP_KERNEL);
+		/* kvmalloc: past 512K handles the table outgrows what
+		 * kmalloc gives (krealloc would WARN there, then fail). */
+		nt = kvmalloc_array(nsize, sizeof(*nt), GFP_KERNEL);
 		if (!nt) {
 			mutex_unlock(&ctx->table_lock);
 			return -ENOMEM;
 		}
+		if (ctx->table_size)
+			memcpy(nt, ctx->table, ctx->table_size * sizeof(*nt));
 		memset(nt + ctx->table_size, 0,
 		       (nsize - ctx->table_size) * sizeof(*nt));
+		kvfree(ctx->table);
 		i = max_t(u32, ctx->table_size, UABI_HANDLE_FIRST);
 		ctx->table = nt;
 		ctx->table_size = nsize;
@@ -247,6 +252,6 @@ void uabi_context_close(struct uabi_context *ctx)
 	list_del(&ctx->dev_node);
 	mutex_unlock(&dev->lock);
 	atomic_dec(&dev->num_contexts);
-	kfree(ctx->table);
+	kvfree(ctx->table);
 	kfree(ctx);
 }

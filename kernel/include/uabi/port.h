@@ -67,6 +67,13 @@ static inline void *kcalloc(size_t n, size_t sz, gfp_t f) { (void)f; return call
 static inline void *krealloc(void *p, size_t n, gfp_t f) { (void)f; return realloc(p, n ? n : 1); }
 static inline void kfree(const void *p) { free((void *)p); }
 #define kvzalloc kzalloc
+static inline void *kvmalloc_array(size_t n, size_t sz, gfp_t f)
+{
+	(void)f;
+	if (sz && n > SIZE_MAX / sz)
+		return NULL;
+	return malloc((n && sz) ? n * sz : 1);
+}
 #define kvfree kfree
 
 #define MAX_ERRNO 4095
