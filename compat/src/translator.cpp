@@ -4,6 +4,7 @@
 // uverbs_cmd.c apply before they reach a driver; docs/legacy-abi.md lists
 // each rule with its source.
 #include <uabi/legacy.hpp>
+#include <uabi/legacy_convert.hpp>
 #include <uabi/legacy_ofed.h>
 #include <uabi/ofed_verbs_abi.h>
 
@@ -108,43 +109,7 @@ int lookup_err(int st)
 	return st == -ENOENT ? -EINVAL : st;
 }
 
-uabi_ah_attr ah_from_dest(const ib_uverbs_qp_dest &d)
-{
-	uabi_ah_attr a{};
-	if (d.is_global) {
-		std::memcpy(a.grh.dgid, d.dgid, 16);
-		a.grh.flow_label = d.flow_label;
-		a.grh.sgid_index = d.sgid_index;
-		a.grh.hop_limit = d.hop_limit;
-		a.grh.traffic_class = d.traffic_class;
-	}
-	a.dlid = d.dlid;
-	a.sl = d.sl;
-	a.src_path_bits = d.src_path_bits;
-	a.static_rate = d.static_rate;
-	a.is_global = d.is_global ? 1 : 0;
-	a.port_num = d.port_num;
-	return a;
-}
 
-ib_uverbs_qp_dest dest_from_ah(const uabi_ah_attr &a)
-{
-	ib_uverbs_qp_dest d{};
-	d.dlid = a.dlid;
-	d.sl = a.sl;
-	d.src_path_bits = a.src_path_bits;
-	d.static_rate = a.static_rate;
-	d.is_global = a.is_global ? 1 : 0;
-	if (d.is_global) {
-		std::memcpy(d.dgid, a.grh.dgid, 16);
-		d.flow_label = a.grh.flow_label;
-		d.sgid_index = a.grh.sgid_index;
-		d.hop_limit = a.grh.hop_limit;
-		d.traffic_class = a.grh.traffic_class;
-	}
-	d.port_num = a.port_num;
-	return d;
-}
 
 // The fields of struct ib_uverbs_modify_qp after `dest, alt_dest`, shared
 // with the OFED MODIFY_XRC_RCV_QP.
@@ -197,75 +162,7 @@ template <class M> int modify_precheck(const M &m, std::uint32_t mask)
 	return 0;
 }
 
-ib_uverbs_query_qp_resp query_resp(const uabi_qp_attr &a, const uabi_qp_init &init)
-{
-	ib_uverbs_query_qp_resp r{};
-	r.dest = dest_from_ah(a.ah_attr);
-	r.alt_dest = dest_from_ah(a.alt_ah_attr);
-	r.max_send_wr = init.cap.max_send_wr;
-	r.max_recv_wr = init.cap.max_recv_wr;
-	r.max_send_sge = init.cap.max_send_sge;
-	r.max_recv_sge = init.cap.max_recv_sge;
-	r.max_inline_data = init.cap.max_inline_data;
-	r.qkey = a.qkey;
-	r.rq_psn = a.rq_psn;
-	r.sq_psn = a.sq_psn;
-	r.dest_qp_num = a.dest_qp_num;
-	r.qp_access_flags = a.qp_access_flags;
-	r.pkey_index = a.pkey_index;
-	r.alt_pkey_index = a.alt_pkey_index;
-	r.qp_state = std::uint8_t(a.qp_state);
-	r.cur_qp_state = std::uint8_t(a.cur_qp_state);
-	r.path_mtu = std::uint8_t(a.path_mtu);
-	r.path_mig_state = std::uint8_t(a.path_mig_state);
-	r.sq_draining = a.sq_draining;
-	r.max_rd_atomic = a.max_rd_atomic;
-	r.max_dest_rd_atomic = a.max_dest_rd_atomic;
-	r.min_rnr_timer = a.min_rnr_timer;
-	r.port_num = a.port_num;
-	r.timeout = a.timeout;
-	r.retry_cnt = a.retry_cnt;
-	r.rnr_retry = a.rnr_retry;
-	r.alt_port_num = a.alt_port_num;
-	r.alt_timeout = a.alt_timeout;
-	r.sq_sig_all = init.sq_sig_all ? 1 : 0;
-	return r;
-}
 
-void fill_device_resp(const uabi_device_attr &d, ib_uverbs_query_device_resp &r)
-{
-	r = ib_uverbs_query_device_resp{};
-	r.fw_ver = d.fw_ver;
-	// The kernel keeps node and system image GUIDs as __be64.
-	r.node_guid = htobe64(d.node_guid);
-	r.sys_image_guid = htobe64(d.sys_image_guid);
-	r.max_mr_size = d.max_mr_size;
-	r.page_size_cap = d.page_size_cap;
-	r.vendor_id = d.vendor_id;
-	r.vendor_part_id = d.vendor_part_id;
-	r.hw_ver = d.hw_ver;
-	r.max_qp = d.max_qp;
-	r.max_qp_wr = d.max_qp_wr;
-	r.device_cap_flags = d.device_cap_flags;
-	r.max_sge = d.max_sge;
-	r.max_sge_rd = d.max_sge_rd;
-	r.max_cq = d.max_cq;
-	r.max_cqe = d.max_cqe;
-	r.max_mr = d.max_mr;
-	r.max_pd = d.max_pd;
-	r.max_qp_rd_atom = d.max_qp_rd_atom;
-	r.max_res_rd_atom = d.max_res_rd_atom;
-	r.max_qp_init_rd_atom = d.max_qp_init_rd_atom;
-	r.atomic_cap = d.atomic_cap;
-	r.max_mw = d.max_mw;
-	r.max_ah = d.max_ah;
-	r.max_srq = d.max_srq;
-	r.max_srq_wr = d.max_srq_wr;
-	r.max_srq_sge = d.max_srq_sge;
-	r.max_pkeys = d.max_pkeys;
-	r.local_ca_ack_delay = d.local_ca_ack_delay;
-	r.phys_port_cnt = d.phys_port_cnt;
-}
 
 } // namespace
 
@@ -563,7 +460,7 @@ struct Translator::Impl {
 		if (st)
 			return st;
 		ib_uverbs_query_device_resp resp;
-		fill_device_resp(m.get<uabi_device_attr>(off), resp);
+		resp = device_resp(m.get<uabi_device_attr>(off));
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -587,7 +484,7 @@ struct Translator::Impl {
 			return st;
 		ib_uverbs_ex_query_device_resp resp{};
 		uabi_device_attr d = m.get<uabi_device_attr>(off);
-		fill_device_resp(d, resp.base);
+		resp.base = device_resp(d);
 		resp.device_cap_flags_ex = d.device_cap_flags;
 		resp.response_length = std::uint32_t(std::min(r.outlen, sizeof(resp)));
 		return respond(r, &resp, sizeof(resp));
@@ -610,29 +507,7 @@ struct Translator::Impl {
 			return 0;
 		if (st)
 			return st;
-		uabi_port_attr p = m.get<uabi_port_attr>(off);
-		ib_uverbs_query_port_resp resp{};
-		resp.port_cap_flags = p.port_cap_flags;
-		resp.max_msg_sz = p.max_msg_sz;
-		resp.bad_pkey_cntr = p.bad_pkey_cntr;
-		resp.qkey_viol_cntr = p.qkey_viol_cntr;
-		resp.gid_tbl_len = p.gid_tbl_len;
-		resp.pkey_tbl_len = p.pkey_tbl_len;
-		resp.lid = p.lid;
-		resp.sm_lid = p.sm_lid;
-		resp.state = std::uint8_t(p.state);
-		resp.max_mtu = std::uint8_t(p.max_mtu);
-		resp.active_mtu = std::uint8_t(p.active_mtu);
-		resp.lmc = p.lmc;
-		resp.max_vl_num = p.max_vl_num;
-		resp.sm_sl = p.sm_sl;
-		resp.subnet_timeout = p.subnet_timeout;
-		resp.init_type_reply = p.init_type_reply;
-		resp.active_width = p.active_width;
-		resp.active_speed = p.active_speed;
-		resp.phys_state = p.phys_state;
-		resp.link_layer = p.link_layer;
-		resp.flags = p.flags;
+		ib_uverbs_query_port_resp resp = port_resp(m.get<uabi_port_attr>(off));
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -1123,7 +998,7 @@ struct Translator::Impl {
 			return 0;
 		if (st)
 			return lookup_err(st);
-		ib_uverbs_query_qp_resp resp = query_resp(a, init);
+		ib_uverbs_query_qp_resp resp = query_qp_resp(a, init);
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -1533,7 +1408,7 @@ struct Translator::Impl {
 		uabi_qp_attr a = m.get<uabi_qp_attr>(off);
 		uabi_qp_init init{};
 		init.cap = a.cap;
-		ib_uverbs_query_qp_resp resp = query_resp(a, init);
+		ib_uverbs_query_qp_resp resp = query_qp_resp(a, init);
 		return respond(r, &resp, sizeof(resp));
 	}
 

@@ -5,6 +5,7 @@
 #include "verbs_impl.hpp"
 
 #include <uabi/legacy.hpp>
+#include <uabi/legacy_convert.hpp>
 #include <uabi/legacy_encoder.hpp>
 #include <uabi/ofed_verbs_abi.h>
 
@@ -18,124 +19,6 @@
 namespace uabi::verbs {
 
 namespace {
-
-// The reverse of the translator's conversions: a write-ABI response back
-// into the new path's structs, so that the verbs above see one result.
-uabi_device_attr device_from(const ib_uverbs_query_device_resp &r)
-{
-	uabi_device_attr d{};
-	d.fw_ver = r.fw_ver;
-	d.node_guid = be64toh(r.node_guid);
-	d.sys_image_guid = be64toh(r.sys_image_guid);
-	d.max_mr_size = r.max_mr_size;
-	d.page_size_cap = r.page_size_cap;
-	d.vendor_id = r.vendor_id;
-	d.vendor_part_id = r.vendor_part_id;
-	d.hw_ver = r.hw_ver;
-	d.max_qp = r.max_qp;
-	d.max_qp_wr = r.max_qp_wr;
-	d.device_cap_flags = r.device_cap_flags;
-	d.max_sge = r.max_sge;
-	d.max_sge_rd = r.max_sge_rd;
-	d.max_cq = r.max_cq;
-	d.max_cqe = r.max_cqe;
-	d.max_mr = r.max_mr;
-	d.max_pd = r.max_pd;
-	d.max_qp_rd_atom = r.max_qp_rd_atom;
-	d.max_qp_init_rd_atom = r.max_qp_init_rd_atom;
-	d.max_res_rd_atom = r.max_res_rd_atom;
-	d.atomic_cap = r.atomic_cap;
-	d.max_mw = r.max_mw;
-	d.max_ah = r.max_ah;
-	d.max_srq = r.max_srq;
-	d.max_srq_wr = r.max_srq_wr;
-	d.max_srq_sge = r.max_srq_sge;
-	d.max_pkeys = r.max_pkeys;
-	d.local_ca_ack_delay = r.local_ca_ack_delay;
-	d.phys_port_cnt = r.phys_port_cnt;
-	return d;
-}
-
-uabi_port_attr port_from(const ib_uverbs_query_port_resp &r)
-{
-	uabi_port_attr p{};
-	p.state = r.state;
-	p.max_mtu = r.max_mtu;
-	p.active_mtu = r.active_mtu;
-	p.gid_tbl_len = r.gid_tbl_len;
-	p.port_cap_flags = r.port_cap_flags;
-	p.max_msg_sz = r.max_msg_sz;
-	p.bad_pkey_cntr = r.bad_pkey_cntr;
-	p.qkey_viol_cntr = r.qkey_viol_cntr;
-	p.pkey_tbl_len = r.pkey_tbl_len;
-	p.lid = r.lid;
-	p.sm_lid = r.sm_lid;
-	p.lmc = r.lmc;
-	p.max_vl_num = r.max_vl_num;
-	p.sm_sl = r.sm_sl;
-	p.subnet_timeout = r.subnet_timeout;
-	p.init_type_reply = r.init_type_reply;
-	p.active_width = r.active_width;
-	p.active_speed = r.active_speed;
-	p.phys_state = r.phys_state;
-	p.link_layer = r.link_layer;
-	p.flags = r.flags;
-	return p;
-}
-
-uabi_ah_attr ah_from(const ib_uverbs_qp_dest &d)
-{
-	uabi_ah_attr a{};
-	std::memcpy(a.grh.dgid, d.dgid, 16);
-	a.grh.flow_label = d.flow_label;
-	a.grh.sgid_index = d.sgid_index;
-	a.grh.hop_limit = d.hop_limit;
-	a.grh.traffic_class = d.traffic_class;
-	a.dlid = d.dlid;
-	a.sl = d.sl;
-	a.src_path_bits = d.src_path_bits;
-	a.static_rate = d.static_rate;
-	a.is_global = d.is_global;
-	a.port_num = d.port_num;
-	return a;
-}
-
-QpQuery query_from(const ib_uverbs_query_qp_resp &r)
-{
-	QpQuery q{};
-	uabi_qp_attr &a = q.attr;
-	a.ah_attr = ah_from(r.dest);
-	a.alt_ah_attr = ah_from(r.alt_dest);
-	a.qkey = r.qkey;
-	a.rq_psn = r.rq_psn;
-	a.sq_psn = r.sq_psn;
-	a.dest_qp_num = r.dest_qp_num;
-	a.qp_access_flags = r.qp_access_flags;
-	a.pkey_index = r.pkey_index;
-	a.alt_pkey_index = r.alt_pkey_index;
-	a.qp_state = r.qp_state;
-	a.cur_qp_state = r.cur_qp_state;
-	a.path_mtu = r.path_mtu;
-	a.path_mig_state = r.path_mig_state;
-	a.sq_draining = r.sq_draining;
-	a.max_rd_atomic = r.max_rd_atomic;
-	a.max_dest_rd_atomic = r.max_dest_rd_atomic;
-	a.min_rnr_timer = r.min_rnr_timer;
-	a.port_num = r.port_num;
-	a.timeout = r.timeout;
-	a.retry_cnt = r.retry_cnt;
-	a.rnr_retry = r.rnr_retry;
-	a.alt_port_num = r.alt_port_num;
-	a.alt_timeout = r.alt_timeout;
-	a.cap.max_send_wr = r.max_send_wr;
-	a.cap.max_recv_wr = r.max_recv_wr;
-	a.cap.max_send_sge = r.max_send_sge;
-	a.cap.max_recv_sge = r.max_recv_sge;
-	a.cap.max_inline_data = r.max_inline_data;
-	q.init.cap = a.cap;
-	q.init.sq_sig_all = r.sq_sig_all;
-	return q;
-}
 
 ibv_srq_attr srq_attr_to_ibv(const uabi_srq_attr &u)
 {
@@ -259,7 +142,7 @@ Result<DeviceInfo> Control::query_device()
 		if (!r)
 			return make_error(r.error());
 		DeviceInfo d{};
-		d.attr = device_from(*r);
+		d.attr = legacy::device_attr(*r);
 		return d;
 	});
 	return ctx_->query_device();
@@ -273,7 +156,7 @@ Result<uabi_port_attr> Control::query_port(std::uint32_t port)
 		auto r = enc_->query_port(std::uint8_t(port));
 		if (!r)
 			return make_error(r.error());
-		return port_from(*r);
+		return legacy::port_attr(*r);
 	});
 	return ctx_->query_port(port);
 }
@@ -513,7 +396,7 @@ Result<QpQuery> Control::query_qp(Handle qp, std::uint32_t mask)
 		auto r = enc_->query_qp(qp, int(mask));
 		if (!r)
 			return make_error(r.error());
-		return query_from(r->get());
+		return legacy::query_qp_from(r->get());
 	});
 	return ctx_->query_qp(qp, mask);
 }
@@ -602,7 +485,7 @@ Result<QpQuery> Control::ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, s
 		auto r = back(enc_->ofed_query_xrc_rcv_qp(xrcd, qpn, int(mask)));
 		if (!r)
 			return make_error(r.error());
-		return query_from(r->get());
+		return legacy::query_qp_from(r->get());
 	});
 	auto r = ctx_->query_xrc_rcv_qp(xrcd, qpn);
 	if (!r)
