@@ -351,6 +351,50 @@ TEST_F(ControlPath, NonBlockingEventFdsAnswerEagain)
 	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
 }
 
+// ibv_rereg_mr(3): the same struct afterwards, new keys allowed; bad input
+// is IBV_REREG_MR_ERR_INPUT, a refused registration IBV_REREG_MR_ERR_CMD, and
+// either leaves the MR as it was.
+TEST_F(ControlPath, ReregMr)
+{
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	ASSERT_NE(pd, nullptr);
+	ASSERT_NE(pd2, nullptr);
+	std::vector<unsigned char> a(4096), b(8192);
+	ibv_mr *mr = ibv_reg_mr(pd, a.data(), a.size(), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(mr, nullptr);
+
+	errno = 0;
+	EXPECT_EQ(ibv_rereg_mr(mr, 0, nullptr, nullptr, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, nullptr, nullptr, 0, 0),
+		  IBV_REREG_MR_ERR_INPUT);
+	EXPECT_EQ(errno, EINVAL);
+	// Remote write without local write: the registration is refused.
+	std::uint32_t lkey = mr->lkey;
+	errno = 0;
+	EXPECT_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+			       IBV_ACCESS_REMOTE_WRITE),
+		  IBV_REREG_MR_ERR_CMD);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(mr->lkey, lkey);
+	EXPECT_EQ(mr->addr, a.data());
+
+	ASSERT_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, kAccessAll), 0);
+	ASSERT_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD, pd2,
+			       b.data(), b.size(), 0),
+		  0);
+	EXPECT_EQ(mr->addr, b.data());
+	EXPECT_EQ(mr->length, b.size());
+	EXPECT_EQ(mr->pd, pd2);
+	// The old registration is gone: its PD is free, the new one is held.
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd2), EBUSY);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd2), 0);
+}
+
 TEST_F(ControlPath, UnknownPathIsRefused)
 {
 	// The variable is read when a device is opened.

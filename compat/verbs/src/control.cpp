@@ -204,11 +204,14 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		auto r = impl_of(pd->context)->ctl.reg_mr(pd->handle, addr, length, access, iova);
 		if (!r)
 			return fail_ptr<struct ibv_mr>(r.error());
-		auto *mr = static_cast<struct ibv_mr *>(std::calloc(1, sizeof(struct ibv_mr)));
-		if (!mr) {
+		auto *v = static_cast<VMr *>(std::calloc(1, sizeof(VMr)));
+		if (!v) {
 			(void)impl_of(pd->context)->ctl.dereg_mr(r->handle);
 			return fail_ptr<struct ibv_mr>(ENOMEM);
 		}
+		v->access = access;
+		v->iova = iova;
+		struct ibv_mr *mr = &v->mr;
 		mr->context = pd->context;
 		mr->pd = pd;
 		mr->addr = addr;
@@ -250,15 +253,56 @@ UABI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 		auto r = impl_of(mr->context)->ctl.dereg_mr(mr->handle);
 		if (!r)
 			return r.error();
-		std::free(mr);
+		std::free(vmr(mr));
 		return 0;
 	});
 }
 
-UABI_EXPORT int ibv_rereg_mr(struct ibv_mr *, int, struct ibv_pd *, void *, size_t, int)
+// ibv_rereg_mr(3): the same struct ibv_mr afterwards, with new keys (the
+// man page allows them to change).  The new registration is made first and
+// the old one dropped after, so a failure leaves the MR as it was.
+UABI_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+			     size_t length, int access)
 {
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	if (!mr || flags <= 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	int err = guard_int([&] {
+		Control &ctl = impl_of(mr->context)->ctl;
+		struct ibv_pd *npd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd : mr->pd;
+		void *naddr = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : mr->addr;
+		size_t nlen = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? length : mr->length;
+		unsigned nacc = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? unsigned(access)
+								     : vmr(mr)->access;
+		std::uint64_t niova = (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+					  ? reinterpret_cast<std::uintptr_t>(addr)
+					  : vmr(mr)->iova;
+		auto r = ctl.reg_mr(npd->handle, naddr, nlen, nacc, niova);
+		if (!r)
+			return r.error();
+		auto d = ctl.dereg_mr(mr->handle);
+		if (!d) {
+			(void)ctl.dereg_mr(r->handle);
+			return d.error();
+		}
+		vmr(mr)->access = nacc;
+		vmr(mr)->iova = niova;
+		mr->pd = npd;
+		mr->addr = naddr;
+		mr->length = nlen;
+		mr->handle = r->handle;
+		mr->lkey = r->lkey;
+		mr->rkey = r->rkey;
+		return 0;
+	});
+	if (err) {
+		errno = err;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	return 0;
 }
 
 // ----------------------------------------------------- completion channel

@@ -64,6 +64,12 @@ struct VSrq {
 	bool ofed_layout;	// ibv_create_xrc_srq: OFED's XRC fields written
 };
 
+struct VMr {
+	struct ibv_mr mr;
+	unsigned access;	// what ibv_mr does not keep (ibv_rereg_mr)
+	std::uint64_t iova;
+};
+
 struct VAh {
 	struct ibv_ah ah;
 	sw::AddressHandle av;
@@ -105,6 +111,7 @@ inline VQp *vqp(struct ibv_qp *q) { return reinterpret_cast<VQp *>(q); }
 inline VQp *vqp(struct ibv_qp_ex *q) { return reinterpret_cast<VQp *>(q); }
 inline VSrq *vsrq(struct ibv_srq *s) { return reinterpret_cast<VSrq *>(s); }
 inline VAh *vah(struct ibv_ah *a) { return reinterpret_cast<VAh *>(a); }
+inline VMr *vmr(struct ibv_mr *m) { return reinterpret_cast<VMr *>(m); }
 inline VChannel *vch(struct ibv_comp_channel *c) { return reinterpret_cast<VChannel *>(c); }
 inline VXrcd *vxrcd(struct ibv_xrcd *x) { return reinterpret_cast<VXrcd *>(x); }
 
