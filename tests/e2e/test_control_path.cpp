@@ -7,6 +7,7 @@
 // translator counts the commands it executed (uabi_verbs_legacy_commands).
 #include "verbs_fixture.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -393,6 +394,70 @@ TEST_F(ControlPath, ReregMr)
 	EXPECT_EQ(ibv_dealloc_pd(pd2), EBUSY);
 	EXPECT_EQ(ibv_dereg_mr(mr), 0);
 	EXPECT_EQ(ibv_dealloc_pd(pd2), 0);
+}
+
+// ibv_create_cq_ex(3): the standard fields, read with start/next/end_poll;
+// what the device cannot produce (timestamps) is EOPNOTSUPP.
+TEST(CqEx, StandardFieldsThroughStartNextEndPoll)
+{
+	Endpoint a, b;
+	ASSERT_NO_FATAL_FAILURE(a.open());
+	ASSERT_NO_FATAL_FAILURE(b.open());
+
+	ibv_cq_init_attr_ex ts{};
+	ts.cqe = 16;
+	ts.wc_flags = std::uint64_t(IBV_WC_STANDARD_FLAGS) | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq_ex(b.ctx, &ts), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+
+	ibv_cq_init_attr_ex ca{};
+	ca.cqe = 64;
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
+	ibv_cq_ex *cqx = ibv_create_cq_ex(b.ctx, &ca);
+	ASSERT_NE(cqx, nullptr) << strerror(errno);
+	EXPECT_GE(cqx->cqe, 64);
+	EXPECT_EQ(cqx->read_completion_ts, nullptr);
+	ASSERT_EQ(ibv_destroy_cq(b.rcq), 0);
+	b.rcq = ibv_cq_ex_to_cq(cqx);
+
+	ASSERT_NO_FATAL_FAILURE(a.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(b.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(a.connect(b.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(b.connect(a.qp->qp_num));
+
+	ibv_poll_cq_attr pa{};
+	EXPECT_EQ(ibv_start_poll(cqx, &pa), ENOENT);
+	ASSERT_EQ(b.post_recv(11, 0, 512), 0);
+	ASSERT_EQ(b.post_recv(12, 512, 512), 0);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND_WITH_IMM, 1, 0, 100, IBV_SEND_SIGNALED, 0, 0, 0x1234), 0);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 2, 0, 7), 0);
+	ASSERT_EQ(poll_n(a.scq, 2).size(), 2u);
+
+	int ret = ENOENT;
+	for (int i = 0; i < 5000 && ret == ENOENT; i++) {
+		ret = ibv_start_poll(cqx, &pa);
+		if (ret == ENOENT)
+			usleep(1000);
+	}
+	ASSERT_EQ(ret, 0);
+	EXPECT_EQ(cqx->status, IBV_WC_SUCCESS);
+	EXPECT_EQ(cqx->wr_id, 11u);
+	EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+	EXPECT_EQ(ibv_wc_read_byte_len(cqx), 100u);
+	EXPECT_EQ(ntohl(ibv_wc_read_imm_data(cqx)), 0x1234u);
+	EXPECT_TRUE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
+	EXPECT_EQ(ibv_wc_read_qp_num(cqx), b.qp->qp_num);
+	EXPECT_EQ(ibv_wc_read_src_qp(cqx), a.qp->qp_num);
+	EXPECT_EQ(ibv_wc_read_slid(cqx), 1u);
+	for (int i = 0; i < 5000 && (ret = ibv_next_poll(cqx)) == ENOENT; i++)
+		usleep(1000);
+	ASSERT_EQ(ret, 0);
+	EXPECT_EQ(cqx->wr_id, 12u);
+	EXPECT_EQ(ibv_wc_read_byte_len(cqx), 7u);
+	EXPECT_FALSE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
+	EXPECT_EQ(ibv_next_poll(cqx), ENOENT);
+	ibv_end_poll(cqx);
 }
 
 TEST_F(ControlPath, UnknownPathIsRefused)

@@ -345,8 +345,8 @@ UABI_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 }
 
 // --------------------------------------------------------------------- CQ
-UABI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-					 struct ibv_comp_channel *channel, int comp_vector)
+static struct ibv_cq *create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+				struct ibv_comp_channel *channel, int comp_vector)
 {
 	return guard_ptr([&]() -> struct ibv_cq * {
 		ContextImpl *impl = impl_of(ctx);
@@ -386,6 +386,34 @@ UABI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void 
 			__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_RELAXED);
 		return &c->cq;
 	});
+}
+
+UABI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+					 struct ibv_comp_channel *channel, int comp_vector)
+{
+	return create_cq(ctx, cqe, cq_context, channel, comp_vector);
+}
+
+// ibv_create_cq_ex(3): the standard completion fields (IBV_WC_STANDARD_FLAGS);
+// timestamps, VLAN, flow tags and tag matching are not produced here.
+static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	const std::uint32_t known = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+	if (!a || (a->comp_mask & ~known))
+		return fail_ptr<struct ibv_cq_ex>(EINVAL);
+	if (a->wc_flags & ~std::uint64_t(IBV_WC_STANDARD_FLAGS))
+		return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (a->flags & ~std::uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
+		return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
+	if (a->cqe > std::uint32_t(INT32_MAX))
+		return fail_ptr<struct ibv_cq_ex>(EINVAL);
+	struct ibv_cq *cq = create_cq(ctx, int(a->cqe), a->cq_context, a->channel,
+				      int(a->comp_vector));
+	if (!cq)
+		return nullptr;
+	install_cq_ex_ops(vcq(cq), a->wc_flags);
+	return &vcq(cq)->cqx;
 }
 
 UABI_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
@@ -969,6 +997,7 @@ namespace uabi::verbs {
 
 void install_ex_ops(struct verbs_context *vc)
 {
+	vc->create_cq_ex = create_cq_ex;
 	vc->open_xrcd = open_xrcd;
 	vc->close_xrcd = close_xrcd;
 	vc->create_srq_ex = create_srq_ex;

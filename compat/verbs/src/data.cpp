@@ -129,6 +129,40 @@ int poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	});
 }
 
+// ibv_cq_ex polling: one completion at a time into VCq::cur.
+int cqx_next(struct ibv_cq_ex *cq)
+{
+	VCq *c = vcq(cq);
+	int n = poll_cq(&c->cq, 1, &c->cur);
+	if (n < 0)
+		return EINVAL;
+	if (n == 0)
+		return ENOENT;
+	cq->status = c->cur.status;
+	cq->wr_id = c->cur.wr_id;
+	return 0;
+}
+
+int cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	return cqx_next(cq);
+}
+
+void cqx_end(struct ibv_cq_ex *) {}
+
+enum ibv_wc_opcode cqx_opcode(struct ibv_cq_ex *cq) { return vcq(cq)->cur.opcode; }
+uint32_t cqx_vendor_err(struct ibv_cq_ex *cq) { return vcq(cq)->cur.vendor_err; }
+uint32_t cqx_byte_len(struct ibv_cq_ex *cq) { return vcq(cq)->cur.byte_len; }
+__be32 cqx_imm_data(struct ibv_cq_ex *cq) { return vcq(cq)->cur.imm_data; }
+uint32_t cqx_qp_num(struct ibv_cq_ex *cq) { return vcq(cq)->cur.qp_num; }
+uint32_t cqx_src_qp(struct ibv_cq_ex *cq) { return vcq(cq)->cur.src_qp; }
+unsigned int cqx_wc_flags(struct ibv_cq_ex *cq) { return unsigned(vcq(cq)->cur.wc_flags); }
+uint32_t cqx_slid(struct ibv_cq_ex *cq) { return vcq(cq)->cur.slid; }
+uint8_t cqx_sl(struct ibv_cq_ex *cq) { return vcq(cq)->cur.sl; }
+uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *cq) { return vcq(cq)->cur.dlid_path_bits; }
+
 int req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	vcq(cq)->dp->arm(solicited_only != 0);
@@ -404,6 +438,33 @@ void wr_abort(struct ibv_qp_ex *q)
 } // namespace
 
 namespace uabi::verbs {
+
+void install_cq_ex_ops(VCq *c, std::uint64_t wc_flags)
+{
+	struct ibv_cq_ex &x = c->cqx;
+	x.comp_mask = 0;
+	x.start_poll = cqx_start;
+	x.next_poll = cqx_next;
+	x.end_poll = cqx_end;
+	x.read_opcode = cqx_opcode;
+	x.read_vendor_err = cqx_vendor_err;
+	// Only what was asked for (ibv_create_cq_ex(3)); the others stay NULL.
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		x.read_byte_len = cqx_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		x.read_imm_data = cqx_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		x.read_qp_num = cqx_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		x.read_src_qp = cqx_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		x.read_slid = cqx_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		x.read_sl = cqx_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		x.read_dlid_path_bits = cqx_dlid_path_bits;
+	x.read_wc_flags = cqx_wc_flags;
+}
 
 void install_data_ops(struct ibv_context *ctx)
 {

@@ -43,7 +43,13 @@ struct VContext {
 };
 
 struct VCq {
-	struct ibv_cq cq;
+	// Every CQ can be used as an extended one (ibv_create_cq_ex): its
+	// struct starts with the same fields.
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;
+	};
+	struct ibv_wc cur;	// the completion start/next_poll stand on
 	sw::Cq *dp;
 	std::uint32_t cqn;
 	Handle channel;	// 0: none
@@ -107,6 +113,7 @@ inline ContextImpl *impl_of(struct ibv_context *c)
 	return vctx_of(c)->impl;
 }
 inline VCq *vcq(struct ibv_cq *c) { return reinterpret_cast<VCq *>(c); }
+inline VCq *vcq(struct ibv_cq_ex *c) { return reinterpret_cast<VCq *>(c); }
 inline VQp *vqp(struct ibv_qp *q) { return reinterpret_cast<VQp *>(q); }
 inline VQp *vqp(struct ibv_qp_ex *q) { return reinterpret_cast<VQp *>(q); }
 inline VSrq *vsrq(struct ibv_srq *s) { return reinterpret_cast<VSrq *>(s); }
@@ -151,6 +158,10 @@ void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a);
 uabi_ah_attr to_uabi(const struct ibv_ah_attr &a);
 void from_uabi(const uabi_ah_attr &u, struct ibv_ah_attr &a);
 sw::AddressHandle to_sw(const struct ibv_ah_attr &a);
+
+// The ibv_cq_ex polling functions of a CQ made by ibv_create_cq_ex
+// (data.cpp).
+void install_cq_ex_ops(VCq *c, std::uint64_t wc_flags);
 
 // Data-path ops installed in every context (data.cpp).
 void install_data_ops(struct ibv_context *ctx);
