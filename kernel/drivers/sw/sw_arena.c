@@ -138,6 +138,8 @@ static void ring_free(struct sw_dev *sw, struct sw_ring *r)
 		return;
 	if (r->off)
 		heap_free(sw, r->off, r->bytes);
+	if (r->small_off)
+		heap_free(sw, r->small_off, r->small_bytes);
 	kfree(r);
 }
 
@@ -176,6 +178,7 @@ int sw_arena_init(struct sw_dev *sw, const struct uabi_shm_ops *ops,
 	BUILD_BUG_ON(sizeof(struct uabi_sw_srq) != 128);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_mr) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_cqe) != 64);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_small) != 256);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_hdr) > SW_PAGE);
 
 	if (!ops)
@@ -470,8 +473,15 @@ void sw_arena_qp_destroy(struct sw_dev *sw, struct uabi_qp *qp)
 }
 
 /* ------------------------------------------------------------------- CQ */
+/*
+ * A CQ's small ring (struct uabi_sw_small) holds the payload of small
+ * SENDs until the CQ's owner polls their completions.  It has its own
+ * indices, so it is smaller than the CQE ring (a sender finding it full
+ * copies the payload itself) and stays where it is when the CQ is resized.
+ */
 int sw_arena_cq_create(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
 {
+	u32 slots = min_t(u32, entries, UABI_SW_SMALL_SLOTS);
 	struct uabi_sw_cq *d;
 	struct sw_ring *r;
 
@@ -480,6 +490,12 @@ int sw_arena_cq_create(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
 	r = ring_new(sw, (u64)entries * sizeof(struct uabi_sw_cqe));
 	if (!r)
 		return -ENOMEM;
+	r->small_bytes = (u64)slots * sizeof(struct uabi_sw_small);
+	r->small_off = heap_alloc(sw, r->small_bytes);
+	if (!r->small_off) {
+		ring_free(sw, r);
+		return -ENOMEM;
+	}
 	cq->drv = r;
 	d = &sw->arena.cqs[cq->cqn - 1];
 	seq_begin(&d->seq);
@@ -491,7 +507,11 @@ int sw_arena_cq_create(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
 	d->prod = 0;
 	d->overrun = 0;
 	d->flush = 0;
+	d->small_off = r->small_off;
+	d->small_slots = slots;
+	d->small_prod = 0;
 	d->cons = 0;
+	d->small_cons = 0;
 	WRITE_ONCE(d->cqn, cq->cqn);
 	seq_end(&d->seq);
 	return 0;
@@ -529,6 +549,9 @@ int sw_arena_cq_resize(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
 	d->size = entries;
 	seq_end(&d->seq);
 	arena_unlock(&d->lock);
+	r->small_off = old->small_off;
+	r->small_bytes = old->small_bytes;
+	old->small_off = 0;
 	cq->drv = r;
 	ring_free(sw, old);
 	return 0;
@@ -549,6 +572,8 @@ void sw_arena_cq_destroy(struct sw_dev *sw, struct uabi_cq *cq)
 	d->pid = 0;
 	d->size = 0;
 	d->ring_off = 0;
+	d->small_off = 0;
+	d->small_slots = 0;
 	seq_end(&d->seq);
 	ring_free(sw, cq->drv);
 	cq->drv = NULL;

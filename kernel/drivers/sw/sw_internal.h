@@ -29,6 +29,8 @@ struct sw_ring {
 	u64 off;
 	u64 bytes;
 	u32 slot;			/* SRQ: arena slot */
+	u64 small_off;			/* CQ: its small-message ring */
+	u64 small_bytes;
 };
 
 /* The device arena (docs/datapath.md): the layout lives in its header;

@@ -74,7 +74,7 @@ enum {
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 1
+#define UABI_SW_ARENA_VERSION 2
 #define UABI_SW_HEAP_GRANULE 256u
 
 struct uabi_sw_arena_info {
@@ -156,9 +156,13 @@ struct uabi_sw_cq {
 	__u64 prod;		/* under lock */
 	__u32 overrun;		/* a producer found the ring full */
 	__u32 flush;		/* a peer moved a QP of this CQ to ERR */
-	__u32 reserved[4];
+	__u64 small_off;	/* struct uabi_sw_small[small_slots] */
+	__u32 small_slots;	/* power of two; 0: none */
+	__u32 small_prod;	/* under lock */
 	__u64 cons;		/* owner only, own cache line */
-	__u64 reserved2[7];
+	__u32 small_cons;	/* owner only */
+	__u32 reserved2a;
+	__u64 reserved2[6];
 };
 
 enum {
@@ -183,9 +187,37 @@ struct uabi_sw_cqe {
 	__u8 sl;
 	__u8 dlid_path_bits;
 	__u8 solicited;
-	__u8 reserved0;
+	__u8 small;		/* the payload waits in small_idx */
 	__u64 seq;		/* index + 1 once written */
+	__u32 small_idx;	/* its slot in the CQ's small ring (absolute) */
+	__u32 reserved;
+};
+
+/*
+ * A small SEND's payload, carried through the arena instead of copied into
+ * the receiver's memory by the sender (docs/datapath.md, "Small messages"):
+ * the sender checks the receive WQE as always, writes the bytes and where
+ * they go (the receiver's own addresses, by the WQE's SGEs) into the next
+ * slot of the receive CQ's small ring and marks the CQE; the CQ's owner,
+ * who posted the receive, copies them out when it polls that CQE, then
+ * releases the slot (small_cons = small_idx + 1).  256 bytes.
+ */
+#define UABI_SW_SMALL_MAX 128u		/* SEND payload bytes (UD: + the GRH) */
+#define UABI_SW_SMALL_SEGS 4u
+#define UABI_SW_SMALL_DATA (UABI_SW_SMALL_MAX + 40u)
+#define UABI_SW_SMALL_SLOTS 64u		/* per CQ, at most */
+
+struct uabi_sw_small {
+	__u32 length;		/* bytes of data, scattered over seg[] */
+	__u32 num_seg;		/* <= UABI_SW_SMALL_SEGS */
 	__u64 reserved;
+	struct {
+		__u64 addr;	/* in the receiver's address space */
+		__u32 length;
+		__u32 lkey;	/* checked again by the receiver */
+	} seg[UABI_SW_SMALL_SEGS];
+	__u8 data[UABI_SW_SMALL_DATA];
+	__u8 reserved2[8];
 };
 
 /* One per SRQ, 128 bytes. */

@@ -2,6 +2,7 @@
 // Arena mapping, arena locks, descriptor snapshots, completion rings.
 #include "internal.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -83,6 +84,9 @@ std::unique_ptr<Device> Device::map(int fd, const uabi_sw_arena_info &info,
 	d->notify_ = std::move(notify);
 	const char *f = std::getenv("UABI_SW_FORCE_VM");
 	d->force_vm_ = f && *f && *f != '0';
+	if (const char *m = std::getenv("UABI_SW_SMALL"); m && *m)
+		d->small_max_ = std::uint32_t(
+		    std::min<unsigned long>(std::strtoul(m, nullptr, 10), UABI_SW_SMALL_MAX));
 	return d;
 }
 
@@ -178,6 +182,8 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e)
 		} else {
 			Cqe *slot = reinterpret_cast<Cqe *>(base_ + off) + (prod & (size - 1));
 			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
+			slot->small = 0;
+			slot->small_idx = 0;
 			slot->reserved = 0;
 			__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&d->prod, prod + 1, __ATOMIC_RELAXED);
@@ -190,6 +196,53 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e)
 		notify_(Notice::CqError, cqn);
 	if (!pushed)
 		return false;
+	after_push(d, cqn, e);
+	return true;
+}
+
+bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m)
+{
+	uabi_sw_cq *d = cq_desc(cqn);
+	if (!d || m.length > sizeof(m.data))
+		return false;
+	{
+		ArenaLock lk(&d->lock, pid_);
+		// Only the process that posted the receive may copy the
+		// payload into its buffers: the poller of this CQ.
+		if (__atomic_load_n(&d->cqn, __ATOMIC_RELAXED) != cqn || d->pid != owner)
+			return false;
+		std::uint32_t size = d->size, slots = d->small_slots;
+		std::uint64_t off = d->ring_off, small_off = d->small_off;
+		if (!size || (size & (size - 1)) ||
+		    !ring_ok(off, std::uint64_t(size) * sizeof(Cqe)) || !slots ||
+		    (slots & (slots - 1)) ||
+		    !ring_ok(small_off, std::uint64_t(slots) * sizeof(uabi_sw_small)))
+			return false;
+		std::uint64_t prod = d->prod;
+		std::uint32_t sp = d->small_prod;
+		// Full rings: the caller copies as before (and a full CQE ring
+		// overruns there).
+		if (prod - __atomic_load_n(&d->cons, __ATOMIC_ACQUIRE) >= size ||
+		    sp - __atomic_load_n(&d->small_cons, __ATOMIC_ACQUIRE) >= slots)
+			return false;
+		auto *ms =
+		    reinterpret_cast<uabi_sw_small *>(base_ + small_off) + (sp & (slots - 1));
+		std::memcpy(static_cast<void *>(ms), &m, offsetof(uabi_sw_small, data) + m.length);
+		__atomic_store_n(&d->small_prod, sp + 1, __ATOMIC_RELAXED);
+		Cqe *slot = reinterpret_cast<Cqe *>(base_ + off) + (prod & (size - 1));
+		std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
+		slot->small = 1;
+		slot->small_idx = sp;
+		slot->reserved = 0;
+		__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&d->prod, prod + 1, __ATOMIC_RELAXED);
+	}
+	after_push(d, cqn, e);
+	return true;
+}
+
+void Device::after_push(uabi_sw_cq *d, std::uint32_t cqn, const Cqe &e)
+{
 	// Pairs with the fence of Cq::arm(): either the consumer sees this
 	// entry when it polls after arming, or this producer sees the arm.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -200,7 +253,6 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e)
 						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			notify(cqn);
 	}
-	return true;
 }
 
 void Device::add_pending(Qp *qp)
@@ -281,6 +333,50 @@ void Cq::refresh()
 		ring_ = reinterpret_cast<const Cqe *>(dev_.at(snap.ring_off));
 		mask_ = snap.size - 1;
 	}
+	if (snap.small_slots && !(snap.small_slots & (snap.small_slots - 1)) &&
+	    dev_.ring_ok(snap.small_off, std::uint64_t(snap.small_slots) * sizeof(uabi_sw_small))) {
+		small_ = reinterpret_cast<const uabi_sw_small *>(dev_.at(snap.small_off));
+		small_mask_ = snap.small_slots - 1;
+	}
+}
+
+void Cq::land(Cqe &c)
+{
+	const std::uint32_t idx = c.small_idx;
+	bool ok = small_ != nullptr;
+	if (ok) {
+		const uabi_sw_small &m = small_[idx & small_mask_];
+		// What is checked is what is used: a copy of the header.
+		decltype(m.seg) seg;
+		const std::uint32_t n = m.num_seg, len = m.length;
+		ok = n <= UABI_SW_SMALL_SEGS && len <= sizeof(m.data);
+		if (ok)
+			std::memcpy(seg, m.seg, n * sizeof(seg[0]));
+		// The sender checked the receive WQE's keys; check again that
+		// every byte lands in memory this process registered writable
+		// (it may have deregistered it since).
+		std::uint64_t sum = 0;
+		for (std::uint32_t i = 0; ok && i < n; i++) {
+			uabi_sw_mr mr;
+			ok = dev_.mr_lookup(seg[i].lkey, mr) && mr.pid == dev_.pid() &&
+			     (mr.access & kAccessLocalWrite) && seg[i].addr >= mr.addr &&
+			     seg[i].length <= mr.length &&
+			     seg[i].addr - mr.addr <= mr.length - seg[i].length;
+			sum += seg[i].length;
+		}
+		ok = ok && sum == len;
+		const std::uint8_t *p = m.data;
+		for (std::uint32_t i = 0; ok && i < n; i++) {
+			std::memcpy(reinterpret_cast<void *>(seg[i].addr), p, seg[i].length);
+			p += seg[i].length;
+		}
+	}
+	if (!ok) {
+		c.status = kWcLocProtErr;
+		c.byte_len = 0;
+	}
+	c.small = 0;
+	__atomic_store_n(&desc_->small_cons, idx + 1, __ATOMIC_RELEASE);
 }
 
 void Cq::arm(bool solicited_only)

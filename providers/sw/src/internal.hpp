@@ -19,10 +19,11 @@ inline constexpr int kMaxIov = 64;
 // A gather/scatter list of one side of a copy.
 struct Iov {
 	iovec v[kMaxIov];
+	std::uint32_t key[kMaxIov]; // the memory key each entry was checked with
 	int n = 0;
 	std::uint64_t total = 0;
 
-	bool add(std::uint64_t addr, std::uint64_t len)
+	bool add(std::uint64_t addr, std::uint64_t len, std::uint32_t lkey = 0)
 	{
 		if (!len)
 			return true;
@@ -30,11 +31,14 @@ struct Iov {
 			return false;
 		v[n].iov_base = reinterpret_cast<void *>(addr);
 		v[n].iov_len = len;
+		key[n] = lkey;
 		n++;
 		total += len;
 		return true;
 	}
 };
+
+void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total);
 
 std::uint64_t now_ns();
 bool process_dead(pid_t pid);

@@ -32,6 +32,8 @@ bool receiving(std::uint32_t st)
 	return st == kRtr || st == kRts || st == kSqd;
 }
 
+} // namespace
+
 void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total)
 {
 	int di = 0, si = 0;
@@ -54,6 +56,8 @@ void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uin
 		}
 	}
 }
+
+namespace {
 
 // Copies @total bytes; one side is this process.  0 or an errno.
 int vm_copy(Device &dev, pid_t dst_pid, const iovec *dst, int ndst, pid_t src_pid,
@@ -196,10 +200,42 @@ std::uint32_t recv_iov(const Device &dev, const Wqe &w, std::uint32_t stride,
 		if (!mr_check(dev, sg[i].lkey, sg[i].addr, sg[i].length, t.owner, t.pd,
 			      kAccessLocalWrite, &va))
 			return kWcLocProtErr;
-		if (lo < hi && !out.add(va + (lo - a), hi - lo))
+		if (lo < hi && !out.add(va + (lo - a), hi - lo, sg[i].lkey))
 			return kWcLocLenErr;
 	}
 	return 0;
+}
+
+// Sends @len bytes of @src (after @hlen bytes of @head) to the receive
+// buffers @dst (then @dst2) through the receive CQ's small ring, with the
+// completion @rc (docs/datapath.md, "Small messages"): no system call, the
+// receiver copies when it polls.  Only between processes (in one process a
+// direct copy is cheaper) and when the bytes fit; false: copy directly.
+bool send_small(Device &dev, const Target &t, const Cqe &rc, const Iov &dst, const Iov *dst2,
+		const std::uint8_t *head, std::uint32_t hlen, const Iov &src, std::uint64_t len)
+{
+	if (len > dev.small_max() || (t.owner == dev.pid() && !dev.force_vm()))
+		return false;
+	const int nseg = dst.n + (dst2 ? dst2->n : 0);
+	if (nseg > int(UABI_SW_SMALL_SEGS) || hlen + len == 0)
+		return false;
+	uabi_sw_small m;
+	m.length = std::uint32_t(hlen + len);
+	m.num_seg = std::uint32_t(nseg);
+	m.reserved = 0;
+	int k = 0;
+	for (const Iov *d : {&dst, dst2}) {
+		for (int i = 0; d && i < d->n; i++, k++) {
+			m.seg[k].addr = reinterpret_cast<std::uint64_t>(d->v[i].iov_base);
+			m.seg[k].length = std::uint32_t(d->v[i].iov_len);
+			m.seg[k].lkey = d->key[i];
+		}
+	}
+	if (hlen)
+		std::memcpy(m.data, head, hlen);
+	iovec to{m.data + hlen, len};
+	local_copy(&to, 1, src.v, src.n, len);
+	return dev.push_small(t.cqn, rc, t.owner, m);
 }
 
 // The responder hit a local error: its QP goes to ERR and its owner
@@ -589,13 +625,15 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		Iov remote;
 		if (std::uint32_t st = recv_iov(dev_, w, t.stride ? t.stride : kWqeMax, 0, total, t, remote))
 			return responder_error(st, st == kWcLocLenErr ? kWcRemInvReqErr : kWcRemOpErr);
+		rc.opcode = kWcRecv;
+		rc.byte_len = std::uint32_t(total);
+		if (send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total))
+			return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 		int err = vm_copy(dev_, t.owner, remote.v, remote.n, dev_.pid(), local.v, local.n, total);
 		if (err == ESRCH)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return responder_error(kWcLocProtErr, kWcRemOpErr);
-		rc.opcode = kWcRecv;
-		rc.byte_len = std::uint32_t(total);
 		dev_.push_cqe(t.cqn, rc);
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
@@ -738,20 +776,27 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 		dev_.push_cqe(t.cqn, rc);
 		return sent;
 	}
-	int err = vm_copy(dev_, t.owner, remote.v, remote.n, dev_.pid(), local.v, local.n, total);
-	if (!err && wr.ah->is_global) {
-		std::uint8_t g[kGrhBytes];
+	std::uint8_t g[kGrhBytes];
+	const bool global = wr.ah->is_global;
+	if (global) {
 		make_grh(g, *wr.ah, std::uint32_t(total));
+		rc.wc_flags |= kWcGrh;
+	}
+	rc.byte_len = std::uint32_t(total + kGrhBytes);
+	if (global ? send_small(dev_, t, rc, grh, &remote, g, kGrhBytes, local, total)
+		   : send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total))
+		return sent;
+	int err = vm_copy(dev_, t.owner, remote.v, remote.n, dev_.pid(), local.v, local.n, total);
+	if (!err && global) {
 		iovec gi{g, kGrhBytes};
 		err = vm_copy(dev_, t.owner, grh.v, grh.n, dev_.pid(), &gi, 1, kGrhBytes);
-		rc.wc_flags |= kWcGrh;
 	}
 	if (err) {
 		rc.status = kWcLocProtErr;
+		rc.byte_len = 0;
 		dev_.push_cqe(t.cqn, rc);
 		return sent;
 	}
-	rc.byte_len = std::uint32_t(total + kGrhBytes);
 	dev_.push_cqe(t.cqn, rc);
 	return sent;
 }

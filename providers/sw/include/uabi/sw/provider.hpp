@@ -21,6 +21,7 @@
 #include <mutex>
 #include <sys/types.h>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace uabi::sw {
@@ -172,6 +173,14 @@ public:
 	// Appends a completion to CQ @cqn (any process's); false if the CQ is
 	// gone or full (overrun).  Raises the event if the CQ is armed.
 	bool push_cqe(std::uint32_t cqn, const Cqe &e);
+	// Appends a receive completion whose payload @m rides in the CQ's
+	// small ring, for the CQ's owner to copy when it polls.  false, and
+	// nothing written, unless the CQ is owned by @owner and has room in
+	// both rings: the caller then copies the payload itself.
+	bool push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m);
+	// Largest payload sent through the small rings (UABI_SW_SMALL_MAX;
+	// UABI_SW_SMALL=N lowers it, 0 turns the path off).
+	std::uint32_t small_max() const { return small_max_; }
 	void notify(std::uint32_t cqn) { if (notify_) notify_(Notice::CqEvent, cqn); }
 	void notify_srq_limit(std::uint32_t slot) { if (notify_) notify_(Notice::SrqLimit, slot); }
 	bool force_vm() const { return force_vm_; }
@@ -186,6 +195,8 @@ private:
 	pid_t pid_ = 0;
 	Notifier notify_;
 	bool force_vm_ = false;
+	std::uint32_t small_max_ = UABI_SW_SMALL_MAX;
+	void after_push(uabi_sw_cq *d, std::uint32_t cqn, const Cqe &e);
 	void progress_thread();
 	void progress_locked();
 	std::mutex pending_lock_;
@@ -219,7 +230,13 @@ public:
 			const Cqe &e = ring_[cons_ & mask_];
 			if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != cons_ + 1)
 				break;
-			f(e);
+			if (e.small) {
+				Cqe c = e;
+				land(c);
+				f(std::as_const(c));
+			} else {
+				f(e);
+			}
 			cons_++;
 			__atomic_store_n(&desc_->cons, cons_, __ATOMIC_RELEASE);
 		}
@@ -234,11 +251,16 @@ public:
 
 private:
 	void flush_attached();
+	// Copies a small SEND's payload into the receive buffers (this
+	// process's), then frees its slot.
+	void land(Cqe &c);
 	Device &dev_;
 	std::uint32_t cqn_;
 	uabi_sw_cq *desc_;
 	const Cqe *ring_ = nullptr;
 	std::uint64_t mask_ = 0;
+	const uabi_sw_small *small_ = nullptr;
+	std::uint32_t small_mask_ = 0;
 	std::uint64_t cons_ = 0;
 	std::mutex lock_;
 	std::mutex qps_lock_;
