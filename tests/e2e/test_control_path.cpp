@@ -220,6 +220,53 @@ TEST_F(ControlPath, EveryControlVerbTakesTheSelectedPath)
 	took_path(c);
 }
 
+// The limits ibv_query_device reports are real: objects at each limit can
+// be made, one past it cannot (EINVAL).
+TEST_F(ControlPath, DeviceLimitsAreHonoured)
+{
+	ibv_device_attr da{};
+	ASSERT_EQ(ibv_query_device(ctx, &da), 0);
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(pd, nullptr);
+	ibv_cq *cq = ibv_create_cq(ctx, da.max_cqe, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr) << "max_cqe " << da.max_cqe << ": " << strerror(errno);
+	EXPECT_GE(cq->cqe, da.max_cqe);
+
+	ibv_qp_init_attr qi{};
+	qi.send_cq = cq;
+	qi.recv_cq = cq;
+	qi.qp_type = IBV_QPT_RC;
+	qi.cap.max_send_wr = std::uint32_t(da.max_qp_wr);
+	qi.cap.max_recv_wr = std::uint32_t(da.max_qp_wr);
+	qi.cap.max_send_sge = std::uint32_t(da.max_sge);
+	qi.cap.max_recv_sge = std::uint32_t(da.max_sge);
+	ibv_qp *qp = ibv_create_qp(pd, &qi);
+	ASSERT_NE(qp, nullptr) << strerror(errno);
+	EXPECT_GE(qi.cap.max_send_sge, std::uint32_t(da.max_sge));
+	for (int f = 0; f < 2; f++) {
+		ibv_qp_init_attr over = qi;
+		over.cap.max_send_wr = 4;
+		over.cap.max_recv_wr = 4;
+		over.cap.max_send_sge = over.cap.max_recv_sge = 1;
+		if (f == 0)
+			over.cap.max_send_sge = std::uint32_t(da.max_sge) + 1;
+		else
+			over.cap.max_recv_wr = std::uint32_t(da.max_qp_wr) + 1;
+		errno = 0;
+		EXPECT_EQ(ibv_create_qp(pd, &over), nullptr) << f;
+		EXPECT_EQ(errno, EINVAL) << f;
+	}
+	ibv_srq_init_attr si{};
+	si.attr.max_wr = std::uint32_t(da.max_srq_wr);
+	si.attr.max_sge = std::uint32_t(da.max_srq_sge);
+	ibv_srq *srq = ibv_create_srq(pd, &si);
+	ASSERT_NE(srq, nullptr) << strerror(errno);
+	EXPECT_EQ(ibv_destroy_srq(srq), 0);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 // What the man pages promise for misuse: the same errno on both paths, and
 // nothing changed (the objects still work afterwards).
 TEST_F(ControlPath, ErrorsAreTheSameOnBothPaths)
