@@ -16,8 +16,16 @@ shift 5
 prog=$1
 shift
 
-# A sanitizer build's library needs its runtime loaded first.
-lib=${E2E_PRELOAD_FIRST:+$E2E_PRELOAD_FIRST:}$lib
+# How the programs get our library: LD_PRELOAD (default), or with
+# E2E_LOAD=libpath through LD_LIBRARY_PATH, where ours replaces the real
+# one for every library that needs libibverbs.so.1 (perftest's libmlx5 and
+# libefa too).  A sanitizer build's library needs its runtime loaded first.
+if [[ ${E2E_LOAD:-preload} == libpath ]]; then
+	export LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	lib=${E2E_PRELOAD_FIRST:-}
+else
+	lib=${E2E_PRELOAD_FIRST:+$E2E_PRELOAD_FIRST:}$lib
+fi
 dir=$(mktemp -d /tmp/uabi-e2e.XXXXXX)
 export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=daemon UABI_IDLE_EXIT=30
 cleanup() {
