@@ -42,7 +42,6 @@ constexpr std::uint32_t kNumComp = 1; // num_comp_vectors of the device
 constexpr int kDry = 1;		      // exec() in translate-only mode
 
 // Bits ib_uverbs_modify_qp's modify_qp_mask() drops for XRC QPs.
-constexpr std::uint32_t kXrcIniIgnored = UABI_QP_MAX_DEST_RD_ATOMIC | UABI_QP_MIN_RNR_TIMER;
 constexpr std::uint32_t kXrcTgtIgnored =
     UABI_QP_MAX_QP_RD_ATOMIC | UABI_QP_RETRY_CNT | UABI_QP_RNR_RETRY;
 
@@ -1013,10 +1012,8 @@ struct Translator::Impl {
 	}
 
 	// Linux's modify_qp(): the attributes of the mask, then the driver with
-	// the mask less what modify_qp_mask() ignores for XRC QPs.  The core
-	// rejects those bits, so a rejected modify that carries some of them
-	// asks the QP's type and tries once more without them (a rejected
-	// modify changed nothing).
+	// the mask less what modify_qp_mask() ignores for XRC QPs (the core
+	// ignores those bits the same way).
 	int modify_qp_common(const ib_uverbs_modify_qp &base, std::uint32_t mask)
 	{
 		if (int e = modify_precheck(base, mask))
@@ -1025,18 +1022,6 @@ struct Translator::Impl {
 		int st = modify_qp_run(base.qp_handle, a, mask);
 		if (st == kDry)
 			return 0;
-		if (st == -EINVAL && (mask & (kXrcIniIgnored | kXrcTgtIgnored))) {
-			uabi_qp_attr q;
-			uabi_qp_init init;
-			if (query_qp_into(base.qp_handle, 0, &q, &init) == 0) {
-				std::uint32_t drop =
-				    init.qp_type == UABI_QPT_XRC_SEND	? kXrcIniIgnored
-				    : init.qp_type == UABI_QPT_XRC_RECV ? kXrcTgtIgnored
-									: 0;
-				if (drop && (mask & drop))
-					st = modify_qp_run(base.qp_handle, a, mask & ~drop);
-			}
-		}
 		return lookup_err(st);
 	}
 
@@ -1222,8 +1207,6 @@ struct Translator::Impl {
 		int st = exec(m);
 		if (st == kDry)
 			return 0;
-		if (st == -EINVAL && fd != -1 && !(oflags & (kOCreat | kOExcl)))
-			return -EAGAIN; // Linux: no such domain and no O_CREAT
 		if (st)
 			return st;
 		ib_uverbs_open_xrcd_resp resp{};

@@ -264,6 +264,15 @@ int uabi_qp_modify(struct uabi_device *dev, struct uabi_qp *qp,
 
 	if (mask & ~UABI_QP_ATTR_MASK_ALL)
 		return -EINVAL;
+	/*
+	 * Each half of XRC lacks one side of RC: what only the other side
+	 * uses is ignored, as Linux's uverbs modify_qp_mask() does, so that
+	 * programs that modify XRC QPs with RC's masks keep working.
+	 */
+	if (qp->qp_type == UABI_QPT_XRC_SEND)
+		mask &= ~(S(MAX_DEST_RD_ATOMIC) | S(MIN_RNR_TIMER));
+	else if (qp->qp_type == UABI_QPT_XRC_RECV)
+		mask &= ~(S(MAX_QP_RD_ATOMIC) | S(RETRY_CNT) | S(RNR_RETRY));
 	if ((mask & S(CUR_STATE)) && attr->cur_qp_state != cur)
 		return -EINVAL;
 	ret = uabi_qp_check_transition(qp->qp_type, cur, next, mask);

@@ -58,10 +58,12 @@ static int xrcd_open(struct uabi_call *call)
 				break;
 			}
 		}
-		/* open(2)-like: no domain without O_CREAT, none twice with
-		 * O_EXCL; the kernel answers -EINVAL for both. */
-		if ((!x && !(oflags & UABI_XRCD_O_CREAT)) ||
-		    (x && (oflags & UABI_XRCD_O_EXCL)))
+		/* open(2)-like, with Linux's ib_uverbs_open_xrcd() errnos:
+		 * no domain yet and no O_CREAT is -EAGAIN (one may appear),
+		 * an existing one with O_EXCL -EINVAL. */
+		if (!x && !(oflags & UABI_XRCD_O_CREAT))
+			ret = -EAGAIN;
+		else if (x && (oflags & UABI_XRCD_O_EXCL))
 			ret = -EINVAL;
 	}
 	if (!ret && x) {

@@ -421,6 +421,53 @@ TEST_P(QpStateMachine, DroppingAnyRequiredAttributeIsEINVAL)
 	}
 }
 
+// What Linux's uverbs modify_qp_mask() drops for the halves of XRC: the
+// other side's attributes are ignored, not refused.
+std::uint32_t xrc_ignored(Kind k)
+{
+	if (k == Kind::XRC_SEND)
+		return M_MAX_DEST_RD_ATOMIC | M_MIN_RNR_TIMER;
+	if (k == Kind::XRC_RECV)
+		return M_MAX_QP_RD_ATOMIC | M_RETRY_CNT | M_RNR_RETRY;
+	return 0;
+}
+
+TEST_P(QpStateMachine, XrcIgnoresTheOtherSidesAttributes)
+{
+	const Kind k = GetParam();
+	const std::uint32_t ignored = xrc_ignored(k);
+	if (!ignored)
+		return; // not an XRC kind: the next test refuses these bits
+	for (const Transition &t : kValid) {
+		auto m = spec(k, t.from, t.to);
+		std::string what =
+		    std::string(kind_name(k)) + " " + state_name(t.from) + "->" + state_name(t.to);
+		SCOPED_TRACE(what);
+		auto qp = fresh_qp();
+		qp->walk_to(t.from);
+		uabi_qp_attr a = valid_qp_attr(t.from, t.to);
+		a.max_dest_rd_atomic = 7;
+		a.min_rnr_timer = 9;
+		a.max_rd_atomic = 5;
+		a.retry_cnt = 3;
+		a.rnr_retry = 2;
+		uabi_qp_attr before = qp->query();
+		ASSERT_TRUE(qp->modify(a, M_STATE | m->required | ignored).ok())
+		    << "with " << mask_bits(ignored);
+		uabi_qp_attr after = qp->query();
+		// Ignored: none of them took a value.
+		if (k == Kind::XRC_SEND && t.to != RESET) {
+			EXPECT_EQ(after.max_dest_rd_atomic, before.max_dest_rd_atomic);
+			EXPECT_EQ(after.min_rnr_timer, before.min_rnr_timer);
+		}
+		if (k == Kind::XRC_RECV && t.to != RESET) {
+			EXPECT_EQ(after.max_rd_atomic, before.max_rd_atomic);
+			EXPECT_EQ(after.retry_cnt, before.retry_cnt);
+			EXPECT_EQ(after.rnr_retry, before.rnr_retry);
+		}
+	}
+}
+
 TEST_P(QpStateMachine, AddingAnAttributeThatIsNeitherRequiredNorOptionalIsEINVAL)
 {
 	const Kind k = GetParam();
@@ -433,7 +480,7 @@ TEST_P(QpStateMachine, AddingAnAttributeThatIsNeitherRequiredNorOptionalIsEINVAL
 		qp->walk_to(t.from);
 		for (unsigned b = 1; b < 32; b++) {
 			std::uint32_t bit = 1u << b;
-			if ((m->required | m->optional) & bit)
+			if ((m->required | m->optional | xrc_ignored(k)) & bit)
 				continue;
 			expect_refused(*qp, valid_qp_attr(t.from, t.to),
 				       M_STATE | m->required | bit,

@@ -261,7 +261,7 @@ TEST_F(DaemonTest, XrcdFdRules)
 	EXPECT_TRUE(ctx.open_xrcd(fd, 0));
 	std::string g = temp_file(dir_, "y");
 	int gfd = ::open(g.c_str(), O_RDONLY | O_CLOEXEC);
-	EXPECT_EQ(ctx.open_xrcd(gfd, 0).error(), EINVAL);
+	EXPECT_EQ(ctx.open_xrcd(gfd, 0).error(), EAGAIN);
 	::close(fd);
 	::close(gfd);
 	// The daemon closed the fds it received.
@@ -360,7 +360,7 @@ TEST_F(DaemonTest, TwoProcessesShareAnXrcdThroughTheSameFile)
 	Child c([f2, qpn](int, int) {
 		Context ctx = open_ctx();
 		int fd = ::open(f2.c_str(), O_RDONLY | O_CLOEXEC);
-		if (ctx.open_xrcd(fd, 0).error() != EINVAL) // no such domain yet
+		if (ctx.open_xrcd(fd, 0).error() != EAGAIN) // no such domain yet
 			return 1;
 		auto x = ctx.open_xrcd(fd, UABI_XRCD_O_CREAT);
 		if (!x)
