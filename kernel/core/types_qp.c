@@ -178,6 +178,7 @@ static int qp_create(struct uabi_call *call)
 	h = uobj_data(uobj);
 	h->qp = qp;
 	h->uobj = uobj;
+	WRITE_ONCE(qp->owner, uobj);
 	INIT_LIST_HEAD(&h->reg_node);
 	fill_resp(call, qp);
 	return 0;

@@ -314,8 +314,20 @@ TEST_F(Verbs, RemoteAccessViolationErrorsAndFlushes)
 	ibv_qp_init_attr qi;
 	ASSERT_EQ(ibv_query_qp(a.qp, &qa, IBV_QP_STATE, &qi), 0);
 	EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
-	// The receiver saw nothing; its WQE is still there.
-	EXPECT_EQ(poll_quiet(b.rcq), 0);
+	// The responder NAKed: its QP went to ERR too (IB: a local access
+	// violation), its posted receive is flushed, and its owner gets the
+	// affiliated event.
+	auto f = poll_n(b.rcq, 1);
+	ASSERT_EQ(f.size(), 1u);
+	EXPECT_EQ(f[0].wr_id, 1u);
+	EXPECT_EQ(f[0].status, IBV_WC_WR_FLUSH_ERR);
+	ASSERT_EQ(ibv_query_qp(b.qp, &qa, IBV_QP_STATE, &qi), 0);
+	EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+	ibv_async_event ev;
+	ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0);
+	EXPECT_EQ(ev.event_type, IBV_EVENT_QP_ACCESS_ERR);
+	EXPECT_EQ(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
 	// Wrong rkey, from a fresh pair.
 	Endpoint x, y;
 	ASSERT_NO_FATAL_FAILURE(x.open());

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 # /init of the qemu guest made by tests/kernel/run-qemu.sh (busybox only).
 # Loads rdma_uabi.ko, runs the conformance suite on the kernel backend,
-# ioctl_abuse and (when packed) the e2e verbs tests, unloads the module and
-# checks the kernel log.  Every step prints a "UABI-KERNEL-..." marker line
-# that run-qemu.sh parses; the last one is "UABI-KERNEL-RESULT: PASS" or "UABI-KERNEL-RESULT: FAIL".
+# ioctl_abuse and (when packed) the e2e verbs tests and the multi-process
+# XRC tests, unloads the module and checks the kernel log.  Every step
+# prints a "UABI-KERNEL-..." marker line that run-qemu.sh parses; the last
+# one is "UABI-KERNEL-RESULT: PASS" or "UABI-KERNEL-RESULT: FAIL".
 
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 exec 0</dev/console 1>/dev/console 2>&1
@@ -58,6 +59,28 @@ if [ -x /e2e_inproc_verbs ]; then
 		echo "UABI-KERNEL-E2E-END: exit $rc"
 		[ $rc -eq 0 ] && step "e2e_inproc_verbs(vm=$vm,path=$path)" PASS ||
 			step "e2e_inproc_verbs(vm=$vm,path=$path)" FAIL
+	done
+fi
+
+# Present only when run-qemu.sh got --xrc: the OFED XRC API across real
+# processes sharing one receive QP through the module (tests/xrc), with
+# each control path.
+if [ -x /xrc/ofed_xrc_mpi ] && [ -x /xrc/ofed_xrc_mixed ] && [ -x /xrc/upstream_xrc_peer ]; then
+	for path in new write; do
+		for t in mpi mixed; do
+			if [ $t = mpi ]; then
+				set -- /xrc/ofed_xrc_mpi 100
+			else
+				set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20
+			fi
+			echo "UABI-KERNEL-XRC-BEGIN: $t UABI_VERBS_PATH=$path"
+			LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+				UABI_VERBS_PATH=$path TMPDIR=/tmp timeout 300 "$@"
+			rc=$?
+			echo "UABI-KERNEL-XRC-END: exit $rc"
+			[ $rc -eq 0 ] && step "xrc_${t}(path=$path)" PASS ||
+				step "xrc_${t}(path=$path)" FAIL
+		done
 	done
 fi
 

@@ -10,14 +10,17 @@
 # that pass in the guest must be exactly those that pass in-process on the
 # host (same binary, UABI_BACKEND=inproc).  With --e2e, the guest also runs
 # the in-process verbs data-path tests (tests/e2e, e2e_inproc_verbs) on the
-# kernel backend, so through the arena the module maps.
+# kernel backend, so through the arena the module maps.  With --xrc (given
+# once per program: ofed_xrc_mpi, ofed_xrc_mixed, upstream_xrc_peer of
+# tests/xrc), it runs the multi-process XRC tests on the kernel backend,
+# with each control path.
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
-#                    [--e2e BIN] [--kernel /boot/vmlinuz-VER]
+#                    [--e2e BIN] [--xrc BIN]... [--kernel /boot/vmlinuz-VER]
 #                    [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
-#   --e2e takes a dynamically linked binary: it is packed with the shared
-#   libraries ldd finds for it, at the same paths.
+#   --e2e and --xrc take dynamically linked binaries: each is packed with
+#   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
 # Exit status 0 only if every step passed.  Missing tools FAIL the test.
@@ -33,6 +36,7 @@ work=""
 conformance=""
 abuse=""
 e2e=""
+xrc=()
 vmlinuz=""
 timeout_s=${UABI_QEMU_TIMEOUT:-900}
 smp=${UABI_QEMU_SMP:-2}
@@ -49,9 +53,10 @@ while (($#)); do
 	--conformance) conformance=$2; shift 2 ;;
 	--abuse) abuse=$2; shift 2 ;;
 	--e2e) e2e=$2; shift 2 ;;
+	--xrc) xrc+=("$2"); shift 2 ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,28p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,30p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -117,6 +122,9 @@ fi
 [[ -x $conformance ]] || die "conformance binary '$conformance' not found"
 [[ -x $abuse ]] || die "ioctl_abuse binary '$abuse' not found"
 [[ -z $e2e || -x $e2e ]] || die "e2e binary '$e2e' not found"
+for b in "${xrc[@]}"; do
+	[[ -x $b ]] || die "xrc binary '$b' not found"
+done
 [[ -n $work ]] || work=$root/build/tests/kernel/qemu
 mkdir -p "$work" || die "cannot create $work"
 work=$(cd "$work" && pwd)
@@ -159,22 +167,29 @@ printf '%s\n' "${gtest_args[@]}" >"$rfs/conformance.args"
 strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip $ko"
 strip -o "$rfs/uabi_conformance" "$conformance" || die "strip $conformance"
 strip -o "$rfs/ioctl_abuse" "$abuse" || die "strip $abuse"
-if [[ -n $e2e ]]; then
-	command -v ldd >/dev/null || die "missing ldd (for --e2e)"
-	strip -o "$rfs/e2e_inproc_verbs" "$e2e" || die "strip $e2e"
-	# Its shared libraries (our libibverbs.so.1 included), at the paths
-	# the binary resolves them to on this host, and all of them again in
-	# /e2e-libs, which the guest puts first on LD_LIBRARY_PATH: the build
-	# tree may live under /tmp, which the guest mounts a tmpfs over.
-	libs=$(ldd "$e2e" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}') ||
-		die "ldd $e2e failed"
+# A dynamically linked test binary, stripped, at $rfs/$2, with its shared
+# libraries (our libibverbs.so.1 included) at the paths the binary resolves
+# them to on this host, and all of them again in /e2e-libs, which the guest
+# puts first on LD_LIBRARY_PATH: the build tree may live under /tmp, which
+# the guest mounts a tmpfs over.
+pack_dynamic() {
+	local bin=$1 dest=$2 libs lib
+	command -v ldd >/dev/null || die "missing ldd (for --e2e/--xrc)"
+	mkdir -p "$(dirname "$rfs/$dest")"
+	strip -o "$rfs/$dest" "$bin" || die "strip $bin"
+	libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}') ||
+		die "ldd $bin failed"
 	mkdir -p "$rfs/e2e-libs"
 	for lib in $libs; do
 		mkdir -p "$rfs$(dirname "$lib")"
 		cp -L "$lib" "$rfs$lib" || die "copying $lib failed"
 		cp -L "$lib" "$rfs/e2e-libs/" || die "copying $lib failed"
 	done
-fi
+}
+[[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
+for b in "${xrc[@]}"; do
+	pack_dynamic "$b" "xrc/$(basename "$b")"
+done
 (cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
 	>"$work/initramfs.cpio.gz" || die "cpio failed"
 

@@ -192,9 +192,13 @@ ContextImpl *open_impl()
 				method = UABI_SW_ARENA_SRQ_LIMIT;
 			else if (what == sw::Notice::CqError)
 				method = UABI_SW_ARENA_CQ_ERROR;
+			else if (what == sw::Notice::QpError)
+				method = UABI_SW_ARENA_QP_ERROR;
 			Command c(UABI_SW_OBJ_ARENA, method);
 			if (what == sw::Notice::SrqLimit)
 				c.add_in(UABI_SW_ATTR_SRQ_SLOT, n);
+			else if (what == sw::Notice::QpError)
+				c.add_in(UABI_SW_ATTR_QPN, n);
 			else
 				c.add_in(UABI_SW_ATTR_CQN, n);
 			auto r = raw->ctl.raw().call(std::move(c));

@@ -59,6 +59,7 @@ struct sw_dev {
 	u8 *keygen;			/* generation byte of each key index */
 	struct uabi_cq **cq_table;	/* cqn - 1 -> CQ, for NOTIFY_CQ */
 	struct uabi_srq **srq_table;	/* slot - 1 -> SRQ, for its limit event */
+	struct uabi_qp **qp_table;	/* qpn - SW_FIRST_QPN -> QP, for QP_ERROR */
 	struct sw_arena arena;
 };
 

@@ -11,6 +11,8 @@
 #define IB_PORT_DOWN 1
 #define IB_PORT_ACTIVE 4
 #define IB_EVENT_CQ_ERR 0
+#define IB_EVENT_QP_REQ_ERR 2
+#define IB_EVENT_QP_ACCESS_ERR 3
 #define IB_EVENT_PORT_ACTIVE 9
 #define IB_EVENT_PORT_ERR 10
 #define IB_EVENT_SRQ_LIMIT_REACHED 15
@@ -274,9 +276,14 @@ static int sw_create_qp(struct uabi_device *dev, struct uabi_qp *qp)
 	if (ret)
 		return ret;
 	ret = sw_arena_qp_create(sw, qp);
-	if (ret)
+	if (ret) {
 		numbers_put(sw, &sw->qpns, qp->qpn);
-	return ret;
+		return ret;
+	}
+	mutex_lock(&sw->lock);
+	sw->qp_table[qp->qpn - SW_FIRST_QPN] = qp;
+	mutex_unlock(&sw->lock);
+	return 0;
 }
 
 static int sw_modify_qp(struct uabi_device *dev, struct uabi_qp *qp,
@@ -289,6 +296,9 @@ static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp)
 {
 	struct sw_dev *sw = to_sw(dev);
 
+	mutex_lock(&sw->lock);
+	sw->qp_table[qp->qpn - SW_FIRST_QPN] = NULL;
+	mutex_unlock(&sw->lock);
 	/* Destroyed by the teardown of its context, not by its owner. */
 	if (qp->ctx && qp->ctx->closing)
 		sw_arena_qp_orphan_peer(sw, qp);
@@ -485,6 +495,49 @@ static int sw_arena_cq_error(struct uabi_call *call)
 	return cq ? 0 : -ENOENT;
 }
 
+/*
+ * The data path moved a responder QP to ERR (a peer's request violated
+ * its access or was invalid) and left the event in the descriptor: raise
+ * it once, for the owner (for an XRC receive QP, every registered context),
+ * and let the core's state follow.  Only the event types a responder can
+ * get are accepted: the arena is writable by every client.
+ */
+static int sw_arena_qp_error(struct uabi_call *call)
+{
+	struct uabi_device *dev = call->dev;
+	struct sw_dev *sw = to_sw(dev);
+	u32 qpn = uabi_attr_get_u32(call, UABI_SW_ATTR_QPN, 0);
+	struct uabi_qp *qp;
+	u32 ev = 0;
+
+	if (qpn < SW_FIRST_QPN || qpn - SW_FIRST_QPN >= SW_MAX_QP)
+		return -EINVAL;
+	/* dev->lock outside sw->lock; the QP cannot go while sw->lock is
+	 * held (destroy clears its table entry under it first). */
+	mutex_lock(&dev->lock);
+	mutex_lock(&sw->lock);
+	qp = sw->qp_table[qpn - SW_FIRST_QPN];
+	if (qp && sw_has_arena(sw)) {
+		struct uabi_sw_qp *d = &sw->arena.qps[qpn - SW_FIRST_QPN];
+
+		ev = xchg(&d->err_event, 0u);
+		if (READ_ONCE(d->state) != UABI_QPS_ERR)
+			ev = 0;
+	}
+	if (ev == IB_EVENT_QP_REQ_ERR || ev == IB_EVENT_QP_ACCESS_ERR) {
+		struct uabi_uobject *owner = READ_ONCE(qp->owner);
+
+		WRITE_ONCE(qp->state, (u32)UABI_QPS_ERR);
+		WRITE_ONCE(qp->attr.qp_state, (u32)UABI_QPS_ERR);
+		WRITE_ONCE(qp->attr.cur_qp_state, (u32)UABI_QPS_ERR);
+		if (qp->qp_type == UABI_QPT_XRC_RECV || owner)
+			uabi_raise_qp_event_locked(dev, qp, owner, ev);
+	}
+	mutex_unlock(&sw->lock);
+	mutex_unlock(&dev->lock);
+	return qp ? 0 : -ENOENT;
+}
+
 static int sw_arena_locate_srq(struct uabi_call *call)
 {
 	struct uabi_srq *srq = uobj_data(uabi_attr_uobj(call, UABI_SW_ATTR_SRQ));
@@ -511,6 +564,9 @@ static const struct uabi_object_def sw_arena_object = {
 		{ .id = UABI_SW_ARENA_CQ_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_cq_error,
 		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		{ .id = UABI_SW_ARENA_QP_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handler = sw_arena_qp_error,
+		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_QPN, u32, MAND)) },
 		{ .id = UABI_SW_ARENA_LOCATE_SRQ, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_locate_srq,
 		  UABI_ATTRS(UABI_HANDLE(UABI_SW_ATTR_SRQ, UABI_OBJ_SRQ,
@@ -557,6 +613,7 @@ static void sw_free(struct sw_dev *sw)
 	kvfree(sw->keygen);
 	kvfree(sw->cq_table);
 	kvfree(sw->srq_table);
+	kvfree(sw->qp_table);
 	kfree(sw);
 }
 
@@ -585,7 +642,8 @@ struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 	sw->keygen = kvzalloc(SW_MAX_MR + 1, GFP_KERNEL);
 	sw->cq_table = kvzalloc(sizeof(*sw->cq_table) * SW_MAX_CQ, GFP_KERNEL);
 	sw->srq_table = kvzalloc(sizeof(*sw->srq_table) * SW_MAX_SRQ, GFP_KERNEL);
-	if (!sw->keygen || !sw->cq_table || !sw->srq_table)
+	sw->qp_table = kvzalloc(sizeof(*sw->qp_table) * SW_MAX_QP, GFP_KERNEL);
+	if (!sw->keygen || !sw->cq_table || !sw->srq_table || !sw->qp_table)
 		goto err;
 	ret = sw_arena_init(sw, shm, heap_bytes);
 	if (ret)

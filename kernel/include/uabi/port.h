@@ -170,6 +170,7 @@ static inline bool atomic_add_unless(atomic_t *v, int a, int u)
 #define smp_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define cmpxchg(p, o, n) __sync_val_compare_and_swap((p), (o), (n))
+#define xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 #define cond_resched() sched_yield()
 
 /* Doubly linked lists, as <linux/list.h>. */

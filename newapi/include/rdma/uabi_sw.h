@@ -63,6 +63,11 @@ enum {
 	/* A producer found CQ UABI_SW_ATTR_CQN full (its overrun flag was
 	 * clear): raise IBV_EVENT_CQ_ERR for the CQ's owner. */
 	UABI_SW_ARENA_CQ_ERROR,
+	/* The data path moved responder QP UABI_SW_ATTR_QPN to ERR and left
+	 * the affiliated event type in its descriptor's err_event: raise it
+	 * for the QP's owner, or every context registered on an XRC receive
+	 * QP, and let the core's state follow. */
+	UABI_SW_ARENA_QP_ERROR,
 };
 
 enum {
@@ -71,6 +76,7 @@ enum {
 	UABI_SW_ATTR_CQN,				/* in __u32 */
 	UABI_SW_ATTR_SRQ,				/* in handle */
 	UABI_SW_ATTR_SRQ_SLOT,				/* out __u32 */
+	UABI_SW_ATTR_QPN,				/* in __u32 */
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
@@ -141,7 +147,8 @@ struct uabi_sw_qp {
 	__u8 reserved0;
 	__u32 flush;		/* data path: a peer moved this QP to ERR */
 	__u32 max_recv_sge;
-	__u32 reserved1[5];
+	__u32 err_event;	/* data path: IBV_EVENT_QP_* to raise (QP_ERROR) */
+	__u32 reserved1[4];
 };
 
 /* One per CQ, 128 bytes. */

@@ -238,21 +238,32 @@ bool send_small(Device &dev, const Target &t, const Cqe &rc, const Iov &dst, con
 	return dev.push_small(t.cqn, rc, t.owner, m);
 }
 
-// The responder hit a local error: its QP goes to ERR and its owner
-// flushes what is outstanding at its next poll.
-void mark_error(Device &dev, uabi_sw_qp *qd)
+// Affiliated asynchronous errors of a responder QP (enum ibv_event_type).
+constexpr std::uint32_t kEventQpReqErr = 2;	// invalid request
+constexpr std::uint32_t kEventQpAccessErr = 3;	// local access violation
+
+// The responder hit an error: its QP goes to ERR, its owner flushes what
+// is outstanding at its next poll, and (once, by whoever moved it) the
+// affiliated event @event is raised for the QP's owner or, for an XRC
+// receive QP, for every context registered on it.
+void mark_error(Device &dev, uabi_sw_qp *qd, std::uint32_t event)
 {
 	if (!qd)
 		return;
+	bool moved = false;
 	std::uint32_t st = __atomic_load_n(&qd->state, __ATOMIC_ACQUIRE);
 	while (st != kErr && st != kReset &&
-	       !__atomic_compare_exchange_n(&qd->state, &st, kErr, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	       !(moved = __atomic_compare_exchange_n(&qd->state, &st, kErr, false,
+						     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
 	}
 	__atomic_store_n(&qd->flush, 1u, __ATOMIC_RELEASE);
 	for (std::uint32_t cqn : {qd->recv_cqn, qd->send_cqn})
 		if (uabi_sw_cq *c = dev.cq_desc(cqn))
 			__atomic_store_n(&c->flush, 1u, __ATOMIC_RELEASE);
+	if (moved) {
+		__atomic_store_n(&qd->err_event, event, __ATOMIC_RELEASE);
+		dev.notify_qp_error(__atomic_load_n(&qd->qpn, __ATOMIC_RELAXED));
+	}
 }
 
 std::uint32_t wc_opcode(std::uint32_t wr_opcode)
@@ -537,8 +548,14 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return reliable ? Result{Outcome::Done, kWcRemInvReqErr, 0} : dropped;
 		if (!(dest.access & need) ||
 		    !mr_check(dev_, wr.rkey, wr.remote_addr, len, xrc ? 0 : dest.pid,
-			      xrc ? 0 : dest.pd, need, &rva, &rowner))
-			return reliable ? Result{Outcome::Done, kWcRemAccessErr, 0} : dropped;
+			      xrc ? 0 : dest.pd, need, &rva, &rowner)) {
+			if (!reliable)
+				return dropped;
+			// IB: the responder NAKs and its QP goes to ERR with a
+			// local access violation (for XRC, the receive QP).
+			mark_error(dev_, dd, kEventQpAccessErr);
+			return {Outcome::Done, kWcRemAccessErr, 0};
+		}
 	}
 
 	// A receive WQE, for SEND and WRITE_WITH_IMM.
@@ -615,7 +632,8 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		rc.opcode = op == kWrRdmaWriteWithImm ? kWcRecvRdmaWithImm : kWcRecv;
 		dev_.push_cqe(t.cqn, rc);
 		if (reliable)
-			mark_error(dev_, t.qp);
+			mark_error(dev_, t.qp,
+				   local_status == kWcLocLenErr ? kEventQpReqErr : kEventQpAccessErr);
 		return reliable ? Result{Outcome::Done, remote_status, 0} : dropped;
 	};
 

@@ -134,6 +134,7 @@ enum class Notice {
 	CqEvent,	// raise the completion event of CQ n (UABI_SW_ARENA_NOTIFY_CQ)
 	SrqLimit,	// SRQ slot n fell below its limit (UABI_SW_ARENA_SRQ_LIMIT)
 	CqError,	// CQ n overran (UABI_SW_ARENA_CQ_ERROR)
+	QpError,	// responder QP n went to ERR (UABI_SW_ARENA_QP_ERROR)
 };
 
 // One mapping of a device's arena.
@@ -183,6 +184,7 @@ public:
 	std::uint32_t small_max() const { return small_max_; }
 	void notify(std::uint32_t cqn) { if (notify_) notify_(Notice::CqEvent, cqn); }
 	void notify_srq_limit(std::uint32_t slot) { if (notify_) notify_(Notice::SrqLimit, slot); }
+	void notify_qp_error(std::uint32_t qpn) { if (notify_) notify_(Notice::QpError, qpn); }
 	bool force_vm() const { return force_vm_; }
 	void add_pending(Qp *qp);
 	void remove_pending(Qp *qp);
