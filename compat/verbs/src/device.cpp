@@ -413,7 +413,10 @@ UABI_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 			if (!r)
 				return r.error();
 			const uabi_event &e = *r;
-			event->event_type = ibv_event_type(e.event_type);
+			// As raw bytes: OFED's flagged types are outside the
+			// enum's range, which C++ does not allow as a value.
+			static_assert(sizeof(event->event_type) == sizeof(e.event_type));
+			std::memcpy(&event->event_type, &e.event_type, sizeof(e.event_type));
 			if (e.event_type & UABI_OFED_XRC_QP_EVENT_FLAG) {
 				// OFED's XRC receive QP event: element.xrc_qp_num.
 				std::uint32_t qpn = std::uint32_t(e.element);
@@ -463,7 +466,9 @@ UABI_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 UABI_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
 	// Nothing waits for acknowledgements here; keep the counters honest.
-	switch (event->event_type) {
+	std::uint32_t type;
+	std::memcpy(&type, &event->event_type, sizeof(type));	// may carry OFED's flag
+	switch (type) {
 	case IBV_EVENT_CQ_ERR: {
 		struct ibv_cq *cq = event->element.cq;
 		pthread_mutex_lock(&cq->mutex);
@@ -508,8 +513,12 @@ UABI_EXPORT const char *ibv_event_type_str(enum ibv_event_type e)
 		"local catastrophic error", "port active", "port error", "LID change",
 		"P_Key change", "SM change", "SRQ catastrophic error", "SRQ limit reached",
 		"last WQE reached", "client reregistration", "GID table change", "WQ fatal"};
-	if (unsigned(e) < sizeof(n) / sizeof(n[0]))
-		return n[e];
+	// Raw, and without OFED's XRC flag (out of the enum's range).
+	std::uint32_t v;
+	std::memcpy(&v, &e, sizeof(v));
+	v &= ~UABI_OFED_XRC_QP_EVENT_FLAG;
+	if (v < sizeof(n) / sizeof(n[0]))
+		return n[v];
 	return "unknown";
 }
 
