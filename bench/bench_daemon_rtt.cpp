@@ -25,6 +25,14 @@ namespace {
 using namespace uabi;
 
 std::string g_tmpdir;
+bool g_failed = false;
+
+// Any failure makes the exit status non-zero (the ctest smoke run).
+void fail(benchmark::State &st, const char *what)
+{
+	g_failed = true;
+	st.SkipWithError(what);
+}
 
 std::unique_ptr<Context> open_ctx(Backend b, int spin_us)
 {
@@ -49,7 +57,7 @@ void BM_Counters(benchmark::State &st, Backend b, int spin_us)
 {
 	auto ctx = open_ctx(b, spin_us);
 	if (!ctx) {
-		st.SkipWithError("cannot open the backend");
+		fail(st, "cannot open the backend");
 		return;
 	}
 	// One encoded message, executed again and again: the transport's cost,
@@ -62,7 +70,7 @@ void BM_Counters(benchmark::State &st, Backend b, int spin_us)
 	for (auto _ : st) {
 		int r = ctx->execute_raw(raw);
 		if (r) {
-			st.SkipWithError("COUNTERS failed");
+			fail(st, "COUNTERS failed");
 			break;
 		}
 	}
@@ -72,13 +80,13 @@ void BM_PdAllocDealloc(benchmark::State &st, Backend b, int spin_us)
 {
 	auto ctx = open_ctx(b, spin_us);
 	if (!ctx) {
-		st.SkipWithError("cannot open the backend");
+		fail(st, "cannot open the backend");
 		return;
 	}
 	for (auto _ : st) {
 		auto pd = ctx->alloc_pd();
 		if (!pd || !ctx->dealloc_pd(*pd)) {
-			st.SkipWithError("PD alloc/dealloc failed");
+			fail(st, "PD alloc/dealloc failed");
 			break;
 		}
 	}
@@ -140,5 +148,5 @@ int main(int argc, char **argv)
 	benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	stop_own_daemon();
-	return 0;
+	return g_failed ? 1 : 0;
 }

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The benchmark suite (`make bench`): builds the benchmark binaries, runs
+# them with progress on the terminal, runs perftest (unmodified) under the
+# drop-in library, and writes docs/bench.md and docs/bench-*.svg from what
+# this run measured (scripts/bench_report.py).
+#
+#   UABI_BENCH_QUICK=1     a short pass (under a minute): one repetition,
+#                          shorter runs, perftest at its target sizes only
+#   UABI_BENCH_BUILD=DIR   build directory (default: build)
+#   UABI_BENCH_OUT=DIR     where the raw results go (default: DIR/bench-results)
+#   UABI_BENCH_DOCS=DIR    where bench.md and the plots go (default: docs)
+#   UABI_BENCH_PIN=0       do not pin the two processes of the data path and
+#                          of perftest to two different CPUs
+#   UABI_BENCH_SPINS=N     data path waits yield after N polls (default: never)
+#
+# Backends: in-process and uabid (a private daemon on a socket of this
+# run).  The kernel backend needs rdma_uabi.ko loaded; it is not measured
+# here (the report says whether /dev/rdma_uabi existed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=${UABI_BENCH_BUILD:-build}
+quick=${UABI_BENCH_QUICK:-0}
+out=${UABI_BENCH_OUT:-$build/bench-results}
+docs=${UABI_BENCH_DOCS:-docs}
+
+step() { printf '\n=== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+t_start=$(date +%s)
+step "dependencies"
+scripts/install-deps.sh --no-kernel
+
+step "build ($build, RelWithDebInfo)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUABI_BUILD_BENCH=ON >/dev/null
+ninja -C "$build" bench_control bench_legacy bench_datapath uabid uabi uabi_verbs
+
+# Repetitions run in random order across benchmarks, so that a burst of
+# load from elsewhere hits single repetitions, which the median discards.
+if [[ $quick == 1 ]]; then
+	reps=1
+	ctl_time=0.03 dp_time=0.02
+else
+	reps=5
+	ctl_time=0.1 dp_time=0.1
+fi
+gb_args=(--benchmark_repetitions="$reps" --benchmark_format=console
+	 --benchmark_counters_tabular=false)
+((reps > 1)) && gb_args+=(--benchmark_display_aggregates_only=true
+			  --benchmark_enable_random_interleaving=true)
+
+rm -rf "$out"
+mkdir -p "$out/perftest"
+tmp=$(mktemp -d /tmp/uabi-bench.XXXXXX)
+uabi=$root/$build/newapi/tools/uabi
+export UABI_SOCKET=$tmp/uabid.sock UABI_BACKEND=daemon UABI_BENCH_PROGRESS=1
+cleanup() {
+	"$uabi" --socket "$UABI_SOCKET" daemon stop >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+{
+	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "mode=$([[ $quick == 1 ]] && echo quick || echo full)"
+	echo "min_time=$ctl_time s (control), $dp_time s (data path)"
+	echo "repetitions=$reps"
+	echo "build=$build"
+	cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+	echo "compiler=$("${cxx:-c++}" --version 2>/dev/null | head -1)"
+	echo "pinning=${UABI_BENCH_PIN:-1}"
+	echo "kernel_device=$([[ -e /dev/rdma_uabi ]] && echo present || echo absent)"
+	echo "git=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo +dirty)"
+} >"$out/meta.env"
+
+step "uabid on a private socket"
+"$uabi" --socket "$UABI_SOCKET" daemon start
+
+step "control path: every verb, new / legacy / chains, inproc and daemon; cmtime (bench_control)"
+"$build/bench/bench_control" "${gb_args[@]}" --benchmark_min_time="$ctl_time" \
+	--benchmark_out="$out/control.json" --benchmark_out_format=json
+
+step "translation alone (bench_legacy, BM_Translate_*)"
+"$build/bench/bench_legacy" "${gb_args[@]}" --benchmark_min_time="$ctl_time" \
+	--benchmark_filter='BM_Translate' \
+	--benchmark_out="$out/translate.json" --benchmark_out_format=json
+
+step "data path, two processes, and the copy limits (bench_datapath)"
+"$build/bench/bench_datapath" "${gb_args[@]}" --benchmark_min_time="$dp_time" \
+	--benchmark_out="$out/datapath.json" --benchmark_out_format=json
+
+# perftest, unmodified, server and client as two processes under `uabi run`.
+free_port() {
+	local p=${1}
+	while ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; do p=$((p + 1)); done
+	echo "$p"
+}
+port=18600
+# Server and client on two different CPUs (bench_datapath pins its two
+# processes the same way): left to the scheduler on a busy 2-CPU machine
+# they may share one CPU, and every round trip then waits for a scheduler
+# tick.  The client, which initiates, gets the CPU on which bench_datapath
+# measured the data path and process_vm_writev.  UABI_BENCH_PIN=0: none.
+read -r cpu0 cpu1 < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(*(c[:2] if len(c) > 1 else ["", ""]))') || true
+pin_srv=() pin_cli=()
+if [[ ${UABI_BENCH_PIN:-1} != 0 && -n ${cpu1:-} ]] && command -v taskset >/dev/null; then
+	pin_cli=(taskset -c "$cpu0") pin_srv=(taskset -c "$cpu1")
+fi
+# perftest TAG PROG ARGS...: results in $out/perftest/TAG.*
+perftest() {
+	local tag=$1 name=$2
+	shift 2
+	port=$(free_port $((port + 1)))
+	printf -- '--- %s %s (port %s)\n' "$name" "$*" "$port"
+	local f=$out/perftest/$tag
+	timeout 300 "${pin_srv[@]}" "$uabi" run -- "$name" -p "$port" "$@" >"$f.server" 2>&1 &
+	local spid=$!
+	for _ in $(seq 200); do
+		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.05
+	done
+	local crc=0 src=0
+	timeout 300 "${pin_cli[@]}" "$uabi" run -- "$name" -p "$port" "$@" localhost >"$f.client" 2>&1 || crc=$?
+	wait "$spid" || src=$?
+	echo "$name $*" >"$f.args"
+	echo "server=$src client=$crc" >"$f.status"
+	# The result rows (size, iterations, then numbers).
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$f.client" || echo "    (no result: server exit $src, client exit $crc)"
+}
+
+step "perftest under the drop-in library ($(dpkg-query -W -f='${Version}' perftest 2>/dev/null || echo '?'))"
+# Each test with perftest's defaults (latency: 2 bytes, 1000 iterations;
+# bandwidth: 64 KiB, 5000 iterations for WRITE): the targets.  Three
+# rounds in full mode; the report takes the median run of each test.
+rounds=3
+[[ $quick == 1 ]] && rounds=1
+for r in $(seq "$rounds"); do
+	for t in send_lat write_lat read_lat write_bw read_bw send_bw; do
+		perftest "ib_$t@$r" "ib_$t"
+	done
+done
+if [[ $quick != 1 ]]; then
+	perftest ib_atomic_lat@1 ib_atomic_lat
+	perftest ib_atomic_bw@1 ib_atomic_bw
+	# Every size from 2 bytes to 8 MiB, for the plots; fewer iterations
+	# per size (perftest's pure spinning stalls for whole time slices on
+	# a loaded machine, at every size).
+	for t in send_lat write_lat read_lat; do perftest "ib_$t-sweep" "ib_$t" -a -n 100; done
+	for t in write_bw read_bw send_bw; do perftest "ib_$t-sweep" "ib_$t" -a -n 200; done
+fi
+
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.env"
+echo "seconds=$(($(date +%s) - t_start))" >>"$out/meta.env"
+
+step "report"
+python3 scripts/bench_report.py "$out" "$docs"
+echo "bench: $(($(date +%s) - t_start)) s; wrote $docs/bench.md, $docs/bench-latency.svg, $docs/bench-bandwidth.svg"
