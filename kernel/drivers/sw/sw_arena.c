@@ -74,8 +74,8 @@ static int find_run(const struct sw_arena *a, u32 from, u32 to, u32 n)
 	return -1;
 }
 
-/* Zeroed ring memory, or 0 (never a heap offset). */
-static u64 heap_alloc(struct sw_dev *sw, u64 bytes)
+/* Ring memory (zeroed if @zero), or 0 (never a heap offset). */
+static u64 heap_alloc(struct sw_dev *sw, u64 bytes, bool zero)
 {
 	struct sw_arena *a = &sw->arena;
 	u64 n64 = (bytes + UABI_SW_HEAP_GRANULE - 1) / UABI_SW_HEAP_GRANULE;
@@ -100,7 +100,8 @@ static u64 heap_alloc(struct sw_dev *sw, u64 bytes)
 	if (at < 0)
 		return 0;
 	off = a->hdr->info.heap_off + (u64)at * UABI_SW_HEAP_GRANULE;
-	memset(a->base + off, 0, n64 * UABI_SW_HEAP_GRANULE);
+	if (zero)
+		memset(a->base + off, 0, n64 * UABI_SW_HEAP_GRANULE);
 	return off;
 }
 
@@ -124,7 +125,7 @@ static struct sw_ring *ring_new(struct sw_dev *sw, u64 bytes)
 	if (!r)
 		return NULL;
 	r->bytes = bytes;
-	r->off = bytes ? heap_alloc(sw, bytes) : 0;
+	r->off = bytes ? heap_alloc(sw, bytes, true) : 0;
 	if (bytes && !r->off) {
 		kfree(r);
 		return NULL;
@@ -491,7 +492,9 @@ int sw_arena_cq_create(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
 	if (!r)
 		return -ENOMEM;
 	r->small_bytes = (u64)slots * sizeof(struct uabi_sw_small);
-	r->small_off = heap_alloc(sw, r->small_bytes);
+	/* Not zeroed: a slot is read only through a CQE that its
+	 * producer wrote after filling it (the CQE ring is zeroed). */
+	r->small_off = heap_alloc(sw, r->small_bytes, false);
 	if (!r->small_off) {
 		ring_free(sw, r);
 		return -ENOMEM;
