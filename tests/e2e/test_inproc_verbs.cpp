@@ -519,18 +519,7 @@ TEST_F(Verbs, UdWithGrh)
 	ASSERT_NE(ah, nullptr);
 	ASSERT_EQ(b.post_recv(1, 0, 40 + 100), 0);
 	fill(a, 0, 100, 11);
-	ibv_sge s{a.addr(0), 100, a.mr->lkey};
-	ibv_send_wr wr{};
-	wr.wr_id = 2;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = b.qp->qp_num;
-	wr.wr.ud.remote_qkey = 0x11111111;
-	ibv_send_wr *bad;
-	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ASSERT_EQ(a.post_ud_send(2, 0, 100, ah, b.qp->qp_num), 0);
 	auto r = poll_n(b.rcq, 1);
 	ASSERT_EQ(r.size(), 1u);
 	EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
@@ -546,8 +535,7 @@ TEST_F(Verbs, UdWithGrh)
 	EXPECT_EQ(poll_n(a.scq, 1).size(), 1u);
 	// A wrong qkey is dropped silently.
 	ASSERT_EQ(b.post_recv(3, 0, 140), 0);
-	wr.wr.ud.remote_qkey = 5;
-	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ASSERT_EQ(a.post_ud_send(2, 0, 100, ah, b.qp->qp_num, 5), 0);
 	EXPECT_EQ(poll_n(a.scq, 1).size(), 1u);
 	EXPECT_EQ(poll_quiet(b.rcq), 0);
 	EXPECT_EQ(ibv_destroy_ah(ah), 0);
@@ -1029,18 +1017,7 @@ TEST_F(Verbs, UdSmallSendsWithAndWithoutGrh)
 			SCOPED_TRACE(testing::Message() << "global " << global << " len " << len);
 			fill(a, 0, len, static_cast<unsigned char>(len + global));
 			ASSERT_EQ(b.post_recv(7, off, 40 + len), 0);
-			ibv_sge s{a.addr(0), len, a.mr->lkey};
-			ibv_send_wr wr{};
-			wr.wr_id = 8;
-			wr.sg_list = &s;
-			wr.num_sge = len ? 1 : 0;
-			wr.opcode = IBV_WR_SEND;
-			wr.send_flags = IBV_SEND_SIGNALED;
-			wr.wr.ud.ah = ah;
-			wr.wr.ud.remote_qpn = b.qp->qp_num;
-			wr.wr.ud.remote_qkey = 0x11111111;
-			ibv_send_wr *bad;
-			ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+			ASSERT_EQ(a.post_ud_send(8, 0, len, ah, b.qp->qp_num), 0);
 			auto r = poll_n(b.rcq, 1);
 			ASSERT_EQ(r.size(), 1u);
 			EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
@@ -1058,18 +1035,7 @@ TEST_F(Verbs, UdSmallSendsWithAndWithoutGrh)
 		// A receive buffer one byte short: the receiver's length error,
 		// the sender's success (UD).
 		ASSERT_EQ(b.post_recv(9, off, 40 + 15), 0);
-		ibv_sge s{a.addr(0), 16, a.mr->lkey};
-		ibv_send_wr wr{};
-		wr.wr_id = 10;
-		wr.sg_list = &s;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = ah;
-		wr.wr.ud.remote_qpn = b.qp->qp_num;
-		wr.wr.ud.remote_qkey = 0x11111111;
-		ibv_send_wr *bad;
-		ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+		ASSERT_EQ(a.post_ud_send(10, 0, 16, ah, b.qp->qp_num), 0);
 		auto r = poll_n(b.rcq, 1);
 		ASSERT_EQ(r.size(), 1u);
 		EXPECT_EQ(r[0].wr_id, 9u);

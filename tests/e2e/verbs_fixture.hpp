@@ -230,6 +230,24 @@ struct Endpoint {
 		ibv_send_wr *bad = nullptr;
 		return ibv_post_send(qp, &wr, &bad);
 	}
+
+	// A signaled UD SEND of @len bytes from @off to (ah, remote_qpn, qkey).
+	int post_ud_send(uint64_t wr_id, std::size_t off, uint32_t len, ibv_ah *ah,
+			 uint32_t remote_qpn, uint32_t qkey = 0x11111111)
+	{
+		ibv_sge s{addr(off), len, mr->lkey};
+		ibv_send_wr wr{};
+		wr.wr_id = wr_id;
+		wr.sg_list = &s;
+		wr.num_sge = len ? 1 : 0;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = remote_qpn;
+		wr.wr.ud.remote_qkey = qkey;
+		ibv_send_wr *bad = nullptr;
+		return ibv_post_send(qp, &wr, &bad);
+	}
 };
 
 // Polls until n completions arrived or the deadline passed.
