@@ -41,10 +41,6 @@ constexpr std::uint64_t kTaskSizeMax = 0x00007ffffffff000ull;
 constexpr std::uint32_t kNumComp = 1; // num_comp_vectors of the device
 constexpr int kDry = 1;		      // exec() in translate-only mode
 
-// Bits ib_uverbs_modify_qp's modify_qp_mask() drops for XRC QPs.
-constexpr std::uint32_t kXrcTgtIgnored =
-    UABI_QP_MAX_QP_RD_ATOMIC | UABI_QP_RETRY_CNT | UABI_QP_RNR_RETRY;
-
 // Translation of one command's payload: what ib_uverbs_write() hands a
 // handler (bundle.ucore).
 struct Req {
@@ -1354,7 +1350,7 @@ struct Translator::Impl {
 			return -EOPNOTSUPP;
 		if (int e = modify_precheck(full, mask))
 			return e;
-		mask &= ~kXrcTgtIgnored; // a receive QP: what Linux ignores for XRC_TGT
+		// What Linux ignores for XRC_TGT the core ignores too.
 		uabi_qp_attr a = attr_from_modify(full, mask);
 		Wire m = w();
 		m.begin();

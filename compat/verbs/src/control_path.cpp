@@ -422,45 +422,43 @@ Result<void> Control::destroy_ah(Handle ah)
 // ------------------------------------------------------------ OFED XRC
 // The translator speaks one dialect at a time (commands 37-44 differ):
 // OFED's for these, upstream's for everything else.
+namespace {
+struct OfedDialect {
+	legacy::Translator &t;
+	explicit OfedDialect(legacy::Translator &tr) : t(tr) { t.set_dialect(legacy::Dialect::Ofed); }
+	~OfedDialect() { t.set_dialect(legacy::Dialect::Upstream); }
+};
+} // namespace
+
 #define OFED_PATH(...)                                                                             \
 	WRITE_PATH({                                                                               \
-		tr_->set_dialect(legacy::Dialect::Ofed);                                           \
-		auto back = [this](auto r) {                                                       \
-			tr_->set_dialect(legacy::Dialect::Upstream);                               \
-			return r;                                                                  \
-		};                                                                                 \
+		OfedDialect ofed_(*tr_);                                                           \
 		__VA_ARGS__;                                                                       \
 	})
 
 Result<Handle> Control::ofed_open_xrc_domain(int fd, int oflags)
 {
-	OFED_PATH(return back(enc_->ofed_open_xrc_domain(fd, oflags)));
-	std::uint32_t of = 0;
-	if (oflags & O_CREAT)
-		of |= UABI_XRCD_O_CREAT;
-	if (oflags & O_EXCL)
-		of |= UABI_XRCD_O_EXCL;
-	return ctx_->open_xrcd(fd, of);
+	OFED_PATH(return enc_->ofed_open_xrc_domain(fd, oflags));
+	return open_xrcd(fd, oflags); // the same XRCD on the new path
 }
 
 Result<void> Control::ofed_close_xrc_domain(Handle xrcd)
 {
-	OFED_PATH(return back(enc_->ofed_close_xrc_domain(xrcd)));
+	OFED_PATH(return enc_->ofed_close_xrc_domain(xrcd));
 	return ctx_->close_xrcd(xrcd);
 }
 
 Result<SrqInfo> Control::ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
 					     const uabi_srq_attr &attr, std::uint64_t user_handle)
 {
-	OFED_PATH(return back(
-	    enc_->ofed_create_xrc_srq(pd, xrcd, cq, srq_attr_to_ibv(attr), user_handle)));
+	OFED_PATH(return enc_->ofed_create_xrc_srq(pd, xrcd, cq, srq_attr_to_ibv(attr), user_handle));
 	return create_srq(pd, IBV_SRQT_XRC, xrcd, cq, attr, user_handle);
 }
 
 Result<std::uint32_t> Control::ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
 						      bool sq_sig_all)
 {
-	OFED_PATH(return back(enc_->ofed_create_xrc_rcv_qp(xrcd, cap_to_ibv(cap), sq_sig_all, 0)));
+	OFED_PATH(return enc_->ofed_create_xrc_rcv_qp(xrcd, cap_to_ibv(cap), sq_sig_all, 0));
 	uabi_qp_init init{};
 	init.cap = cap;
 	init.qp_type = UABI_QPT_XRC_RECV;
@@ -475,14 +473,14 @@ Result<std::uint32_t> Control::ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp
 Result<void> Control::ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
 					     const struct ibv_qp_attr &attr, std::uint32_t mask)
 {
-	OFED_PATH(return back(enc_->ofed_modify_xrc_rcv_qp(xrcd, qpn, attr, int(mask))));
+	OFED_PATH(return enc_->ofed_modify_xrc_rcv_qp(xrcd, qpn, attr, int(mask)));
 	return ctx_->modify_xrc_rcv_qp(xrcd, qpn, to_uabi(attr), mask);
 }
 
 Result<QpQuery> Control::ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, std::uint32_t mask)
 {
 	OFED_PATH({
-		auto r = back(enc_->ofed_query_xrc_rcv_qp(xrcd, qpn, int(mask)));
+		auto r = enc_->ofed_query_xrc_rcv_qp(xrcd, qpn, int(mask));
 		if (!r)
 			return make_error(r.error());
 		return legacy::query_qp_from(r->get());
@@ -502,7 +500,7 @@ Result<void> Control::ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
 	// OFED's REG never created (the translator answers EINVAL too).
 	if (qpn == UABI_XRC_QPN_CREATE)
 		return make_error(EINVAL);
-	OFED_PATH(return back(enc_->ofed_reg_xrc_rcv_qp(xrcd, qpn)));
+	OFED_PATH(return enc_->ofed_reg_xrc_rcv_qp(xrcd, qpn));
 	auto r = ctx_->register_xrc_rcv_qp(xrcd, qpn, {}, std::uint64_t(0));
 	if (!r)
 		return make_error(r.error());
@@ -511,7 +509,7 @@ Result<void> Control::ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
 
 Result<void> Control::ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
 {
-	OFED_PATH(return back(enc_->ofed_unreg_xrc_rcv_qp(xrcd, qpn)));
+	OFED_PATH(return enc_->ofed_unreg_xrc_rcv_qp(xrcd, qpn));
 	return ctx_->unregister_xrc_rcv_qp(xrcd, qpn);
 }
 

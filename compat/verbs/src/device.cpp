@@ -187,20 +187,26 @@ ContextImpl *open_impl()
 	ContextImpl *raw = impl.get();
 	impl->dp = sw::Device::map(fd, info, [raw](sw::Notice what, std::uint32_t n) {
 		try {
+			// Each notice: the arena method and what names its object.
 			std::uint16_t method = UABI_SW_ARENA_NOTIFY_CQ;
-			if (what == sw::Notice::SrqLimit)
-				method = UABI_SW_ARENA_SRQ_LIMIT;
-			else if (what == sw::Notice::CqError)
+			std::uint16_t attr = UABI_SW_ATTR_CQN;
+			switch (what) {
+			case sw::Notice::CqEvent:
+				break;
+			case sw::Notice::CqError:
 				method = UABI_SW_ARENA_CQ_ERROR;
-			else if (what == sw::Notice::QpError)
+				break;
+			case sw::Notice::SrqLimit:
+				method = UABI_SW_ARENA_SRQ_LIMIT;
+				attr = UABI_SW_ATTR_SRQ_SLOT;
+				break;
+			case sw::Notice::QpError:
 				method = UABI_SW_ARENA_QP_ERROR;
+				attr = UABI_SW_ATTR_QPN;
+				break;
+			}
 			Command c(UABI_SW_OBJ_ARENA, method);
-			if (what == sw::Notice::SrqLimit)
-				c.add_in(UABI_SW_ATTR_SRQ_SLOT, n);
-			else if (what == sw::Notice::QpError)
-				c.add_in(UABI_SW_ATTR_QPN, n);
-			else
-				c.add_in(UABI_SW_ATTR_CQN, n);
+			c.add_in(attr, n);
 			auto r = raw->ctl.raw().call(std::move(c));
 			return r ? 0 : r.error();
 		} catch (...) {
