@@ -26,10 +26,11 @@
 #include <uabi/legacy.hpp>
 #include <uabi/legacy_encoder.hpp>
 #include <uabi/legacy_ofed.h>
-#include <uabi/transport_daemon.hpp>
 #include <rdma/uabi_sw.h>
 
 #include "bench_progress.hpp"
+
+#include "bench_daemon.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -60,7 +61,7 @@ constexpr int kCmtimePairs = 1000;
 // modifies holds 2 commands per QP (UABI_MAX_CHAIN_CMDS is 1024).
 constexpr int kCmtimeBatch = 250;
 
-std::string g_tmpdir;
+uabi_bench::PrivateDaemon g_daemon;
 bool g_failed = false;
 
 // Any failure makes the exit status non-zero (the ctest smoke run).
@@ -952,18 +953,6 @@ void register_all()
 			    ->Unit(benchmark::kMillisecond);
 }
 
-void stop_own_daemon()
-{
-	if (g_tmpdir.empty())
-		return;
-	if (auto p = daemon::resolve_paths())
-		if (auto c = daemon::connect(*p, daemon::kHelloAdmin))
-			(void)daemon::shutdown(std::move(*c));
-	std::string cmd = "rm -rf '" + g_tmpdir + "'";
-	if (std::system(cmd.c_str()) != 0) {
-	}
-}
-
 bool list_only(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -976,15 +965,8 @@ bool list_only(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (!std::getenv("UABI_SOCKET")) {
-		char tmpl[] = "/tmp/uabi-bench-XXXXXX";
-		if (!mkdtemp(tmpl)) {
-			std::perror("mkdtemp");
-			return 1;
-		}
-		g_tmpdir = tmpl;
-		setenv("UABI_SOCKET", (g_tmpdir + "/uabid.sock").c_str(), 1);
-	}
+	if (!g_daemon.start())
+		return 1;
 	benchmark::Initialize(&argc, argv);
 	// Before any benchmark (they may run in any order): the first 100 CQs
 	// on each fresh arena, then a walk of its heap (see arena_heap_size()).
@@ -996,6 +978,6 @@ int main(int argc, char **argv)
 	register_all();
 	benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
-	stop_own_daemon();
+	g_daemon.stop();
 	return g_failed ? 1 : 0;
 }

@@ -12,6 +12,8 @@
 #include <uabi/client.hpp>
 #include <uabi/transport_daemon.hpp>
 
+#include "bench_daemon.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -24,7 +26,7 @@ namespace {
 
 using namespace uabi;
 
-std::string g_tmpdir;
+uabi_bench::PrivateDaemon g_daemon;
 bool g_failed = false;
 
 // Any failure makes the exit status non-zero (the ctest smoke run).
@@ -118,35 +120,16 @@ void register_all()
 			->UseRealTime();
 }
 
-void stop_own_daemon()
-{
-	if (g_tmpdir.empty())
-		return;
-	if (auto p = daemon::resolve_paths())
-		if (auto c = daemon::connect(*p, daemon::kHelloAdmin))
-			(void)daemon::shutdown(std::move(*c));
-	std::string cmd = "rm -rf '" + g_tmpdir + "'";
-	if (std::system(cmd.c_str()) != 0) {
-	}
-}
-
 } // namespace
 
 int main(int argc, char **argv)
 {
-	if (!std::getenv("UABI_SOCKET")) {
-		char tmpl[] = "/tmp/uabi-bench-XXXXXX";
-		if (!mkdtemp(tmpl)) {
-			std::perror("mkdtemp");
-			return 1;
-		}
-		g_tmpdir = tmpl;
-		setenv("UABI_SOCKET", (g_tmpdir + "/uabid.sock").c_str(), 1);
-	}
+	if (!g_daemon.start())
+		return 1;
 	benchmark::Initialize(&argc, argv);
 	register_all();
 	benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
-	stop_own_daemon();
+	g_daemon.stop();
 	return g_failed ? 1 : 0;
 }

@@ -22,6 +22,8 @@
 
 #include "bench_progress.hpp"
 
+#include "bench_daemon.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -61,7 +63,7 @@ constexpr int kAccessAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
 bool g_failed = false;
-std::string g_tmpdir;
+uabi_bench::PrivateDaemon g_daemon;
 
 // Waits poll without pause, as perftest's do.  UABI_BENCH_SPINS=N makes
 // them yield the CPU after N polls: on a machine with more runnable tasks
@@ -708,21 +710,6 @@ void register_all()
 	benchmark::RegisterBenchmark("bw/atomic_fa", BM_BwAtomicFa)->Arg(8)->UseManualTime();
 }
 
-void stop_own_daemon()
-{
-	if (g_tmpdir.empty())
-		return;
-#ifdef UABI_TOOL_PATH
-	std::string stop = std::string("'") + UABI_TOOL_PATH + "' --socket '" + g_tmpdir +
-			   "/uabid.sock' daemon stop >/dev/null 2>&1";
-	if (std::system(stop.c_str()) != 0) {
-	}
-#endif
-	std::string rm = "rm -rf '" + g_tmpdir + "'";
-	if (std::system(rm.c_str()) != 0) {
-	}
-}
-
 // The two processes on two different CPUs (the first two this process
 // may use), as one pins perftest with taskset: left to the scheduler on a
 // busy 2-CPU machine, both may share one CPU, and every round trip then
@@ -766,15 +753,8 @@ int setup_fail(const char *what)
 
 int main(int argc, char **argv)
 {
-	if (!std::getenv("UABI_SOCKET")) {
-		char tmpl[] = "/tmp/uabi-bench-XXXXXX";
-		if (!mkdtemp(tmpl)) {
-			std::perror("mkdtemp");
-			return 1;
-		}
-		g_tmpdir = tmpl;
-		setenv("UABI_SOCKET", (g_tmpdir + "/uabid.sock").c_str(), 1);
-	}
+	if (!g_daemon.start())
+		return 1;
 	// Two processes need the daemon (or the kernel module), never a
 	// process-private core.
 	const char *be = std::getenv("UABI_BACKEND");
@@ -832,6 +812,6 @@ int main(int argc, char **argv)
 	}
 	if (g_failed)
 		rc = 1;
-	stop_own_daemon();
+	g_daemon.stop();
 	return rc;
 }
