@@ -227,11 +227,10 @@ static inline const char *ofed_state_name(int s)
 	return s >= 0 && s <= 6 ? n[s] : "?";
 }
 
-/* Posts one signaled SEND of message @i (payload at @buf) with
- * xrc_remote_srq_num, and waits for its completion. */
-static inline int ofed_send_one(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
-				unsigned char *buf, uint32_t i, uint32_t len, uint32_t srq_num,
-				struct ibv_wc *wc)
+/* Posts one signaled SEND of message @i (@len bytes of xrc_fill's pattern,
+ * written to @buf first) with xrc_remote_srq_num @srq_num: 0 or an errno. */
+static inline int ofed_post_xrc_send(struct ibv_qp *qp, struct ibv_mr *mr, unsigned char *buf,
+				     uint32_t i, uint32_t len, uint32_t srq_num)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey};
 	struct ibv_send_wr wr, *bad = NULL;
@@ -244,7 +243,16 @@ static inline int ofed_send_one(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.xrc_remote_srq_num = srq_num;
-	int r = ibv_post_send(qp, &wr, &bad);
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The same, and waits for its completion. */
+static inline int ofed_send_one(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
+				unsigned char *buf, uint32_t i, uint32_t len, uint32_t srq_num,
+				struct ibv_wc *wc)
+{
+	int r = ofed_post_xrc_send(qp, mr, buf, i, len, srq_num);
+
 	if (r)
 		return r;
 	return ofed_poll_n(cq, wc, 1) == 1 ? 0 : ETIMEDOUT;

@@ -47,17 +47,7 @@ static int send_burst(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, u
 
 	for (uint32_t i = first; i < first + n_msgs; i++) {
 		unsigned char *p = buf + (size_t)(i - first) * XRC_SLOT;
-		xrc_fill(p, i, xrc_size_of(i));
-		struct ibv_sge sge = {(uintptr_t)p, xrc_size_of(i), mr->lkey};
-		struct ibv_send_wr wr, *bad = NULL;
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = i;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.xrc_remote_srq_num = srq_num;
-		posted += ibv_post_send(qp, &wr, &bad) == 0;
+		posted += ofed_post_xrc_send(qp, mr, p, i, xrc_size_of(i), srq_num) == 0;
 	}
 	struct ibv_wc wc[64];
 	int got = 0, ok = 0;

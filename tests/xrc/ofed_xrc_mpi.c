@@ -437,17 +437,7 @@ static int role_c(int s)
 	int posted = 0, post_err = 0;
 	for (uint32_t i = 0; i < n_msgs; i++) {
 		unsigned char *p = buf + (size_t)i * XRC_SLOT;
-		xrc_fill(p, i, xrc_size_of(i));
-		struct ibv_sge sge = {(uintptr_t)p, xrc_size_of(i), mr->lkey};
-		struct ibv_send_wr wr, *bad = NULL;
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = i;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.xrc_remote_srq_num = srq_num;
-		int r = ibv_post_send(qp, &wr, &bad);
+		int r = ofed_post_xrc_send(qp, mr, p, i, xrc_size_of(i), srq_num);
 		if (r && !post_err)
 			post_err = r;
 		posted += r == 0;
