@@ -222,6 +222,28 @@ struct Translator::Impl {
 		exec(m);
 	}
 
+	// The response of a create: on a failed copy-out, what was created
+	// is destroyed again, as Linux's handlers do.
+	int respond_created(const Req &r, const void *resp, std::size_t len,
+			    std::uint16_t object, Handle h)
+	{
+		int e = respond(r, resp, len);
+		if (e)
+			destroy(object, h);
+		return e;
+	}
+	// A create with an extended form: the whole _ex response (with its
+	// response_length) or only its base.
+	template <class ExResp>
+	int respond_created_ex(const Req &r, ExResp &resp, bool ex, std::uint16_t object,
+			       Handle h)
+	{
+		if (!ex)
+			return respond_created(r, &resp.base, sizeof(resp.base), object, h);
+		resp.response_length = std::uint32_t(std::min(r.outlen, sizeof(resp)));
+		return respond_created(r, &resp, sizeof(resp), object, h);
+	}
+
 	int channel_handle(int fd, Handle *h) const
 	{
 		for (const auto &c : channels)
@@ -523,11 +545,7 @@ struct Translator::Impl {
 			return st;
 		ib_uverbs_alloc_pd_resp resp{};
 		resp.pd_handle = m.result(0).out_handle;
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_PD, resp.pd_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_PD, resp.pd_handle);
 	}
 
 	// DEALLOC_PD, DEREG_MR, DESTROY_AH, CLOSE_XRCD, DEALLOC_MW: the first
@@ -589,11 +607,7 @@ struct Translator::Impl {
 			return lookup_err(st);
 		ib_uverbs_create_ah_resp resp{};
 		resp.ah_handle = m.result(0).out_handle;
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_AH, resp.ah_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_AH, resp.ah_handle);
 	}
 
 	int reg_mr(const Req &r)
@@ -627,11 +641,7 @@ struct Translator::Impl {
 		resp.mr_handle = m.result(0).out_handle;
 		resp.lkey = k.lkey;
 		resp.rkey = k.rkey;
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_MR, resp.mr_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_MR, resp.mr_handle);
 	}
 
 	int alloc_mw(const Req &r)
@@ -653,11 +663,7 @@ struct Translator::Impl {
 			return lookup_err(st);
 		ib_uverbs_alloc_mw_resp resp{};
 		resp.mw_handle = m.result(0).out_handle;
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_MW, resp.mw_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_MW, resp.mw_handle);
 	}
 
 	int create_comp_channel(const Req &r)
@@ -726,18 +732,7 @@ struct Translator::Impl {
 		ib_uverbs_ex_create_cq_resp resp{};
 		resp.base.cq_handle = m.result(0).out_handle;
 		resp.base.cqe = cr.cqe;
-		int e;
-		if (ex) {
-			resp.response_length = std::uint32_t(std::min(r.outlen, sizeof(resp)));
-			e = respond(r, &resp, sizeof(resp));
-		} else {
-			e = respond(r, &resp.base, sizeof(resp.base));
-		}
-		if (e) {
-			destroy(UABI_OBJ_CQ, resp.base.cq_handle);
-			return e;
-		}
-		return 0;
+		return respond_created_ex(r, resp, ex, UABI_OBJ_CQ, resp.base.cq_handle);
 	}
 
 	int create_cq(const Req &r)
@@ -911,18 +906,7 @@ struct Translator::Impl {
 		resp.base.max_send_sge = qr.cap.max_send_sge;
 		resp.base.max_recv_sge = qr.cap.max_recv_sge;
 		resp.base.max_inline_data = qr.cap.max_inline_data;
-		int e;
-		if (ex) {
-			resp.response_length = std::uint32_t(std::min(r.outlen, sizeof(resp)));
-			e = respond(r, &resp, sizeof(resp));
-		} else {
-			e = respond(r, &resp.base, sizeof(resp.base));
-		}
-		if (e) {
-			destroy(UABI_OBJ_QP, resp.base.qp_handle);
-			return e;
-		}
-		return 0;
+		return respond_created_ex(r, resp, ex, UABI_OBJ_QP, resp.base.qp_handle);
 	}
 
 	int create_qp(const Req &r)
@@ -1103,11 +1087,7 @@ struct Translator::Impl {
 		resp.max_wr = sr.attr.max_wr;
 		resp.max_sge = sr.attr.max_sge;
 		resp.srqn = init.srq_type == UABI_SRQT_XRC ? sr.srqn : 0;
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_SRQ, resp.srq_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_SRQ, resp.srq_handle);
 	}
 
 	int create_srq(const Req &r)
@@ -1207,11 +1187,7 @@ struct Translator::Impl {
 			return st;
 		ib_uverbs_open_xrcd_resp resp{};
 		resp.xrcd_handle = m.result(0).out_handle;
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_XRCD, resp.xrcd_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_XRCD, resp.xrcd_handle);
 	}
 
 	int open_qp(const Req &r)
@@ -1239,11 +1215,7 @@ struct Translator::Impl {
 		ib_uverbs_create_qp_resp resp{};
 		resp.qp_handle = m.result(0).out_handle;
 		resp.qpn = m.get<std::uint32_t>(qoff);
-		if (int e = respond(r, &resp, sizeof(resp))) {
-			destroy(UABI_OBJ_QP, resp.qp_handle);
-			return e;
-		}
-		return 0;
+		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_QP, resp.qp_handle);
 	}
 
 	// Extended commands the sw device has no use for (flows, WQs,
