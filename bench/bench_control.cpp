@@ -654,38 +654,20 @@ void BM_Chain(benchmark::State &st, Backend b, Verb v, int n)
 // ------------------------------------------------------- arena warm-up
 
 // The software device's rings (CQs, receive queues) come from a heap in
-// the device's shared memory, allocated next-fit: until the heap has been
-// walked once, every new ring lands on pages never touched, which the host
-// must fault in (a memfd: zeroed pages, memory cgroup charge) while the
-// core zeroes the ring.  A long-running daemon is past that; a fresh
-// process or daemon is not.  main() measures 100 CQ creates on each fresh
-// arena, then walks the whole heap with large CQs, so that every benchmark
-// sees the steady state; ctl/<backend>/cq_first_touch reports the former.
-std::uint64_t arena_heap_size(Context &c, Backend b)
-{
-	Command cmd(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP);
-	OutAttr fd_out =
-	    cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
-	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
-	auto m = c.call(std::move(cmd));
-	if (!m)
-		return 0;
-	std::int32_t fd = -1;
-	uabi_sw_arena_info info{};
-	m->read(0, fd_out, fd);
-	m->read(0, info_out, info);
-	// In-process the fd is the host's own; over a socket it is our copy.
-	if (b != Backend::Inproc && fd >= 0)
-		close(fd);
-	return info.heap_size;
-}
+// the device's shared memory (first fit, docs/datapath.md).  On a fresh
+// arena every new ring lands on pages never touched, which the host must
+// fault in (a memfd: zeroed pages, memory cgroup charge) while the core
+// zeroes the ring; once freed rings are reused, creates touch pages already
+// mapped.  A long-running daemon is past that; a fresh process or daemon is
+// not.  main() measures 100 CQ creates on each fresh arena before any
+// benchmark runs, so that every benchmark sees the steady state;
+// ctl/<backend>/cq_first_touch reports the cold run.
 
 // Measured by warm_arena() before any benchmark runs.
 struct FirstTouch {
 	int error = 0;
-	double create_s = 0, destroy_s = 0, walk_s = 0;
+	double create_s = 0, destroy_s = 0;
 	long faults = 0;
-	std::uint64_t heap = 0;
 };
 FirstTouch g_first[2]; // by backend: inproc, daemon
 
@@ -708,18 +690,6 @@ int warm_arena(Backend b, FirstTouch &ft)
 	auto t2 = Clock::now();
 	ft.create_s = secs(t1 - t0);
 	ft.destroy_s = secs(t2 - t1);
-	// The walk: 4 MiB rings (65536 CQEs of 64 bytes), one at a time, past
-	// the end of the heap.
-	ft.heap = arena_heap_size(*s.c, b);
-	constexpr std::uint64_t kRing = 4u << 20;
-	for (std::uint64_t done = 0; done < ft.heap + 2 * kRing; done += kRing) {
-		auto cq = s.c->create_cq(65535);
-		if (!cq)
-			return ft.error = cq.error();
-		if (auto r = s.c->destroy_cq(cq->handle); !r)
-			return ft.error = r.error();
-	}
-	ft.walk_s = secs(Clock::now() - t2);
 	return 0;
 }
 
@@ -740,8 +710,6 @@ void BM_ArenaFirstTouch(benchmark::State &st, int bi)
 	st.counters["op_ns"] =
 	    C((ft.create_s + ft.destroy_s) * 1e9 / kSingleBatch, C::kAvgIterations);
 	st.counters["faults"] = C(double(ft.faults) / kSingleBatch, C::kAvgIterations);
-	st.counters["heap_mib"] = double(ft.heap >> 20);
-	st.counters["walk_ms"] = ft.walk_s * 1e3;
 }
 
 // ---------------------------------------------------------------- cmtime
@@ -969,7 +937,7 @@ int main(int argc, char **argv)
 		return 1;
 	benchmark::Initialize(&argc, argv);
 	// Before any benchmark (they may run in any order): the first 100 CQs
-	// on each fresh arena, then a walk of its heap (see arena_heap_size()).
+	// on each fresh arena (see warm_arena()).
 	// UABI_BENCH_NO_WARMUP=1 skips it.
 	if (!std::getenv("UABI_BENCH_NO_WARMUP") && !list_only(argc, argv)) {
 		warm_arena(Backend::Inproc, g_first[0]);

@@ -565,16 +565,14 @@ def main():
     if cold and warm:
         obs.append(
             "**CQs and the arena.** A CQ create zeroes its rings in the device's shared "
-            "memory (%s pages per CQ of 64 entries: the page faults of the cold run). On a fresh "
-            "arena those pages are faulted in first: the first 100 CQs cost %s each in-process "
-            "(%s over uabid) against %s (%s) once the heap has been walked. The benchmarks "
-            "run `cq_first_touch` first on each backend, which then walks the whole heap "
-            "(%s MiB) with large CQs, so every other number is the steady state of a running "
-            "daemon."
+            "memory (%s page faults per CQ of 64 entries in the cold run). On a fresh arena "
+            "those pages are faulted in first: the first 100 CQs cost %s each in-process "
+            "(%s over uabid) against %s (%s) once freed rings are reused (the heap is first "
+            "fit, a freed ring rests among the last 256 freed before it is reused). The "
+            "benchmarks run `cq_first_touch` first on each backend, so every other number is "
+            "the steady state of a running daemon."
             % ("%.0f" % faults if faults is not None else "?", fmt_ns(cold), fmt_ns(dcold),
-               fmt_ns(warm), fmt_ns(dwarm),
-               "%.0f" % c("ctl/inproc/cq_first_touch", "heap_mib")
-               if c("ctl/inproc/cq_first_touch", "heap_mib") else "?"))
+               fmt_ns(warm), fmt_ns(dwarm)))
     s2 = dpv("lat/send/2", "typ_us")
     e = dp.get("bw/process_vm_writev/2")
     pc2 = e["real_time"] / e["msgs"] / 1000.0 if e and e.get("msgs") and not e.get("error_occurred") else None

@@ -70,6 +70,51 @@ TEST_F(CqEvq, CqLifecycleQueryAndResize)
 	expect_snapshot_eq(before, snapshot(ctx()), "after the CQs");
 }
 
+// The software device's rings come from a heap of fixed size (256 MiB in
+// userspace, 32 MiB in the kernel): the largest CQs fill it, the next one is
+// ENOMEM and changes nothing, and a destroyed CQ's memory comes back (freed
+// rings rest before reuse, but not when the heap would otherwise be full).
+TEST_F(CqEvq, FullRingHeapIsENOMEMAndDestroyedRingsComeBack)
+{
+	Snapshot before = snapshot(ctx());
+	DeviceInfo dev = NEED(ctx().query_device());
+	auto fill = [&](std::vector<Handle> &cqs) {
+		for (int i = 0; i < 1024; i++) {
+			auto cq = ctx().create_cq(dev.attr.max_cqe);
+			if (!cq)
+				return cq.error();
+			cqs.push_back(cq->handle);
+		}
+		return 0;
+	};
+	std::vector<Handle> cqs;
+	ASSERT_EQ(fill(cqs), ENOMEM) << "after " << cqs.size() << " CQs of " << dev.attr.max_cqe;
+	ASSERT_GT(cqs.size(), 2u);
+	const std::size_t full = cqs.size();
+	EXPECT_EQ(counters().context[UABI_OBJ_CQ], before.c.context[UABI_OBJ_CQ] + full)
+	    << "the refused create left nothing behind";
+	// One out, one back in, twice: nothing else was freed, so each create
+	// needs the memory of the CQ just destroyed.
+	for (int round = 0; round < 2; round++) {
+		EXPECT_OK(ctx().destroy_cq(cqs.back()));
+		cqs.pop_back();
+		auto cq = ctx().create_cq(dev.attr.max_cqe);
+		ASSERT_TRUE(cq) << "round " << round << ": " << std::strerror(cq.error());
+		cqs.push_back(cq->handle);
+		EXPECT_ERRNO(ctx().create_cq(dev.attr.max_cqe), ENOMEM);
+	}
+	for (Handle h : cqs)
+		EXPECT_OK(ctx().destroy_cq(h));
+	expect_snapshot_eq(before, snapshot(ctx()), "after the CQs");
+	// All of it came back: the heap holds as many again.
+	cqs.clear();
+	EXPECT_EQ(fill(cqs), ENOMEM);
+	EXPECT_EQ(cqs.size(), full);
+	for (Handle h : cqs)
+		EXPECT_OK(ctx().destroy_cq(h));
+	expect_snapshot_eq(before, snapshot(ctx()), "after the second fill");
+}
+
 TEST_F(CqEvq, CqUsedByAQpIsBusy)
 {
 	Handle pd = NEED(ctx().alloc_pd());

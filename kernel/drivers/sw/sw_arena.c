@@ -61,6 +61,15 @@ static void arena_unlock(u32 *lock)
 	smp_store_release(lock, 0u);
 }
 
+/* Waits until no data-path writer that found the descriptor still live is
+ * inside its critical section (they re-check the number under the lock), so
+ * that the ring can be freed; a dead holder is given up on. */
+static void arena_quiesce(u32 *lock)
+{
+	if (!arena_lock(lock))
+		arena_unlock(lock);
+}
+
 /* ------------------------------------------------------------------ heap */
 static int find_run(const struct sw_arena *a, u32 from, u32 to, u32 n)
 {
@@ -74,7 +83,42 @@ static int find_run(const struct sw_arena *a, u32 from, u32 to, u32 n)
 	return -1;
 }
 
-/* Ring memory (zeroed if @zero), or 0 (never a heap offset). */
+/* Makes a run allocatable again; called with sw->lock held. */
+static void heap_release(struct sw_arena *a, u32 first, u32 n)
+{
+	memset(a->heap_used + first, 0, n);
+	if (first < a->heap_hint)
+		a->heap_hint = first;
+}
+
+/* Returns the run that rested longest to the heap. */
+static void heap_release_oldest(struct sw_arena *a)
+{
+	struct sw_heap_run *r = &a->rest[a->rest_head];
+
+	heap_release(a, r->first, r->n);
+	a->rest_head = (a->rest_head + 1) % SW_HEAP_REST;
+	a->rest_count--;
+}
+
+/* Returns every resting run to the heap; false if none rested. */
+static bool heap_release_resting(struct sw_arena *a)
+{
+	if (!a->rest_count)
+		return false;
+	while (a->rest_count)
+		heap_release_oldest(a);
+	return true;
+}
+
+/*
+ * Ring memory (zeroed if @zero), or 0 (never a heap offset).  First fit
+ * from the lowest free granule: a program that creates and destroys rings
+ * keeps reusing the same pages, which stay cached and mapped, instead of
+ * walking the whole (sparse) heap.  A freed ring is not reused at once: it
+ * rests among the last SW_HEAP_REST freed runs first, unless the heap
+ * would otherwise be full.
+ */
 static u64 heap_alloc(struct sw_dev *sw, u64 bytes, bool zero)
 {
 	struct sw_arena *a = &sw->arena;
@@ -87,14 +131,13 @@ static u64 heap_alloc(struct sw_dev *sw, u64 bytes, bool zero)
 		return 0;
 	n = (u32)n64;
 	mutex_lock(&sw->lock);
-	at = find_run(a, a->heap_cursor, a->heap_granules, n);
-	if (at < 0)
-		at = find_run(a, 0, a->heap_granules, n);
+	at = find_run(a, a->heap_hint, a->heap_granules, n);
+	if (at < 0 && heap_release_resting(a))
+		at = find_run(a, a->heap_hint, a->heap_granules, n);
 	if (at >= 0) {
 		memset(a->heap_used + at, 1, n);
-		a->heap_cursor = (u32)at + n;
-		if (a->heap_cursor >= a->heap_granules)
-			a->heap_cursor = 0;
+		while (a->heap_hint < a->heap_granules && a->heap_used[a->heap_hint])
+			a->heap_hint++;
 	}
 	mutex_unlock(&sw->lock);
 	if (at < 0)
@@ -110,11 +153,17 @@ static void heap_free(struct sw_dev *sw, u64 off, u64 bytes)
 	struct sw_arena *a = &sw->arena;
 	u64 first = (off - a->hdr->info.heap_off) / UABI_SW_HEAP_GRANULE;
 	u64 n = (bytes + UABI_SW_HEAP_GRANULE - 1) / UABI_SW_HEAP_GRANULE;
+	struct sw_heap_run *r;
 
 	if (WARN_ON(off < a->hdr->info.heap_off || first + n > a->heap_granules))
 		return;
 	mutex_lock(&sw->lock);
-	memset(a->heap_used + first, 0, n);
+	if (a->rest_count == SW_HEAP_REST)
+		heap_release_oldest(a);
+	r = &a->rest[(a->rest_head + a->rest_count) % SW_HEAP_REST];
+	r->first = (u32)first;
+	r->n = (u32)n;
+	a->rest_count++;
 	mutex_unlock(&sw->lock);
 }
 
@@ -469,6 +518,7 @@ void sw_arena_qp_destroy(struct sw_dev *sw, struct uabi_qp *qp)
 	d->rq_size = 0;
 	d->rq_off = 0;
 	seq_end(&d->seq);
+	arena_quiesce(&d->rq_lock);
 	ring_free(sw, qp->drv);
 	qp->drv = NULL;
 }
@@ -578,6 +628,7 @@ void sw_arena_cq_destroy(struct sw_dev *sw, struct uabi_cq *cq)
 	d->small_off = 0;
 	d->small_slots = 0;
 	seq_end(&d->seq);
+	arena_quiesce(&d->lock);
 	ring_free(sw, cq->drv);
 	cq->drv = NULL;
 }
@@ -673,6 +724,7 @@ void sw_arena_srq_destroy(struct sw_dev *sw, struct uabi_srq *srq, u32 slot)
 		d->size = 0;
 		d->ring_off = 0;
 		seq_end(&d->seq);
+		arena_quiesce(&d->lock);
 	}
 	ring_free(sw, srq->drv);
 	srq->drv = NULL;

@@ -12,6 +12,7 @@
 #define SW_MAX_SRQ 16384
 #define SW_MAX_PD 16384
 #define SW_FIRST_QPN 0x11	/* QP0/QP1 and a few more stay reserved */
+#define SW_HEAP_REST 256	/* freed rings that rest before reuse */
 
 /* A number allocator that hands numbers out round-robin, so that a number
  * just freed is not reused at once (stale peers then miss cleanly). */
@@ -47,7 +48,14 @@ struct sw_arena {
 	struct uabi_sw_mr *mrs;
 	u8 *heap_used;			/* one byte per granule */
 	u32 heap_granules;
-	u32 heap_cursor;		/* next-fit: freed rings rest a while */
+	u32 heap_hint;			/* no free granule below it */
+	/* Freed rings rest here (oldest first) before they can be handed
+	 * out again; the heap is otherwise first-fit, so that the rings in
+	 * use stay in few, recently touched pages. */
+	struct sw_heap_run {
+		u32 first, n;
+	} rest[SW_HEAP_REST];
+	u32 rest_head, rest_count;
 };
 
 struct sw_dev {
