@@ -13,10 +13,9 @@ void put(std::vector<std::byte> &buf, std::size_t off, const T &v)
 	std::memcpy(buf.data() + off, &v, sizeof(T));
 }
 
-std::vector<std::byte> to_vec(std::span<const std::byte> s)
-{
-	return std::vector<std::byte>(s.begin(), s.end());
-}
+// What a command of a chain usually needs (a QP create's attributes), so
+// that building one allocates once.
+constexpr std::size_t kAttrReserve = 256;
 
 } // namespace
 
@@ -39,10 +38,32 @@ Command &Command::set_target(Ref r)
 	return r.is_chain() ? set_handle_ref(r.value()) : set_handle(r.value());
 }
 
+std::byte *Command::append(std::uint16_t id, std::uint16_t flags, std::size_t len)
+{
+	if (len > UINT32_MAX - 8) {
+		too_big_ = true;
+		len = 0;
+	}
+	if (attrs_.capacity() == 0)
+		attrs_.reserve(kAttrReserve);
+	std::size_t off = attrs_.size();
+	// resize() zeroes the new bytes: reserved fields, outputs, padding.
+	attrs_.resize(off + sizeof(uabi_attr) + UABI_ALIGN8(len));
+	uabi_attr ah{};
+	ah.id = id;
+	ah.flags = flags;
+	ah.len = std::uint32_t(len);
+	std::memcpy(attrs_.data() + off, &ah, sizeof(ah));
+	num_attrs_++;
+	return attrs_.data() + off + sizeof(ah);
+}
+
 Command &Command::add_in(std::uint16_t id, std::span<const std::byte> payload,
 			 std::uint16_t flags)
 {
-	attrs_.push_back(Attr{id, flags, to_vec(payload)});
+	std::byte *p = append(id, flags, payload.size());
+	if (!too_big_ && !payload.empty())
+		std::memcpy(p, payload.data(), payload.size());
 	return *this;
 }
 
@@ -71,34 +92,42 @@ Command &Command::add_fd(std::uint16_t id, int fd, std::uint16_t flags)
 
 OutAttr Command::add_out(std::uint16_t id, std::uint32_t size, std::uint16_t flags)
 {
-	attrs_.push_back(Attr{id, std::uint16_t(flags | UABI_ATTR_F_OUTPUT),
-			      std::vector<std::byte>(size)});
-	return OutAttr{std::uint16_t(attrs_.size() - 1)};
+	append(id, std::uint16_t(flags | UABI_ATTR_F_OUTPUT), size);
+	return OutAttr{std::uint16_t(num_attrs_ - 1)};
 }
 
 OutAttr Command::add_inout(std::uint16_t id, std::span<const std::byte> payload,
 			   std::uint16_t flags)
 {
-	attrs_.push_back(Attr{id, std::uint16_t(flags | UABI_ATTR_F_OUTPUT),
-			      to_vec(payload)});
-	return OutAttr{std::uint16_t(attrs_.size() - 1)};
+	add_in(id, payload, std::uint16_t(flags | UABI_ATTR_F_OUTPUT));
+	return OutAttr{std::uint16_t(num_attrs_ - 1)};
+}
+
+std::size_t Command::attr_offset(std::size_t i) const
+{
+	std::size_t off = 0;
+	for (std::size_t k = 0; off + sizeof(uabi_attr) <= attrs_.size(); k++) {
+		if (k == i)
+			return off;
+		uabi_attr ah;
+		std::memcpy(&ah, attrs_.data() + off, sizeof(ah));
+		off += sizeof(ah) + UABI_ALIGN8(std::size_t(ah.len));
+	}
+	return SIZE_MAX;
 }
 
 bool Command::uses_chain_refs() const
 {
 	if (flags_ & UABI_CMD_F_HANDLE_REF)
 		return true;
-	return std::any_of(attrs_.begin(), attrs_.end(), [](const Attr &a) {
-		return (a.flags & UABI_ATTR_F_CHAIN_REF) != 0;
-	});
-}
-
-std::size_t Command::encoded_size() const
-{
-	std::size_t n = sizeof(uabi_cmd_hdr);
-	for (const auto &a : attrs_)
-		n += sizeof(uabi_attr) + UABI_ALIGN8(a.payload.size());
-	return n;
+	for (std::size_t off = 0; off + sizeof(uabi_attr) <= attrs_.size();) {
+		uabi_attr ah;
+		std::memcpy(&ah, attrs_.data() + off, sizeof(ah));
+		if (ah.flags & UABI_ATTR_F_CHAIN_REF)
+			return true;
+		off += sizeof(ah) + UABI_ALIGN8(std::size_t(ah.len));
+	}
+	return false;
 }
 
 std::uint32_t Message::add(Command cmd)
@@ -120,20 +149,16 @@ int Message::encode()
 		return E2BIG;
 	std::size_t total = sizeof(uabi_msg_hdr);
 	for (const auto &c : cmds_) {
-		if (c.attrs().size() > UINT16_MAX)
+		if (c.num_attrs() > UINT16_MAX || c.too_big())
 			return E2BIG;
-		for (const auto &a : c.attrs())
-			if (a.payload.size() > UINT32_MAX - 8)
-				return E2BIG;
 		total += c.encoded_size();
 	}
 	if (total > UINT32_MAX)
 		return E2BIG;
 
-	// assign() zeroes everything: reserved fields, outputs, padding.
-	buf_.assign(total, std::byte{0});
+	buf_.resize(total);
 	cmd_off_.clear();
-	attr_off_.assign(cmds_.size(), {});
+	cmd_off_.reserve(cmds_.size());
 
 	uabi_msg_hdr mh{};
 	mh.magic = UABI_MSG_MAGIC;
@@ -144,31 +169,23 @@ int Message::encode()
 	put(buf_, 0, mh);
 
 	std::size_t off = sizeof(uabi_msg_hdr);
-	for (std::size_t i = 0; i < cmds_.size(); i++) {
-		const Command &c = cmds_[i];
+	for (const Command &c : cmds_) {
 		uabi_cmd_hdr ch{};
 		ch.length = std::uint32_t(c.encoded_size());
 		ch.object = c.object();
 		ch.method = c.method();
 		ch.handle = c.handle();
 		ch.flags = c.flags();
-		ch.num_attrs = std::uint16_t(c.attrs().size());
+		ch.num_attrs = std::uint16_t(c.num_attrs());
 		cmd_off_.push_back(off);
 		put(buf_, off, ch);
 		off += sizeof(ch);
-		for (const auto &a : c.attrs()) {
-			uabi_attr ah{};
-			ah.id = a.id;
-			ah.flags = a.flags;
-			ah.len = std::uint32_t(a.payload.size());
-			attr_off_[i].push_back(off);
-			put(buf_, off, ah);
-			off += sizeof(ah);
-			if (!a.payload.empty())
-				std::memcpy(buf_.data() + off, a.payload.data(),
-					    a.payload.size());
-			off += UABI_ALIGN8(a.payload.size());
-		}
+		// The command's attributes are already in wire form, zeroed
+		// where the sender writes nothing.
+		auto a = c.attr_bytes();
+		if (!a.empty())
+			std::memcpy(buf_.data() + off, a.data(), a.size());
+		off += a.size();
 	}
 	dirty_ = false;
 	return 0;
@@ -202,18 +219,22 @@ std::span<const std::byte> Message::out_bytes(std::uint32_t cmd, OutAttr a,
 {
 	if (valid)
 		*valid = false;
-	if (cmd >= attr_off_.size() || a.index >= attr_off_[cmd].size() ||
-	    a.index >= cmds_[cmd].attrs().size())
+	if (cmd >= cmd_off_.size() || cmd >= cmds_.size())
 		return {};
-	std::size_t off = attr_off_[cmd][a.index];
+	const Command &c = cmds_[cmd];
+	std::size_t at = c.attr_offset(a.index);
+	if (at == SIZE_MAX)
+		return {};
+	// What we laid out: the receiver may shrink len to what it wrote, but
+	// we never read past the buffer of the request.
+	uabi_attr sent;
+	std::memcpy(&sent, c.attr_bytes().data() + at, sizeof(sent));
+	std::size_t off = cmd_off_[cmd] + sizeof(uabi_cmd_hdr) + at;
 	if (off + sizeof(uabi_attr) > buf_.size())
 		return {};
 	uabi_attr ah{};
 	std::memcpy(&ah, buf_.data() + off, sizeof(ah));
-	// The receiver may shrink len to what it wrote; never read past the
-	// buffer we laid out.
-	std::size_t cap = cmds_[cmd].attrs()[a.index].payload.size();
-	std::size_t len = std::min<std::size_t>(ah.len, cap);
+	std::size_t len = std::min<std::size_t>(ah.len, sent.len);
 	off += sizeof(ah);
 	len = std::min(len, buf_.size() - off);
 	if (valid)

@@ -54,7 +54,7 @@ class Discovery : public UabiTest
 	{
 		Command c(object, method);
 		for (const auto &a : attrs)
-			c.attrs().push_back(a);
+			c.add_in(a);
 		Message m = make_message({std::move(c)});
 		RawMsg r(m);
 		return r.exec(ctx());

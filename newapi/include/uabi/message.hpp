@@ -134,6 +134,7 @@ inline constexpr std::uint16_t kMandatory = UABI_ATTR_F_MANDATORY;
 
 class Command {
 public:
+	// One attribute as a value (tests build these; add_in() adds one).
 	struct Attr {
 		std::uint16_t id;
 		std::uint16_t flags;
@@ -159,6 +160,7 @@ public:
 	Command &set_handle_ref(std::uint32_t idx); // sets UABI_CMD_F_HANDLE_REF
 	Command &set_target(Ref r);
 
+	// The flags are sent as given.
 	Command &add_in(std::uint16_t id, std::span<const std::byte> payload,
 			std::uint16_t flags = kMandatory);
 	template <Payload T>
@@ -166,6 +168,7 @@ public:
 	{
 		return add_in(id, std::as_bytes(std::span<const T, 1>(&v, 1)), flags);
 	}
+	Command &add_in(const Attr &a) { return add_in(a.id, a.payload, a.flags); }
 	Command &add_handle(std::uint16_t id, Handle h, std::uint16_t flags = kMandatory);
 	// Payload = cmd_index, flag UABI_ATTR_F_CHAIN_REF.
 	Command &add_ref(std::uint16_t id, std::uint32_t cmd_index,
@@ -190,17 +193,29 @@ public:
 		return add_inout(id, std::as_bytes(std::span<const T, 1>(&v, 1)), flags);
 	}
 
-	const std::vector<Attr> &attrs() const { return attrs_; }
-	std::vector<Attr> &attrs() { return attrs_; } // raw access for tests
+	std::size_t num_attrs() const { return num_attrs_; }
+	// An attribute was longer than a uabi_attr can say (encode() is E2BIG).
+	bool too_big() const { return too_big_; }
 	bool uses_chain_refs() const;
-	std::size_t encoded_size() const;
+	std::size_t encoded_size() const { return sizeof(uabi_cmd_hdr) + attrs_.size(); }
+	// The attributes as they go on the wire (struct uabi_attr, payload,
+	// padding to 8 bytes, and so on).
+	std::span<const std::byte> attr_bytes() const { return attrs_; }
+	// Where attribute i starts in attr_bytes(), or SIZE_MAX.
+	std::size_t attr_offset(std::size_t i) const;
 
 private:
+	// Appends an attribute header and room for len bytes (zeroed up to
+	// the next multiple of 8); returns where the payload goes.
+	std::byte *append(std::uint16_t id, std::uint16_t flags, std::size_t len);
+
 	std::uint16_t object_ = 0;
 	std::uint16_t method_ = 0;
 	Handle handle_ = 0;
 	std::uint32_t flags_ = 0;
-	std::vector<Attr> attrs_;
+	std::size_t num_attrs_ = 0;
+	bool too_big_ = false; // an attribute longer than a uabi_attr can say
+	std::vector<std::byte> attrs_;
 };
 
 // ------------------------------------------------------------- Message
@@ -257,8 +272,7 @@ private:
 	std::vector<Command> cmds_;
 	std::uint32_t flags_;
 	std::vector<std::byte> buf_;
-	std::vector<std::size_t> cmd_off_;		 // offset of each command
-	std::vector<std::vector<std::size_t>> attr_off_; // offset of each attr
+	std::vector<std::size_t> cmd_off_; // offset of each command in buf_
 	bool dirty_ = true;
 };
 
