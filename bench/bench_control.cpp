@@ -6,7 +6,8 @@
 //              the legacy Translator over the same backend
 //   chain:N    newapi Chain: N creates in one message, N destroys in a second
 //
-// on the in-process core and on uabid.  And the cmtime scenario: 1000
+// on the in-process core and on uabid (and on the kernel module, in the
+// qemu guest of scripts/bench.sh: UABI_BENCH_BACKENDS).  And the cmtime scenario: 1000
 // connected RC QP pairs set up (create, INIT, RTR, RTS with each other's
 // qpn) and torn down, with single calls and with chains.
 //
@@ -34,6 +35,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -597,7 +599,32 @@ std::string verb_name(Verb v)
 
 const char *backend_label(Backend b)
 {
-	return b == Backend::Inproc ? "inproc" : "daemon";
+	return backend_name(b);
+}
+
+// The backends measured: UABI_BENCH_BACKENDS, a comma-separated list of
+// inproc, daemon and kernel (default "inproc,daemon"; the kernel backend
+// runs in the qemu guest of scripts/bench.sh).
+std::vector<Backend> g_backends;
+
+bool parse_backends()
+{
+	const char *env = std::getenv("UABI_BENCH_BACKENDS");
+	std::string list = env && *env ? env : "inproc,daemon";
+	for (std::size_t at = 0; at <= list.size();) {
+		std::size_t end = list.find(',', at);
+		if (end == std::string::npos)
+			end = list.size();
+		auto b = parse_backend(std::string_view(list).substr(at, end - at));
+		if (!b || *b == Backend::Auto) {
+			std::fprintf(stderr, "UABI_BENCH_BACKENDS: '%s' is not inproc, daemon or kernel\n",
+				     list.c_str());
+			return false;
+		}
+		g_backends.push_back(*b);
+		at = end + 1;
+	}
+	return true;
 }
 
 // The new path and the legacy path, side by side: every iteration runs a
@@ -669,7 +696,7 @@ struct FirstTouch {
 	double create_s = 0, destroy_s = 0;
 	long faults = 0;
 };
-FirstTouch g_first[2]; // by backend: inproc, daemon
+FirstTouch g_first[4]; // by Backend
 
 int warm_arena(Backend b, FirstTouch &ft)
 {
@@ -696,7 +723,7 @@ int warm_arena(Backend b, FirstTouch &ft)
 // Reports what warm_arena() measured on the fresh arena.
 void BM_ArenaFirstTouch(benchmark::State &st, int bi)
 {
-	const FirstTouch &ft = g_first[bi];
+	const FirstTouch &ft = g_first[bi]; // bi: a Backend
 	if (ft.error) {
 		fail(st, std::strerror(ft.error));
 		return;
@@ -891,12 +918,11 @@ void BM_Cmtime(benchmark::State &st, Backend b, Cm mode)
 
 void register_all()
 {
-	const std::pair<Backend, const char *> backends[] = {{Backend::Inproc, "inproc"},
-							     {Backend::Daemon, "daemon"}};
-	for (auto [b, bname] : backends) {
+	for (Backend b : g_backends) {
+		const char *bname = backend_label(b);
 		benchmark::RegisterBenchmark(
 		    (std::string("ctl/") + bname + "/cq_first_touch").c_str(), BM_ArenaFirstTouch,
-		    b == Backend::Inproc ? 0 : 1)
+		    int(b))
 		    ->UseManualTime()
 		    ->Iterations(1)
 		    ->Repetitions(1);
@@ -913,10 +939,11 @@ void register_all()
 	}
 	const std::pair<Cm, const char *> modes[] = {
 	    {Cm::Single, "single"}, {Cm::Chain, "chain"}, {Cm::ChainBorn, "chain_born"}};
-	for (auto [b, bname] : backends)
+	for (Backend b : g_backends)
 		for (auto [m, mname] : modes)
 			benchmark::RegisterBenchmark(
-			    (std::string("cmtime/") + bname + "/" + mname).c_str(), BM_Cmtime, b, m)
+			    (std::string("cmtime/") + backend_label(b) + "/" + mname).c_str(),
+			    BM_Cmtime, b, m)
 			    ->UseManualTime()
 			    ->Unit(benchmark::kMillisecond);
 }
@@ -933,19 +960,23 @@ bool list_only(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (!g_daemon.start())
+	if (!parse_backends())
+		return 2;
+	bool daemon = std::find(g_backends.begin(), g_backends.end(), Backend::Daemon) !=
+		      g_backends.end();
+	if (daemon && !g_daemon.start())
 		return 1;
 	benchmark::Initialize(&argc, argv);
 	// Before any benchmark (they may run in any order): the first 100 CQs
 	// on each fresh arena (see warm_arena()).
 	// UABI_BENCH_NO_WARMUP=1 skips it.
-	if (!std::getenv("UABI_BENCH_NO_WARMUP") && !list_only(argc, argv)) {
-		warm_arena(Backend::Inproc, g_first[0]);
-		warm_arena(Backend::Daemon, g_first[1]);
-	}
+	if (!std::getenv("UABI_BENCH_NO_WARMUP") && !list_only(argc, argv))
+		for (Backend b : g_backends)
+			warm_arena(b, g_first[int(b)]);
 	register_all();
 	benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
-	g_daemon.stop();
+	if (daemon)
+		g_daemon.stop();
 	return g_failed ? 1 : 0;
 }

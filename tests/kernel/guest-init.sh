@@ -32,56 +32,85 @@ else
 	step insmod FAIL
 fi
 
-start=$(cut -d. -f1 /proc/uptime)
-echo "UABI-KERNEL-CONFORMANCE-BEGIN"
-# One argument per line in /conformance.args (none contains a space).
-UABI_BACKEND=kernel /uabi_conformance $(cat /conformance.args)
-rc=$?
-echo "UABI-KERNEL-CONFORMANCE-END: exit $rc, $(($(cut -d. -f1 /proc/uptime) - start))s"
-[ $rc -eq 0 ] && step conformance PASS || step conformance FAIL
-
-echo "UABI-KERNEL-ABUSE-BEGIN"
-/ioctl_abuse
-rc=$?
-echo "UABI-KERNEL-ABUSE-END: exit $rc"
-[ $rc -eq 0 ] && step ioctl_abuse PASS || step ioctl_abuse FAIL
-
-# Present only when run-qemu.sh got --e2e: the verbs data path through the
-# module's arena, with same-process copies and with process_vm_* copies,
-# and once more with the control verbs on the write path (UABI_VERBS_PATH).
-if [ -x /e2e_inproc_verbs ]; then
-	for run in 0:new 1:new 0:write; do
-		vm=${run%%:*} path=${run#*:}
-		echo "UABI-KERNEL-E2E-BEGIN: UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path"
-		LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
-			UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path /e2e_inproc_verbs --gtest_color=no
-		rc=$?
-		echo "UABI-KERNEL-E2E-END: exit $rc"
-		[ $rc -eq 0 ] && step "e2e_inproc_verbs(vm=$vm,path=$path)" PASS ||
-			step "e2e_inproc_verbs(vm=$vm,path=$path)" FAIL
-	done
+# run-qemu.sh --bench-only: the benchmark below and nothing else.
+if [ -e /bench.only ]; then
+	tests=""
+else
+	tests=1
 fi
 
-# Present only when run-qemu.sh got --xrc: the OFED XRC API across real
-# processes sharing one receive QP through the module (tests/xrc), with
-# each control path.
-if [ -x /xrc/ofed_xrc_mpi ] && [ -x /xrc/ofed_xrc_mixed ] && [ -x /xrc/upstream_xrc_peer ]; then
-	for path in new write; do
-		for t in mpi mixed; do
-			if [ $t = mpi ]; then
-				set -- /xrc/ofed_xrc_mpi 100
-			else
-				set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20
-			fi
-			echo "UABI-KERNEL-XRC-BEGIN: $t UABI_VERBS_PATH=$path"
+# Present only when run-qemu.sh got --bench: bench_control on the kernel
+# backend; its JSON goes to the console between markers.
+run_bench() {
+	[ -x /bench/bench_control ] || return 0
+	echo "UABI-KERNEL-BENCH-BEGIN"
+	LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+		UABI_BENCH_BACKENDS=kernel /bench/bench_control $(cat /bench.args) \
+		--benchmark_out=/tmp/bench.json --benchmark_out_format=json
+	rc=$?
+	echo "UABI-KERNEL-BENCH-END: exit $rc"
+	echo "UABI-KERNEL-BENCH-JSON-BEGIN"
+	cat /tmp/bench.json
+	echo "UABI-KERNEL-BENCH-JSON-END"
+	[ $rc -eq 0 ] && step bench PASS || step bench FAIL
+}
+
+if [ -z "$tests" ]; then
+	run_bench
+else
+	start=$(cut -d. -f1 /proc/uptime)
+	echo "UABI-KERNEL-CONFORMANCE-BEGIN"
+	# One argument per line in /conformance.args (none contains a space).
+	UABI_BACKEND=kernel /uabi_conformance $(cat /conformance.args)
+	rc=$?
+	echo "UABI-KERNEL-CONFORMANCE-END: exit $rc, $(($(cut -d. -f1 /proc/uptime) - start))s"
+	[ $rc -eq 0 ] && step conformance PASS || step conformance FAIL
+
+	echo "UABI-KERNEL-ABUSE-BEGIN"
+	/ioctl_abuse
+	rc=$?
+	echo "UABI-KERNEL-ABUSE-END: exit $rc"
+	[ $rc -eq 0 ] && step ioctl_abuse PASS || step ioctl_abuse FAIL
+
+	# Present only when run-qemu.sh got --e2e: the verbs data path through the
+	# module's arena, with same-process copies and with process_vm_* copies,
+	# and once more with the control verbs on the write path (UABI_VERBS_PATH).
+	if [ -x /e2e_inproc_verbs ]; then
+		for run in 0:new 1:new 0:write; do
+			vm=${run%%:*} path=${run#*:}
+			echo "UABI-KERNEL-E2E-BEGIN: UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path"
 			LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
-				UABI_VERBS_PATH=$path TMPDIR=/tmp timeout 300 "$@"
+				UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path /e2e_inproc_verbs --gtest_color=no
 			rc=$?
-			echo "UABI-KERNEL-XRC-END: exit $rc"
-			[ $rc -eq 0 ] && step "xrc_${t}(path=$path)" PASS ||
-				step "xrc_${t}(path=$path)" FAIL
+			echo "UABI-KERNEL-E2E-END: exit $rc"
+			[ $rc -eq 0 ] && step "e2e_inproc_verbs(vm=$vm,path=$path)" PASS ||
+				step "e2e_inproc_verbs(vm=$vm,path=$path)" FAIL
 		done
-	done
+	fi
+
+	# Present only when run-qemu.sh got --xrc: the OFED XRC API across real
+	# processes sharing one receive QP through the module (tests/xrc), with
+	# each control path.
+	if [ -x /xrc/ofed_xrc_mpi ] && [ -x /xrc/ofed_xrc_mixed ] && [ -x /xrc/upstream_xrc_peer ]; then
+		for path in new write; do
+			for t in mpi mixed; do
+				if [ $t = mpi ]; then
+					set -- /xrc/ofed_xrc_mpi 100
+				else
+					set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20
+				fi
+				echo "UABI-KERNEL-XRC-BEGIN: $t UABI_VERBS_PATH=$path"
+				LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+					UABI_VERBS_PATH=$path TMPDIR=/tmp timeout 300 "$@"
+				rc=$?
+				echo "UABI-KERNEL-XRC-END: exit $rc"
+				[ $rc -eq 0 ] && step "xrc_${t}(path=$path)" PASS ||
+					step "xrc_${t}(path=$path)" FAIL
+			done
+		done
+	fi
+
+	run_bench
 fi
 
 refs=$(cat /sys/module/rdma_uabi/refcnt 2>/dev/null)

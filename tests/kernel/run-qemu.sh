@@ -15,9 +15,16 @@
 # tests/xrc), it runs the multi-process XRC tests on the kernel backend,
 # with each control path.
 #
+# With --bench (a dynamically linked bench_control), the guest also runs that
+# benchmark on the kernel backend with the arguments of --bench-args (one
+# string, split at spaces) and prints its JSON, which --bench-out saves on
+# the host; with --bench-only it runs nothing else (scripts/bench.sh: no
+# conformance or abuse binary is needed then).
+#
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
 #                    [--e2e BIN] [--xrc BIN]... [--kernel /boot/vmlinuz-VER]
-#                    [--timeout SECONDS]
+#                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
+#                     [--bench-only]] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
 #   --e2e and --xrc take dynamically linked binaries: each is packed with
 #   the shared libraries ldd finds for it, at the same paths.
@@ -37,6 +44,10 @@ conformance=""
 abuse=""
 e2e=""
 xrc=()
+bench=""
+bench_args=""
+bench_out=""
+bench_only=0
 vmlinuz=""
 timeout_s=${UABI_QEMU_TIMEOUT:-900}
 smp=${UABI_QEMU_SMP:-2}
@@ -54,9 +65,13 @@ while (($#)); do
 	--abuse) abuse=$2; shift 2 ;;
 	--e2e) e2e=$2; shift 2 ;;
 	--xrc) xrc+=("$2"); shift 2 ;;
+	--bench) bench=$2; shift 2 ;;
+	--bench-args) bench_args=$2; shift 2 ;;
+	--bench-out) bench_out=$2; shift 2 ;;
+	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,30p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,37p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -107,7 +122,11 @@ kdir=/lib/modules/$kver/build
 	die "no kernel headers for $kver in $kdir (package linux-headers-amd64): $hint"
 
 # --------------------------------------------------------- test binaries
-if [[ -z $conformance || -z $abuse ]]; then
+if ((bench_only)); then
+	[[ -n $bench ]] || die "--bench-only without --bench"
+	[[ -z $conformance && -z $abuse && -z $e2e && ${#xrc[@]} -eq 0 ]] ||
+		die "--bench-only runs no test binary"
+elif [[ -z $conformance || -z $abuse ]]; then
 	bdir=$root/build
 	echo "run-qemu: building the static test binaries in $bdir"
 	if [[ ! -f $bdir/CMakeCache.txt ]]; then
@@ -119,8 +138,9 @@ if [[ -z $conformance || -z $abuse ]]; then
 	conformance=$(find "$bdir" -name uabi_conformance_static -type f -perm -u+x | head -1)
 	abuse=$(find "$bdir" -name ioctl_abuse -type f -perm -u+x | head -1)
 fi
-[[ -x $conformance ]] || die "conformance binary '$conformance' not found"
-[[ -x $abuse ]] || die "ioctl_abuse binary '$abuse' not found"
+((bench_only)) || [[ -x $conformance ]] || die "conformance binary '$conformance' not found"
+((bench_only)) || [[ -x $abuse ]] || die "ioctl_abuse binary '$abuse' not found"
+[[ -z $bench || -x $bench ]] || die "bench binary '$bench' not found"
 [[ -z $e2e || -x $e2e ]] || die "e2e binary '$e2e' not found"
 for b in "${xrc[@]}"; do
 	[[ -x $b ]] || die "xrc binary '$b' not found"
@@ -165,8 +185,12 @@ gtest_args=(--gtest_color=no)
 	gtest_args+=("--gtest_filter=$UABI_CONFORMANCE_FILTER")
 printf '%s\n' "${gtest_args[@]}" >"$rfs/conformance.args"
 strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip $ko"
-strip -o "$rfs/uabi_conformance" "$conformance" || die "strip $conformance"
-strip -o "$rfs/ioctl_abuse" "$abuse" || die "strip $abuse"
+if ((bench_only)); then
+	touch "$rfs/bench.only"
+else
+	strip -o "$rfs/uabi_conformance" "$conformance" || die "strip $conformance"
+	strip -o "$rfs/ioctl_abuse" "$abuse" || die "strip $abuse"
+fi
 # A dynamically linked test binary, stripped, at $rfs/$2, with its shared
 # libraries (our libibverbs.so.1 included) at the paths the binary resolves
 # them to on this host, and all of them again in /e2e-libs, which the guest
@@ -190,22 +214,37 @@ pack_dynamic() {
 for b in "${xrc[@]}"; do
 	pack_dynamic "$b" "xrc/$(basename "$b")"
 done
+if [[ -n $bench ]]; then
+	pack_dynamic "$bench" bench/bench_control
+	# One argument per line (none contains a space).
+	printf '%s\n' $bench_args >"$rfs/bench.args"
+fi
 (cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
 	>"$work/initramfs.cpio.gz" || die "cpio failed"
 
 # ------------------------------------------- reference: in-process on host
-echo "run-qemu: reference run of the conformance suite in-process on the host"
-UABI_BACKEND=inproc "$conformance" "${gtest_args[@]}" >"$work/inproc.log" 2>&1
-inproc_rc=$?
-grep -E '^\[       OK \] ' "$work/inproc.log" | awk '{print $4}' | sort >"$work/inproc.ok"
+if ((bench_only)); then
+	: >"$work/inproc.log"
+	: >"$work/inproc.ok"
+	inproc_rc=0
+else
+	echo "run-qemu: reference run of the conformance suite in-process on the host"
+	UABI_BACKEND=inproc "$conformance" "${gtest_args[@]}" >"$work/inproc.log" 2>&1
+	inproc_rc=$?
+	grep -E '^\[       OK \] ' "$work/inproc.log" | awk '{print $4}' | sort >"$work/inproc.ok"
+fi
 
 # -------------------------------------------------------------------- boot
+# Tests run with the allocator's debug checks; a benchmark-only run
+# measures the kernel as it is normally configured.
+slub="slub_debug=FZPU,kmalloc-*"
+((bench_only)) && slub=""
 echo "run-qemu: booting $vmlinuz under TCG (-smp $smp, timeout ${timeout_s}s)"
 t0=$(date +%s)
 timeout --foreground -k 10 "$timeout_s" \
 	qemu-system-x86_64 -accel tcg -m 1G -smp "$smp" -nographic -no-reboot \
 	-nic none -kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 loglevel=5 slub_debug=FZPU,kmalloc-* rdinit=/init" \
+	-append "console=ttyS0 panic=-1 loglevel=5 $slub rdinit=/init" \
 	</dev/null 2>&1 | tr -d '\r' | sed -u 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' |
 	tee "$work/guest.log" | sed -u 's/^/guest| /'
 qemu_rc=${PIPESTATUS[0]}
@@ -230,18 +269,29 @@ kernel_summary=$(sed -n '/^UABI-KERNEL-CONFORMANCE-BEGIN/,/^UABI-KERNEL-CONFORMA
 	grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|tests? ran' | tr '\n' ' ')
 inproc_summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|tests? ran' "$work/inproc.log" | tr '\n' ' ')
 ((inproc_rc == 0)) || fails+=("the in-process reference run failed (exit $inproc_rc, see $work/inproc.log)")
-((n_inproc > 0)) || fails+=("the in-process reference run passed no test")
+((n_inproc > 0 || bench_only)) || fails+=("the in-process reference run passed no test")
 if ! diff -q "$work/inproc.ok" "$work/kernel.ok" >/dev/null; then
 	fails+=("conformance passes differ: inproc $n_inproc, kernel $n_kernel")
 	echo "Conformance tests passing on one backend only (< inproc, > kernel):"
 	diff "$work/inproc.ok" "$work/kernel.ok" | grep '^[<>]'
 fi
 abuse_line=$(grep -E '^ioctl_abuse: ' "$log" | tail -1)
+if [[ -n $bench ]]; then
+	bjson=$work/bench.json
+	sed -n '/^UABI-KERNEL-BENCH-JSON-BEGIN/,/^UABI-KERNEL-BENCH-JSON-END/p' "$log" |
+		sed '1d;$d' >"$bjson"
+	if grep -q '"benchmarks"' "$bjson" && tail -1 "$bjson" | grep -q '^}'; then
+		[[ -z $bench_out ]] || cp "$bjson" "$bench_out" || fails+=("cannot write $bench_out")
+	else
+		fails+=("no benchmark JSON from the guest")
+	fi
+fi
 
 echo
 echo "==== rdma_uabi kernel test summary ===="
 echo "kernel:            $kver ($vmlinuz), qemu TCG -smp $smp"
 echo "module:            $ko"
+((bench_only)) && echo "(--bench-only: no test binary ran)"
 echo "conformance:       inproc: ${inproc_summary:-none}"
 echo "                   kernel: ${kernel_summary:-none}"
 echo "                   passing: inproc $n_inproc, kernel $n_kernel"
