@@ -13,7 +13,7 @@ struct parsed_cmd {
 	const struct uabi_method_def *method;
 	/* slot i belongs to method->attrs[i] */
 	struct uabi_attr *attrs[UABI_MAX_SPEC_ATTRS];
-	struct uabi_uobject *created;	/* committed object, for rollback */
+	u64 created_serial;		/* committed object, for rollback; 0: none */
 	u16 created_type;
 };
 
@@ -364,7 +364,7 @@ static int exec_cmd(struct exec_state *st, u32 k)
 		} else {
 			uabi_uobj_commit(call.created);
 			pc->hdr->out_handle = call.created->handle;
-			pc->created = call.created;
+			pc->created_serial = call.created->serial;
 			pc->created_type = call.created->def->id;
 		}
 	} else if (!ret && creates(pc)) {
@@ -376,9 +376,11 @@ static int exec_cmd(struct exec_state *st, u32 k)
 
 /*
  * Undoes an all-or-nothing message: destroys, newest first, what its
- * commands created.  A later command of the message may already have
- * destroyed one of them, so an object is only touched after a lookup by
- * handle finds it alive, of the saved type, at the saved address.
+ * commands created.  A later command of the message (or another thread of
+ * the context) may already have destroyed one of them, and its handle and
+ * memory may have been reused since, so an object is only touched after a
+ * lookup by handle finds it alive, of the saved type, with the saved
+ * serial (which no other object of the context ever had).
  */
 static void rollback(struct exec_state *st, u32 failed)
 {
@@ -388,13 +390,13 @@ static void rollback(struct exec_state *st, u32 failed)
 		struct parsed_cmd *pc = &st->cmds[j];
 		struct uabi_uobject *uobj;
 
-		if (!pc->created)
+		if (!pc->created_serial)
 			continue;
 		uobj = uabi_uobj_lookup(st->ctx, pc->hdr->out_handle,
 					pc->created_type, UABI_ACCESS_DESTROY);
 		if (IS_ERR(uobj))
 			continue;
-		if (uobj != pc->created || uabi_uobj_destroy(uobj))
+		if (uobj->serial != pc->created_serial || uabi_uobj_destroy(uobj))
 			uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 	}
 }

@@ -112,6 +112,7 @@ found:
 	ctx->table[i] = uobj;
 	ctx->next_hint = i + 1;
 	uobj->handle = i;
+	uobj->serial = ++ctx->next_serial;
 	mutex_unlock(&ctx->table_lock);
 	return 0;
 }

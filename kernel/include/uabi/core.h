@@ -158,6 +158,7 @@ struct uabi_uobject {
 	const struct uabi_object_def *def;
 	struct uabi_context *ctx;
 	u32 handle;
+	u64 serial;		/* unique in its context, never reused */
 	atomic_t usecnt;	/* objects depending on this one */
 	atomic_t lock;		/* >0 shared holders, -1 exclusive */
 	struct list_head ctx_node; /* context's object list, newest first */
@@ -199,6 +200,7 @@ struct uabi_context {
 	struct uabi_uobject **table;	/* handle -> object */
 	u32 table_size;
 	u32 next_hint;
+	u64 next_serial;		/* under table_lock */
 	struct list_head objects;	/* newest first */
 	atomic_t counts[16];		/* live objects of this context */
 	struct uabi_uobject *async_evq;	/* the context's async event queue */
