@@ -77,7 +77,10 @@ trap cleanup EXIT
 	cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 	echo "compiler=$("${cxx:-c++}" --version 2>/dev/null | head -1)"
 	echo "pinning=${UABI_BENCH_PIN:-1}"
-	echo "git=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo +dirty)"
+	# +dirty: the source differs from the commit (this run's own outputs,
+	# the report and the plots, do not count).
+	echo "git=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . \
+		':(exclude)docs/bench.md' ':(exclude)docs/bench-*.svg' 2>/dev/null || echo +dirty)"
 } >"$out/meta.env"
 
 step "uabid on a private socket"

@@ -71,14 +71,40 @@ static void arena_quiesce(u32 *lock)
 }
 
 /* ------------------------------------------------------------------ heap */
+/* The first free granule in [i, to), or to.  The map holds only 0 and 1:
+ * whole words of used granules are skipped eight at a time, so the scan
+ * past the rings in use costs little even when a small hole keeps the
+ * first-fit hint low. */
+static u32 next_free(const u8 *used, u32 i, u32 to)
+{
+	const u64 all_used = 0x0101010101010101ull;
+	u64 w;
+
+	for (; i < to && (i & 7); i++)
+		if (!used[i])
+			return i;
+	for (; i + 8 <= to; i += 8) {
+		memcpy(&w, used + i, sizeof(w));
+		if (w != all_used)
+			break;
+	}
+	for (; i < to; i++)
+		if (!used[i])
+			return i;
+	return to;
+}
+
+/* The first run of n free granules in [from, to), or -1. */
 static int find_run(const struct sw_arena *a, u32 from, u32 to, u32 n)
 {
-	u32 i, run = 0;
+	u32 i = from, run;
 
-	for (i = from; i < to; i++) {
-		run = a->heap_used[i] ? 0 : run + 1;
+	while ((i = next_free(a->heap_used, i, to)) + n <= to) {
+		for (run = 1; run < n && !a->heap_used[i + run]; run++)
+			;
 		if (run == n)
-			return (int)(i + 1 - n);
+			return (int)i;
+		i += run;	/* heap_used[i] is in use now */
 	}
 	return -1;
 }
