@@ -770,25 +770,70 @@ TEST_F(Verbs, SrqLimitEvent)
 	EXPECT_EQ(poll(&p, 1, 20), 0);
 }
 
-TEST_F(Verbs, CqOverrunRaisesCqError)
+// Both events of an overrun, in either order (the CQ's and the QP's are
+// raised by different calls).
+void expect_overrun_events(ibv_context *ctx, ibv_cq *cq, ibv_qp *qp)
+{
+	bool cq_err = false, qp_fatal = false;
+	for (int i = 0; i < 2; i++) {
+		pollfd p{ctx->async_fd, POLLIN, 0};
+		ASSERT_EQ(poll(&p, 1, 2000), 1) << "event " << i;
+		ibv_async_event ev;
+		ASSERT_EQ(ibv_get_async_event(ctx, &ev), 0);
+		if (ev.event_type == IBV_EVENT_CQ_ERR) {
+			EXPECT_EQ(ev.element.cq, cq);
+			cq_err = true;
+		} else {
+			EXPECT_EQ(ev.event_type, IBV_EVENT_QP_FATAL);
+			EXPECT_EQ(ev.element.qp, qp);
+			qp_fatal = true;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	EXPECT_TRUE(cq_err && qp_fatal);
+	pollfd p{ctx->async_fd, POLLIN, 0};
+	EXPECT_EQ(poll(&p, 1, 20), 0) << "one event of each kind";
+	ibv_qp_attr qa;
+	ibv_qp_init_attr qi;
+	ASSERT_EQ(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi), 0);
+	EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+}
+
+// IB: a full CQ loses the completion and raises IBV_EVENT_CQ_ERR; the QP
+// that could not report its completion goes to ERR with IBV_EVENT_QP_FATAL.
+TEST_F(Verbs, CqOverrunRaisesCqErrorAndTheQpGoesToErr)
 {
 	// b's receive CQ holds 2 completions; a third overruns it.
 	ASSERT_EQ(ibv_destroy_cq(b.rcq), 0);
 	b.rcq = ibv_create_cq(b.ctx, 1, nullptr, nullptr, 0);
 	ASSERT_NE(b.rcq, nullptr);
 	pair(IBV_QPT_RC);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(b.post_recv(i, i * 64, 64), 0);
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(a.post_send(IBV_WR_SEND, i, 0, 8), 0);
-	pollfd p{b.ctx->async_fd, POLLIN, 0};
-	ASSERT_EQ(poll(&p, 1, 2000), 1);
-	ibv_async_event ev;
-	ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0);
-	EXPECT_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
-	EXPECT_EQ(ev.element.cq, b.rcq);
-	ibv_ack_async_event(&ev);
+	ASSERT_NO_FATAL_FAILURE(expect_overrun_events(b.ctx, b.rcq, b.qp));
 	EXPECT_EQ(poll_n(b.rcq, 3, 50).size(), 2u);
+	// The requester's own QP is not affected by its peer's CQ.
+	ibv_qp_attr qa;
+	ibv_qp_init_attr qi;
+	ASSERT_EQ(ibv_query_qp(a.qp, &qa, IBV_QP_STATE, &qi), 0);
+	EXPECT_EQ(qa.qp_state, IBV_QPS_RTS);
+}
+
+TEST_F(Verbs, SendCqOverrunMovesTheRequesterToErr)
+{
+	// a's send CQ holds 2 completions; the third signaled send overruns it.
+	ASSERT_EQ(ibv_destroy_cq(a.scq), 0);
+	a.scq = ibv_create_cq(a.ctx, 1, nullptr, nullptr, 0);
+	ASSERT_NE(a.scq, nullptr);
+	pair(IBV_QPT_RC);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(b.post_recv(i, i * 64, 64), 0);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(a.post_send(IBV_WR_SEND, i, 0, 8, IBV_SEND_SIGNALED), 0);
+	ASSERT_NO_FATAL_FAILURE(expect_overrun_events(a.ctx, a.scq, a.qp));
+	EXPECT_EQ(poll_n(a.scq, 3, 50).size(), 2u);
 }
 
 TEST_F(Verbs, NewPostSendApi)

@@ -11,6 +11,7 @@
 #define IB_PORT_DOWN 1
 #define IB_PORT_ACTIVE 4
 #define IB_EVENT_CQ_ERR 0
+#define IB_EVENT_QP_FATAL 1
 #define IB_EVENT_QP_REQ_ERR 2
 #define IB_EVENT_QP_ACCESS_ERR 3
 #define IB_EVENT_PORT_ACTIVE 9
@@ -496,11 +497,12 @@ static int sw_arena_cq_error(struct uabi_call *call)
 }
 
 /*
- * The data path moved a responder QP to ERR (a peer's request violated
- * its access or was invalid) and left the event in the descriptor: raise
- * it once, for the owner (for an XRC receive QP, every registered context),
- * and let the core's state follow.  Only the event types a responder can
- * get are accepted: the arena is writable by every client.
+ * The data path moved a QP to ERR (a peer's request violated a responder's
+ * access or was invalid, or a full CQ lost one of the QP's completions)
+ * and left the event in the descriptor: raise it once, for the owner (for
+ * an XRC receive QP, every registered context), and let the core's state
+ * follow.  Only those event types are accepted: the arena is writable by
+ * every client.
  */
 static int sw_arena_qp_error(struct uabi_call *call)
 {
@@ -524,7 +526,8 @@ static int sw_arena_qp_error(struct uabi_call *call)
 		if (READ_ONCE(d->state) != UABI_QPS_ERR)
 			ev = 0;
 	}
-	if (ev == IB_EVENT_QP_REQ_ERR || ev == IB_EVENT_QP_ACCESS_ERR) {
+	if (ev == IB_EVENT_QP_FATAL || ev == IB_EVENT_QP_REQ_ERR ||
+	    ev == IB_EVENT_QP_ACCESS_ERR) {
 		struct uabi_uobject *owner = READ_ONCE(qp->owner);
 
 		WRITE_ONCE(qp->state, (u32)UABI_QPS_ERR);

@@ -161,7 +161,7 @@ bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
 	return out.key == key && key != 0;
 }
 
-bool Device::push_cqe(std::uint32_t cqn, const Cqe &e)
+bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 {
 	uabi_sw_cq *d = cq_desc(cqn);
 	if (!d)
@@ -179,6 +179,8 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e)
 		std::uint64_t cons = __atomic_load_n(&d->cons, __ATOMIC_ACQUIRE);
 		if (prod - cons >= size) {
 			first_overrun = __atomic_exchange_n(&d->overrun, 1u, __ATOMIC_RELAXED) == 0;
+			if (overran)
+				*overran = true;
 		} else {
 			Cqe *slot = reinterpret_cast<Cqe *>(base_ + off) + (prod & (size - 1));
 			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));

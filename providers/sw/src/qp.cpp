@@ -238,7 +238,8 @@ bool send_small(Device &dev, const Target &t, const Cqe &rc, const Iov &dst, con
 	return dev.push_small(t.cqn, rc, t.owner, m);
 }
 
-// Affiliated asynchronous errors of a responder QP (enum ibv_event_type).
+// Affiliated asynchronous errors of a QP (enum ibv_event_type).
+constexpr std::uint32_t kEventQpFatal = 1;	// a completion was lost (CQ overrun)
 constexpr std::uint32_t kEventQpReqErr = 2;	// invalid request
 constexpr std::uint32_t kEventQpAccessErr = 3;	// local access violation
 
@@ -264,6 +265,16 @@ void mark_error(Device &dev, uabi_sw_qp *qd, std::uint32_t event)
 		__atomic_store_n(&qd->err_event, event, __ATOMIC_RELEASE);
 		dev.notify_qp_error(__atomic_load_n(&qd->qpn, __ATOMIC_RELAXED));
 	}
+}
+
+// A completion for QP @qd on CQ @cqn.  If the CQ is full the completion is
+// lost (the CQ raises IBV_EVENT_CQ_ERR) and, as in IB, the QP that could
+// not report it goes to ERR with IBV_EVENT_QP_FATAL.
+void push_or_fail(Device &dev, std::uint32_t cqn, const Cqe &e, uabi_sw_qp *qd)
+{
+	bool overran = false;
+	if (!dev.push_cqe(cqn, e, &overran) && overran)
+		mark_error(dev, qd, kEventQpFatal);
 }
 
 std::uint32_t wc_opcode(std::uint32_t wr_opcode)
@@ -396,7 +407,7 @@ void Qp::complete_send(const SendWr &wr, std::uint32_t status, std::uint32_t byt
 	e.opcode = wc_opcode(wr.opcode);
 	e.byte_len = byte_len;
 	e.qp_num = qpn_;
-	dev_.push_cqe(send_cq_->cqn(), e);
+	push_or_fail(dev_, send_cq_->cqn(), e, desc_);
 }
 
 void Qp::enter_error()
@@ -630,7 +641,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	auto responder_error = [&](std::uint32_t local_status, std::uint32_t remote_status) {
 		rc.status = local_status;
 		rc.opcode = op == kWrRdmaWriteWithImm ? kWcRecvRdmaWithImm : kWcRecv;
-		dev_.push_cqe(t.cqn, rc);
+		push_or_fail(dev_, t.cqn, rc, t.qp);
 		if (reliable)
 			mark_error(dev_, t.qp,
 				   local_status == kWcLocLenErr ? kEventQpReqErr : kEventQpAccessErr);
@@ -652,7 +663,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return responder_error(kWcLocProtErr, kWcRemOpErr);
-		dev_.push_cqe(t.cqn, rc);
+		push_or_fail(dev_, t.cqn, rc, t.qp);
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
 	case kWrRdmaWrite:
@@ -669,7 +680,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		if (op == kWrRdmaWriteWithImm) {
 			rc.opcode = kWcRecvRdmaWithImm;
 			rc.byte_len = std::uint32_t(total);
-			dev_.push_cqe(t.cqn, rc);
+			push_or_fail(dev_, t.cqn, rc, t.qp);
 		}
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
@@ -791,7 +802,7 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 		st = recv_iov(dev_, w, stride, 0, kGrhBytes, t, grh);
 	if (st) {
 		rc.status = st;
-		dev_.push_cqe(t.cqn, rc);
+		push_or_fail(dev_, t.cqn, rc, t.qp);
 		return sent;
 	}
 	std::uint8_t g[kGrhBytes];
@@ -812,10 +823,10 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	if (err) {
 		rc.status = kWcLocProtErr;
 		rc.byte_len = 0;
-		dev_.push_cqe(t.cqn, rc);
+		push_or_fail(dev_, t.cqn, rc, t.qp);
 		return sent;
 	}
-	dev_.push_cqe(t.cqn, rc);
+	push_or_fail(dev_, t.cqn, rc, t.qp);
 	return sent;
 }
 

@@ -172,8 +172,9 @@ public:
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
 	// Appends a completion to CQ @cqn (any process's); false if the CQ is
-	// gone or full (overrun).  Raises the event if the CQ is armed.
-	bool push_cqe(std::uint32_t cqn, const Cqe &e);
+	// gone or full (overrun: *overran set, if given).  Raises the event if
+	// the CQ is armed.
+	bool push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran = nullptr);
 	// Appends a receive completion whose payload @m rides in the CQ's
 	// small ring, for the CQ's owner to copy when it polls.  false, and
 	// nothing written, unless the CQ is owned by @owner and has room in
