@@ -61,13 +61,23 @@ static void arena_unlock(u32 *lock)
 	smp_store_release(lock, 0u);
 }
 
-/* Waits until no data-path writer that found the descriptor still live is
- * inside its critical section (they re-check the number under the lock), so
- * that the ring can be freed; a dead holder is given up on. */
+/*
+ * Called after a descriptor's number was cleared: waits until no data-path
+ * writer that found it still live is inside its critical section, so that
+ * the ring can be freed.  Writers take the lock with a full barrier and
+ * then re-check the number, so once the lock word has been seen free any
+ * later writer sees the number gone.  A holder that died (or stays
+ * descheduled) is given up on after a bounded wait: the freed ring still
+ * rests before reuse (heap_free()).
+ */
+#define SW_QUIESCE_SPINS 100000ul
 static void arena_quiesce(u32 *lock)
 {
-	if (!arena_lock(lock))
-		arena_unlock(lock);
+	unsigned long spins;
+
+	smp_mb();	/* the cleared number, before the lock word is read */
+	for (spins = 0; spins < SW_QUIESCE_SPINS && READ_ONCE(*lock); spins++)
+		cond_resched();
 }
 
 /* ------------------------------------------------------------------ heap */
