@@ -112,7 +112,7 @@ if [[ $kernel == 1 ]]; then
 		kernel_status="measured in a qemu TCG guest, kernel $(sed -n 's/^kernel: *\([^ ]*\).*/\1/p' "$out/qemu.log")"
 		grep -E '^guest\| (ctl|cmtime)/' "$out/qemu.log" | sed 's/^guest| //' | cut -c1-160 || true
 	else
-		kernel_status="not measured: the qemu run failed ($(grep -E 'FAIL' "$out/qemu.log" | tail -1))"
+		kernel_status="not measured: the qemu run failed ($(grep -E 'FAIL' "$out/qemu.log" | tail -1 || true))"
 		tail -20 "$out/qemu.log"
 	fi
 	echo "kernel: $kernel_status"
