@@ -361,6 +361,7 @@ BACKEND_TITLES = {
 
 def main():
     res_dir, docs = sys.argv[1], sys.argv[2]
+    os.makedirs(docs, exist_ok=True)
     meta = load_meta(os.path.join(res_dir, "meta.env"))
     ctl, ctx = load_gb(os.path.join(res_dir, "control.json"))
     # bench_control again, on the kernel backend inside the qemu guest.
