@@ -3,7 +3,10 @@
 # libibverbs.so.1 (LD_PRELOAD) on the daemon backend (a uabid of its own):
 # exit status 0, nothing on stderr, and the device's attributes as the
 # software device has them (one ACTIVE port, LID 1, the GID from the node
-# GUID, MTU 4096, XRC among the capabilities).
+# GUID, MTU 4096, XRC among the capabilities).  And what a program that
+# needs the RDMA connection manager sees (librdmacm, which we do not
+# provide, starts by asking libibverbs where sysfs is): perftest's
+# `ib_send_bw -R` must fail with its own error, not crash.
 #
 #   run_devinfo.sh LIB UABI_TOOL
 set -u
@@ -60,5 +63,21 @@ rc=$?
 echo "--- ibv_devinfo -d nosuchdev: exit $rc"
 cat "$dir/bad.out"
 ((rc != 0)) || { echo "FAIL: ibv_devinfo -d nosuchdev succeeded"; ok=0; }
+
+# librdmacm: no rdma_cm device, so rdma_create_event_channel fails and
+# perftest says so (exit status 1); it used to die of SIGSEGV in our
+# ibv_get_sysfs_path().
+if command -v ib_send_bw >/dev/null; then
+	LD_PRELOAD=$lib timeout 30 ib_send_bw -R -p 1 localhost >"$dir/cm.out" 2>&1
+	rc=$?
+	echo "--- ib_send_bw -R localhost: exit $rc"
+	cat "$dir/cm.out"
+	((rc == 1)) || { echo "FAIL: ib_send_bw -R: exit $rc, expected its own error (1)"; ok=0; }
+	grep -q 'rdma_create_event_channel failed' "$dir/cm.out" ||
+		{ echo "FAIL: ib_send_bw -R: not perftest's rdma_cm error"; ok=0; }
+else
+	echo "FAIL: ib_send_bw (perftest) not found"
+	ok=0
+fi
 
 ((ok)) && echo PASS || exit 1

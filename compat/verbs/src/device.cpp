@@ -13,6 +13,7 @@
 #include <cstring>
 #include <endian.h>
 #include <fcntl.h>
+#include <string>
 #include <unistd.h>
 
 using namespace uabi;
@@ -601,10 +602,21 @@ UABI_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 // ---------------------------------------------------------------- sysfs
 // The software device has no sysfs presence: reads of its paths fail as
 // they would for an absent attribute; other paths are read for real.
-UABI_EXPORT int ibv_get_sysfs_path(char *buf, size_t size)
+
+// Where sysfs is mounted, for librdmacm and providers that read it
+// themselves: $SYSFS_PATH (trailing slashes dropped) unless the process
+// runs set-uid, else /sys.  (Takes no arguments: libibverbs exports it as
+// `const char *ibv_get_sysfs_path(void)`.)
+UABI_EXPORT const char *ibv_get_sysfs_path(void)
 {
-	std::snprintf(buf, size, "/sys");
-	return 0;
+	static const std::string path = [] {
+		const char *env = getuid() == geteuid() ? std::getenv("SYSFS_PATH") : nullptr;
+		std::string p = env && *env ? env : "/sys";
+		while (p.size() > 1 && p.back() == '/')
+			p.pop_back();
+		return p;
+	}();
+	return path.c_str();
 }
 
 UABI_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
