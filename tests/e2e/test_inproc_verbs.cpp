@@ -45,6 +45,52 @@ protected:
 		ASSERT_NO_FATAL_FAILURE(b.connect(a.qp->qp_num, kAccessAll, rnr_retry));
 	}
 
+	// Both events of an overrun, in either order (the CQ's and the QP's are
+	// raised by different calls), then @qp in ERR.
+	void expect_overrun_events(ibv_context *ctx, ibv_cq *cq, ibv_qp *qp)
+	{
+		bool cq_err = false, qp_fatal = false;
+		for (int i = 0; i < 2; i++) {
+			pollfd p{ctx->async_fd, POLLIN, 0};
+			ASSERT_EQ(poll(&p, 1, 2000), 1) << "event " << i;
+			ibv_async_event ev;
+			ASSERT_EQ(ibv_get_async_event(ctx, &ev), 0);
+			if (ev.event_type == IBV_EVENT_CQ_ERR) {
+				EXPECT_EQ(ev.element.cq, cq);
+				cq_err = true;
+			} else {
+				EXPECT_EQ(ev.event_type, IBV_EVENT_QP_FATAL);
+				EXPECT_EQ(ev.element.qp, qp);
+				qp_fatal = true;
+			}
+			ibv_ack_async_event(&ev);
+		}
+		EXPECT_TRUE(cq_err && qp_fatal);
+		pollfd p{ctx->async_fd, POLLIN, 0};
+		EXPECT_EQ(poll(&p, 1, 20), 0) << "one event of each kind";
+		ibv_qp_attr qa;
+		ibv_qp_init_attr qi;
+		ASSERT_EQ(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi), 0);
+		EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+	}
+
+	// Replaces @cq, one of @e's CQs, by one of 2 entries, connects a and b
+	// and has a send 3 signaled messages that b receives: the third
+	// completion overruns that CQ.
+	void overrun(Endpoint &e, ibv_cq *&cq)
+	{
+		ASSERT_EQ(ibv_destroy_cq(cq), 0);
+		cq = ibv_create_cq(e.ctx, 1, nullptr, nullptr, 0);
+		ASSERT_NE(cq, nullptr);
+		pair(IBV_QPT_RC);
+		for (int i = 0; i < 4; i++)
+			ASSERT_EQ(b.post_recv(i, i * 64, 64), 0);
+		for (int i = 0; i < 3; i++)
+			ASSERT_EQ(a.post_send(IBV_WR_SEND, i, 0, 8, IBV_SEND_SIGNALED), 0);
+		ASSERT_NO_FATAL_FAILURE(expect_overrun_events(e.ctx, cq, e.qp));
+		EXPECT_EQ(poll_n(cq, 3, 50).size(), 2u);
+	}
+
 	void fill(Endpoint &e, std::size_t off, std::size_t len, unsigned char seed)
 	{
 		for (std::size_t i = 0; i < len; i++)
@@ -770,50 +816,11 @@ TEST_F(Verbs, SrqLimitEvent)
 	EXPECT_EQ(poll(&p, 1, 20), 0);
 }
 
-// Both events of an overrun, in either order (the CQ's and the QP's are
-// raised by different calls).
-void expect_overrun_events(ibv_context *ctx, ibv_cq *cq, ibv_qp *qp)
-{
-	bool cq_err = false, qp_fatal = false;
-	for (int i = 0; i < 2; i++) {
-		pollfd p{ctx->async_fd, POLLIN, 0};
-		ASSERT_EQ(poll(&p, 1, 2000), 1) << "event " << i;
-		ibv_async_event ev;
-		ASSERT_EQ(ibv_get_async_event(ctx, &ev), 0);
-		if (ev.event_type == IBV_EVENT_CQ_ERR) {
-			EXPECT_EQ(ev.element.cq, cq);
-			cq_err = true;
-		} else {
-			EXPECT_EQ(ev.event_type, IBV_EVENT_QP_FATAL);
-			EXPECT_EQ(ev.element.qp, qp);
-			qp_fatal = true;
-		}
-		ibv_ack_async_event(&ev);
-	}
-	EXPECT_TRUE(cq_err && qp_fatal);
-	pollfd p{ctx->async_fd, POLLIN, 0};
-	EXPECT_EQ(poll(&p, 1, 20), 0) << "one event of each kind";
-	ibv_qp_attr qa;
-	ibv_qp_init_attr qi;
-	ASSERT_EQ(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi), 0);
-	EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
-}
-
 // IB: a full CQ loses the completion and raises IBV_EVENT_CQ_ERR; the QP
 // that could not report its completion goes to ERR with IBV_EVENT_QP_FATAL.
 TEST_F(Verbs, CqOverrunRaisesCqErrorAndTheQpGoesToErr)
 {
-	// b's receive CQ holds 2 completions; a third overruns it.
-	ASSERT_EQ(ibv_destroy_cq(b.rcq), 0);
-	b.rcq = ibv_create_cq(b.ctx, 1, nullptr, nullptr, 0);
-	ASSERT_NE(b.rcq, nullptr);
-	pair(IBV_QPT_RC);
-	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(b.post_recv(i, i * 64, 64), 0);
-	for (int i = 0; i < 3; i++)
-		ASSERT_EQ(a.post_send(IBV_WR_SEND, i, 0, 8), 0);
-	ASSERT_NO_FATAL_FAILURE(expect_overrun_events(b.ctx, b.rcq, b.qp));
-	EXPECT_EQ(poll_n(b.rcq, 3, 50).size(), 2u);
+	ASSERT_NO_FATAL_FAILURE(overrun(b, b.rcq));
 	// The requester's own QP is not affected by its peer's CQ.
 	ibv_qp_attr qa;
 	ibv_qp_init_attr qi;
@@ -821,19 +828,10 @@ TEST_F(Verbs, CqOverrunRaisesCqErrorAndTheQpGoesToErr)
 	EXPECT_EQ(qa.qp_state, IBV_QPS_RTS);
 }
 
+// The same for a send completion: the requester's QP goes to ERR.
 TEST_F(Verbs, SendCqOverrunMovesTheRequesterToErr)
 {
-	// a's send CQ holds 2 completions; the third signaled send overruns it.
-	ASSERT_EQ(ibv_destroy_cq(a.scq), 0);
-	a.scq = ibv_create_cq(a.ctx, 1, nullptr, nullptr, 0);
-	ASSERT_NE(a.scq, nullptr);
-	pair(IBV_QPT_RC);
-	for (int i = 0; i < 3; i++)
-		ASSERT_EQ(b.post_recv(i, i * 64, 64), 0);
-	for (int i = 0; i < 3; i++)
-		ASSERT_EQ(a.post_send(IBV_WR_SEND, i, 0, 8, IBV_SEND_SIGNALED), 0);
-	ASSERT_NO_FATAL_FAILURE(expect_overrun_events(a.ctx, a.scq, a.qp));
-	EXPECT_EQ(poll_n(a.scq, 3, 50).size(), 2u);
+	ASSERT_NO_FATAL_FAILURE(overrun(a, a.scq));
 }
 
 TEST_F(Verbs, NewPostSendApi)
