@@ -53,6 +53,9 @@ struct Config {
 	bool verbose = false;
 	unsigned idle_exit_s = kDefaultIdleExit;
 	unsigned max_contexts = kDefaultMaxContexts;
+	// Contexts one uid may hold at once; 0: a quarter of max_contexts on a
+	// --shared daemon (so that one user cannot take them all), else all.
+	unsigned max_contexts_per_uid = 0;
 	SpinGovernor spin;
 	std::string socket;
 };
@@ -182,6 +185,8 @@ private:
 	bool exec_uabi(Conn &c, std::size_t n, std::vector<int> &fds);
 	bool handle_admin(Conn &c, std::size_t n);
 	bool open_context(Conn &c);
+	void close_context(Conn &c);
+	unsigned per_uid_limit() const;
 	bool send_reply(Conn &c, const void *buf, std::size_t len, const int *fds = nullptr,
 			std::size_t nfds = 0);
 	bool error_reply(Conn &c, std::uint32_t magic, int err);
@@ -207,6 +212,7 @@ private:
 	std::map<std::uint32_t, Conn *> by_id_;
 	std::uint32_t next_id_ = 1;
 	unsigned contexts_ = 0;
+	std::unordered_map<uid_t, unsigned> uid_contexts_; // live contexts per uid
 	std::vector<std::byte> buf_;
 	std::vector<FdSlot> slots_;
 	std::vector<int> out_fds_;
@@ -492,13 +498,7 @@ void Daemon::drop(Conn &c, const char *why, int refusal)
 		refuse(c.fd, refusal);
 	else
 		::close(c.fd);
-	// Exactly what a kernel release() does: everything the context owns
-	// is destroyed, its XRC registrations dropped.
-	if (c.ctx) {
-		uabi_user_close(c.ctx);
-		c.ctx = nullptr;
-		contexts_--;
-	}
+	close_context(c);
 	by_id_.erase(c.id);
 	int fd = c.fd;
 	conns_.erase(fd); // frees c
@@ -600,12 +600,25 @@ bool Daemon::handle(Conn &c, std::size_t n, std::vector<int> &fds, int mflags)
 	return exec_uabi(c, n, fds);
 }
 
+unsigned Daemon::per_uid_limit() const
+{
+	if (cfg_.max_contexts_per_uid)
+		return cfg_.max_contexts_per_uid;
+	return cfg_.shared ? std::max(1u, cfg_.max_contexts / 4) : cfg_.max_contexts;
+}
+
 bool Daemon::open_context(Conn &c)
 {
 	int err = 0;
+	auto it = uid_contexts_.find(c.cred.uid);
+	unsigned mine = it == uid_contexts_.end() ? 0 : it->second;
 	if (contexts_ >= cfg_.max_contexts) {
 		LOG("connection %u (pid %d uid %u): context limit %u reached", c.id,
 		    int(c.cred.pid), unsigned(c.cred.uid), cfg_.max_contexts);
+		err = -EUSERS;
+	} else if (mine >= per_uid_limit()) {
+		LOG("connection %u (pid %d uid %u): per-uid context limit %u reached", c.id,
+		    int(c.cred.pid), unsigned(c.cred.uid), per_uid_limit());
 		err = -EUSERS;
 	} else {
 		uabi_user_peer peer{c.cred.pid, c.cred.uid, c.cred.gid};
@@ -619,7 +632,22 @@ bool Daemon::open_context(Conn &c)
 	}
 	c.kind = Conn::Context;
 	contexts_++;
+	uid_contexts_[c.cred.uid]++;
 	return true;
+}
+
+// Exactly what a kernel release() does: everything the context owns is
+// destroyed, its XRC registrations dropped.
+void Daemon::close_context(Conn &c)
+{
+	if (!c.ctx)
+		return;
+	uabi_user_close(c.ctx);
+	c.ctx = nullptr;
+	contexts_--;
+	auto it = uid_contexts_.find(c.cred.uid);
+	if (it != uid_contexts_.end() && --it->second == 0)
+		uid_contexts_.erase(it);
 }
 
 bool Daemon::exec_uabi(Conn &c, std::size_t n, std::vector<int> &fds)
@@ -877,11 +905,7 @@ bool Daemon::handle_admin(Conn &c, std::size_t n)
 		stop_ = true;
 		return admin_reply(c, kOpShutdown, 0, nullptr, 0);
 	case kOpClose:
-		if (c.ctx) {
-			uabi_user_close(c.ctx);
-			c.ctx = nullptr;
-			contexts_--;
-		}
+		close_context(c);
 		if (admin_reply(c, kOpClose, 0, nullptr, 0))
 			drop(c, nullptr);
 		return false;
@@ -991,7 +1015,8 @@ void usage(FILE *f)
 	std::fprintf(
 		f,
 		"usage: uabid [--foreground] [--socket PATH] [--idle-exit SECONDS]\n"
-		"             [--max-contexts N] [--shared] [--verbose]\n"
+		"             [--max-contexts N] [--max-contexts-per-uid N] [--shared]\n"
+		"             [--verbose]\n"
 		"Serves the rdma-uabi object core on a unix socket (docs/daemon.md).\n"
 		"  --foreground     stay attached, log to stderr as well as the log file\n"
 		"  --socket PATH    default: $UABI_SOCKET, $XDG_RUNTIME_DIR/uabi/uabid.sock,\n"
@@ -999,6 +1024,10 @@ void usage(FILE *f)
 		"  --idle-exit S    exit after S seconds without clients, 0 = never\n"
 		"                   (default $UABI_IDLE_EXIT or %u)\n"
 		"  --max-contexts N contexts served at once (default $UABI_MAX_CONTEXTS or %u)\n"
+		"  --max-contexts-per-uid N\n"
+		"                   contexts one uid may hold (default\n"
+		"                   $UABI_MAX_CONTEXTS_PER_UID, else a quarter of\n"
+		"                   --max-contexts with --shared, all of them without)\n"
 		"  --shared         accept every uid (socket 0666); listings stay per uid\n"
 		"  --verbose        log every connection\n",
 		kDefaultIdleExit, kDefaultMaxContexts);
@@ -1034,6 +1063,11 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "uabid: ignoring UABI_MAX_CONTEXTS=%s\n", e);
 		cfg.max_contexts = kDefaultMaxContexts;
 	}
+	if ((e = std::getenv("UABI_MAX_CONTEXTS_PER_UID")) && *e &&
+	    (!parse_uint(e, 1u << 20, &cfg.max_contexts_per_uid) || !cfg.max_contexts_per_uid)) {
+		std::fprintf(stderr, "uabid: ignoring UABI_MAX_CONTEXTS_PER_UID=%s\n", e);
+		cfg.max_contexts_per_uid = 0;
+	}
 	wire::spin_from_env(cfg.spin, "UABI_DAEMON_SPIN_US", kDefaultSpinUs);
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -1059,6 +1093,12 @@ int main(int argc, char **argv)
 		} else if (a == "--max-contexts") {
 			if (!parse_uint(value(), 1u << 20, &cfg.max_contexts) ||
 			    !cfg.max_contexts) {
+				usage(stderr);
+				return 2;
+			}
+		} else if (a == "--max-contexts-per-uid") {
+			if (!parse_uint(value(), 1u << 20, &cfg.max_contexts_per_uid) ||
+			    !cfg.max_contexts_per_uid) {
 				usage(stderr);
 				return 2;
 			}

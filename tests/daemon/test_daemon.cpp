@@ -599,6 +599,50 @@ TEST_F(DaemonTest, AnotherUidCannotConnectOrSeeOurObjects)
 	EXPECT_EQ(roots, 2);
 }
 
+// One uid cannot take every context of a --shared daemon: it gets EUSERS
+// at its own limit while other uids still get theirs.
+TEST_F(DaemonTest, PerUidContextLimitOnASharedDaemon)
+{
+	ASSERT_EQ(geteuid(), 0u) << "needs root to switch to uid 65534";
+	start_daemon({"--shared", "--max-contexts", "8", "--max-contexts-per-uid", "3"});
+	ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0); // the test's directory, for nobody
+	std::vector<Context> ctxs;
+	for (int i = 0; i < 3; i++)
+		ctxs.push_back(open_ctx());
+	auto fourth = Context::open(Backend::Daemon);
+	ASSERT_FALSE(fourth);
+	EXPECT_EQ(fourth.error(), EUSERS);
+	EXPECT_NE(read_file(paths().log).find("per-uid context limit 3 reached"),
+		  std::string::npos);
+	// Another uid is not affected by root's three, and has three of its own.
+	Child other = as_nobody([] {
+		std::vector<Context> mine;
+		for (int i = 0; i < 3; i++) {
+			auto c = Context::open(Backend::Daemon);
+			if (!c)
+				return 1 + i;
+			mine.push_back(std::move(*c));
+		}
+		auto c = Context::open(Backend::Daemon);
+		return !c && c.error() == EUSERS ? 0 : 10;
+	});
+	EXPECT_TRUE(other.exited_ok());
+	// A context that closes gives its uid's place back.
+	ctxs.pop_back();
+	EXPECT_TRUE(eventually([&] { return bool(Context::open(Backend::Daemon)); }));
+
+	// Without --shared one uid may hold every context (the private daemon
+	// serves only its owner).
+	ctxs.clear();
+	stop_daemon();
+	start_daemon({"--max-contexts", "6"});
+	for (int i = 0; i < 6; i++)
+		ctxs.push_back(open_ctx());
+	auto seventh = Context::open(Backend::Daemon);
+	ASSERT_FALSE(seventh);
+	EXPECT_EQ(seventh.error(), EUSERS);
+}
+
 // ------------------------------------------------------------------ hostile
 
 TEST_F(DaemonTest, HostileInputsLeaveTheDaemonServing)
