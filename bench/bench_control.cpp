@@ -597,11 +597,6 @@ std::string verb_name(Verb v)
 	return "?";
 }
 
-const char *backend_label(Backend b)
-{
-	return backend_name(b);
-}
-
 // The backends measured: UABI_BENCH_BACKENDS, a comma-separated list of
 // inproc, daemon and kernel (default "inproc,daemon"; the kernel backend
 // runs in the qemu guest of scripts/bench.sh).
@@ -634,7 +629,7 @@ bool parse_backends()
 // legacy_create_ns etc.
 void BM_Pair(benchmark::State &st, Backend b, Verb v)
 {
-	uabi_bench::progress(std::string("ctl/") + backend_label(b) + "/" + verb_name(v) + "/pair");
+	uabi_bench::progress(std::string("ctl/") + backend_name(b) + "/" + verb_name(v) + "/pair");
 	NewSide ns;
 	OldSide os;
 	if (!ns.open(b) || !os.open(b, v)) {
@@ -665,7 +660,7 @@ void BM_Pair(benchmark::State &st, Backend b, Verb v)
 
 void BM_Chain(benchmark::State &st, Backend b, Verb v, int n)
 {
-	uabi_bench::progress(std::string("ctl/") + backend_label(b) + "/" + verb_name(v) +
+	uabi_bench::progress(std::string("ctl/") + backend_name(b) + "/" + verb_name(v) +
 			     "/chain:" + std::to_string(n));
 	NewSide s;
 	if (!s.open(b)) {
@@ -887,7 +882,7 @@ int cm_teardown(Cm mode, CmSide &a, CmSide &b)
 
 void BM_Cmtime(benchmark::State &st, Backend b, Cm mode)
 {
-	uabi_bench::progress(std::string("cmtime/") + backend_label(b));
+	uabi_bench::progress(std::string("cmtime/") + backend_name(b));
 	CmSide a, c;
 	if (!a.open(b) || !c.open(b)) {
 		fail(st, "cannot open the backend");
@@ -919,7 +914,7 @@ void BM_Cmtime(benchmark::State &st, Backend b, Cm mode)
 void register_all()
 {
 	for (Backend b : g_backends) {
-		const char *bname = backend_label(b);
+		const char *bname = backend_name(b);
 		benchmark::RegisterBenchmark(
 		    (std::string("ctl/") + bname + "/cq_first_touch").c_str(), BM_ArenaFirstTouch,
 		    int(b))
@@ -942,7 +937,7 @@ void register_all()
 	for (Backend b : g_backends)
 		for (auto [m, mname] : modes)
 			benchmark::RegisterBenchmark(
-			    (std::string("cmtime/") + backend_label(b) + "/" + mname).c_str(),
+			    (std::string("cmtime/") + backend_name(b) + "/" + mname).c_str(),
 			    BM_Cmtime, b, m)
 			    ->UseManualTime()
 			    ->Unit(benchmark::kMillisecond);
