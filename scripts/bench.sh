@@ -14,6 +14,11 @@
 #   UABI_BENCH_SPINS=N     data path waits yield after N polls (default: never)
 #
 #   UABI_BENCH_KERNEL=0    skip the kernel module's run in qemu
+#   UABI_BENCH_BASELINE=REV  also build commit REV (its uabid, uabi and
+#                          libibverbs.so.1, from `git archive`) and run the
+#                          perftest targets on it and on this tree in
+#                          alternation, for a before/after table (ratios
+#                          measured in the same run)
 #
 # Backends: in-process and uabid (a private daemon on a socket of this
 # run); and the kernel module: bench_control runs again inside a qemu (TCG)
@@ -135,14 +140,17 @@ pin_srv=() pin_cli=()
 if [[ ${UABI_BENCH_PIN:-1} != 0 && -n ${cpu1:-} ]] && command -v taskset >/dev/null; then
 	pin_cli=(taskset -c "$cpu0") pin_srv=(taskset -c "$cpu1")
 fi
-# perftest TAG PROG ARGS...: results in $out/perftest/TAG.*
+# perftest TAG PROG ARGS...: results in $out/perftest/TAG.*  With PT_TOOL
+# and PT_SOCKET set, through another build's `uabi` and its own uabid.
 perftest() {
 	local tag=$1 name=$2
 	shift 2
+	local tool=${PT_TOOL:-$uabi}
+	local UABI_SOCKET=${PT_SOCKET:-$UABI_SOCKET}
 	port=$(free_port $((port + 1)))
 	printf -- '--- %s %s (port %s)\n' "$name" "$*" "$port"
 	local f=$out/perftest/$tag
-	timeout 300 "${pin_srv[@]}" "$uabi" run -- "$name" -p "$port" "$@" >"$f.server" 2>&1 &
+	timeout 300 "${pin_srv[@]}" "$tool" run -- "$name" -p "$port" "$@" >"$f.server" 2>&1 &
 	local spid=$!
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
@@ -150,7 +158,7 @@ perftest() {
 		sleep 0.05
 	done
 	local crc=0 src=0
-	timeout 300 "${pin_cli[@]}" "$uabi" run -- "$name" -p "$port" "$@" localhost >"$f.client" 2>&1 || crc=$?
+	timeout 300 "${pin_cli[@]}" "$tool" run -- "$name" -p "$port" "$@" localhost >"$f.client" 2>&1 || crc=$?
 	wait "$spid" || src=$?
 	echo "$name $*" >"$f.args"
 	echo "server=$src client=$crc" >"$f.status"
@@ -177,6 +185,34 @@ if [[ $quick != 1 ]]; then
 	# a loaded machine, at every size).
 	for t in send_lat write_lat read_lat; do perftest "ib_$t-sweep" "ib_$t" -a -n 100; done
 	for t in write_bw read_bw send_bw; do perftest "ib_$t-sweep" "ib_$t" -a -n 200; done
+fi
+
+# Before and after: the same perftest targets on the baseline's build and
+# on this one, alternately, each round on both, more iterations than the
+# defaults (the medians decide).
+if [[ -n ${UABI_BENCH_BASELINE:-} ]]; then
+	base_rev=$(git rev-parse --short "$UABI_BENCH_BASELINE")
+	step "baseline $base_rev: build"
+	base_src=$root/$build/baseline/src base_build=$root/$build/baseline/build
+	rm -rf "$base_src" && mkdir -p "$base_src"
+	git archive "$base_rev" | tar -x -C "$base_src"
+	cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DUABI_BUILD_TESTS=OFF -DUABI_BUILD_BENCH=OFF >/dev/null
+	ninja -C "$base_build" uabid uabi uabi_verbs >/dev/null
+	base_tool=$base_build/newapi/tools/uabi
+	base_sock=$tmp/baseline.sock
+	"$base_tool" --socket "$base_sock" daemon start
+	echo "baseline=$base_rev" >>"$out/meta.env"
+	cmp_rounds=5
+	[[ $quick == 1 ]] && cmp_rounds=1
+	step "baseline $base_rev against this tree: perftest, $cmp_rounds rounds, alternating"
+	for r in $(seq "$cmp_rounds"); do
+		for t in write_bw write_lat send_lat send_bw; do
+			PT_TOOL=$base_tool PT_SOCKET=$base_sock perftest "ib_$t~base@$r" "ib_$t" -n 20000
+			perftest "ib_$t~new@$r" "ib_$t" -n 20000
+		done
+	done
+	"$base_tool" --socket "$base_sock" daemon stop >/dev/null 2>&1 || true
 fi
 
 echo "kernel_bench=$kernel_status" >>"$out/meta.env"

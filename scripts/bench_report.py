@@ -7,6 +7,7 @@
 #   bench_report.py RESULTS_DIR DOCS_DIR
 import json
 import math
+import statistics
 import os
 import platform
 import re
@@ -70,6 +71,11 @@ LAT_COLS = ["bytes", "iters", "t_min", "t_max", "t_typical", "t_avg", "t_stdev",
 BW_COLS = ["bytes", "iters", "bw_peak", "bw_avg", "msg_rate"]
 
 
+def test_name(tag):
+    """"ib_write_lat-sweep", "ib_write_lat@2", "ib_write_lat~base@2" -> "ib_write_lat"."""
+    return re.split(r"[-@~]", tag)[0]
+
+
 def load_perftest(d):
     """perftest client outputs -> {test: {"rows": {size: {...}}, "status", "args"}}."""
     res = {}
@@ -79,7 +85,7 @@ def load_perftest(d):
         if not fn.endswith(".client"):
             continue
         test = fn[: -len(".client")]
-        cols = LAT_COLS if re.split(r"[-@]", test)[0].endswith("_lat") else BW_COLS
+        cols = LAT_COLS if test_name(test).endswith("_lat") else BW_COLS
         rows = {}
         for line in open(os.path.join(d, fn), errors="replace"):
             f = line.split()
@@ -109,7 +115,7 @@ def median_runs(pt_all):
         groups.setdefault(tag.split("@")[0], []).append(p)
     out, ranges = {}, {}
     for name, runs in groups.items():
-        is_lat = name.split("-")[0].endswith("_lat")
+        is_lat = test_name(name).endswith("_lat")
 
         def metric(p):
             if not p["rows"]:
@@ -897,6 +903,41 @@ def main():
     w("")
     w(table(["ratio", "values", "ratio"], rows))
     w("")
+
+    # ------------------------------------------------ before and after
+    if meta.get("baseline"):
+        base = meta["baseline"]
+        w("## Before and after: this tree against %s" % base)
+        w("")
+        w("`UABI_BENCH_BASELINE=%s`: that commit's uabid, `uabi` and `libibverbs.so.1` were built "
+          "from `git archive` and each test below ran on it and on this tree in alternation, "
+          "round after round, each build with its own uabid, `-n 20000`, pinned as above. "
+          "Median of the rounds (range in brackets). Ratio: this tree ÷ %s (latency: lower "
+          "is better; bandwidth: higher is better)." % (base, base))
+        w("")
+        rows = []
+        for t, size, key, unit in [("ib_write_bw", 65536, "gbps", "GB/s"),
+                                   ("ib_send_bw", 65536, "gbps", "GB/s"),
+                                   ("ib_write_lat", 2, "t_typical", "µs typical"),
+                                   ("ib_send_lat", 2, "t_typical", "µs typical")]:
+            vals = {}
+            for side in ("base", "new"):
+                xs = sorted(p["rows"][size][key] for tag, p in pt_all.items()
+                            if tag.split("@")[0] == "%s~%s" % (t, side) and size in p["rows"])
+                vals[side] = xs
+            if not vals["base"] or not vals["new"]:
+                rows.append(["`%s` %s" % (t, fmt_size(size)), "no result", "", "", ""])
+                continue
+            mb, mn = statistics.median(vals["base"]), statistics.median(vals["new"])
+            r = mn / mb
+            better = (r - 1) if key == "gbps" else (1 - r)
+            rows.append(["`%s` %s, %s" % (t, fmt_size(size), unit),
+                         "%.2f (%.2f–%.2f)" % (mb, vals["base"][0], vals["base"][-1]),
+                         "%.2f (%.2f–%.2f)" % (mn, vals["new"][0], vals["new"][-1]),
+                         "%.3f" % r,
+                         "%+.1f %%" % (100 * better)])
+        w(table(["test", base, "this tree", "ratio", "change (+ = better)"], rows))
+        w("")
 
     # ------------------------------------------------------------ plots
     lat_series, bw_series = [], []

@@ -169,8 +169,11 @@ static int check_values(struct uabi_device *dev, const struct uabi_qp *qp,
 		return -EINVAL;
 	if ((mask & S(PKEY_INDEX)) && a->pkey_index >= dev->attr.max_pkeys)
 		return -EINVAL;
-	if ((mask & S(ACCESS_FLAGS)) && (a->qp_access_flags & ~0xfu))
-		return -EINVAL;
+	/*
+	 * qp_access_flags: every bit is accepted, as Linux's modify_qp passes
+	 * them all to the driver, which ignores what it does not implement
+	 * (MW_BIND, RELAXED_ORDERING...).  The value is kept as given.
+	 */
 	if ((mask & S(PATH_MTU)) && (a->path_mtu < 1 || a->path_mtu > 5))
 		return -EINVAL;
 	if ((mask & S(AV))) {

@@ -735,6 +735,44 @@ TEST_F(QpValues, RtrToRtsValues)
 	    << "the largest valid values";
 }
 
+// qp_access_flags: Linux's modify_qp passes every bit to the driver, which
+// ignores those it does not implement (uDAPL sets MW_BIND on every RC
+// endpoint).  One case per bit: RESET->INIT with only that bit, INIT->INIT
+// with it beside the remote-access bits, both kept as given.
+class QpAccessBit : public QpValues, public ::testing::WithParamInterface<int>
+{
+};
+
+TEST_P(QpAccessBit, IsAcceptedAndKept)
+{
+	const std::uint32_t bit = 1u << GetParam();
+	auto a = valid_qp_attr(RESET, INIT);
+	a.qp_access_flags = bit;
+	auto r = qp_->modify(a, M_STATE | spec(Kind::RC, RESET, INIT)->required);
+	ASSERT_TRUE(r.ok()) << errno_name(r.error());
+	EXPECT_EQ(qp_->query().qp_access_flags, bit);
+	a = valid_qp_attr(INIT, INIT);
+	a.qp_access_flags = bit | kRemoteWrite | kRemoteRead;
+	r = qp_->modify(a, M_STATE | M_ACCESS_FLAGS);
+	ASSERT_TRUE(r.ok()) << errno_name(r.error());
+	EXPECT_EQ(qp_->query().qp_access_flags, a.qp_access_flags);
+}
+
+std::string access_bit_name(const ::testing::TestParamInfo<int> &i)
+{
+	static const char *const names[] = {"LocalWrite", "RemoteWrite",  "RemoteRead",
+					    "RemoteAtomic", "MwBind",     "ZeroBased",
+					    "OnDemand",   "HugeTlb",      "FlushGlobal",
+					    "FlushPersistent"};
+	if (i.param < 10)
+		return names[i.param];
+	if (i.param == 20)
+		return "RelaxedOrdering";
+	return "Bit" + std::to_string(i.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBit, QpAccessBit, ::testing::Range(0, 32), access_bit_name);
+
 TEST_F(QpValues, XrcReceiveQpThroughItsRegistrationHandle)
 {
 	// A registration is a QP handle: modify_qp and query_qp work on it

@@ -7,9 +7,16 @@
 // processes.
 #include "verbs_fixture.hpp"
 
+#include <atomic>
+#include <csignal>
+#include <condition_variable>
 #include <fcntl.h>
+#include <functional>
+#include <mutex>
 #include <poll.h>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace e2e;
 
@@ -399,6 +406,129 @@ TEST_F(Verbs, RemoteAccessViolationErrorsAndFlushes)
 	EXPECT_EQ(c[0].status, IBV_WC_WR_FLUSH_ERR);
 }
 
+// IBTA C9-88: a zero-length RDMA WRITE, READ or WRITE WITH IMM carries no
+// valid rkey or address; the responder checks neither (a framework posts
+// exactly that, rkey 0 at address 0, to flush an endpoint).  RC and UC, with
+// no SGE, with one SGE of length 0, and inline.
+class ZeroLengthRdma : public Verbs, public ::testing::WithParamInterface<ibv_qp_type>
+{
+};
+
+TEST_P(ZeroLengthRdma, NeedsNoKeyOrAddress)
+{
+	const ibv_qp_type t = GetParam();
+	pair(t);
+	std::vector<ibv_wr_opcode> ops = {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM};
+	if (t == IBV_QPT_RC)
+		ops.push_back(IBV_WR_RDMA_READ);
+	uint64_t id = 0;
+	int receives = 0;
+	for (ibv_wr_opcode op : ops) {
+		for (int form = 0; form < 3; form++) {	// no SGE, an empty SGE, inline
+			if (form == 2 && op == IBV_WR_RDMA_READ)
+				continue;
+			if (op == IBV_WR_RDMA_WRITE_WITH_IMM) {
+				ASSERT_EQ(b.post_recv(900 + id, 0, 64), 0);
+				receives++;
+			}
+			ibv_sge s{a.addr(0), 0, a.mr->lkey};
+			ibv_send_wr wr{}, *bad = nullptr;
+			wr.wr_id = ++id;
+			wr.opcode = op;
+			wr.sg_list = &s;
+			wr.num_sge = form == 0 ? 0 : 1;
+			wr.send_flags = IBV_SEND_SIGNALED | (form == 2 ? IBV_SEND_INLINE : 0);
+			wr.imm_data = htonl(7);
+			wr.wr.rdma.remote_addr = 0;
+			wr.wr.rdma.rkey = 0;
+			ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0) << "op " << op << " form " << form;
+			auto c = poll_n(a.scq, 1);
+			ASSERT_EQ(c.size(), 1u);
+			EXPECT_EQ(c[0].status, IBV_WC_SUCCESS)
+			    << "op " << op << " form " << form << ": " << ibv_wc_status_str(c[0].status);
+			EXPECT_EQ(c[0].byte_len, 0u);
+		}
+	}
+	auto r = poll_n(b.rcq, receives);
+	ASSERT_EQ(int(r.size()), receives);
+	for (const ibv_wc &w : r) {
+		EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+		EXPECT_EQ(w.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+		EXPECT_EQ(w.byte_len, 0u);
+		EXPECT_EQ(ntohl(w.imm_data), 7u);
+	}
+	// Both QPs still work: nothing moved to ERR, no event.
+	for (ibv_qp *q : {a.qp, b.qp}) {
+		ibv_qp_attr qa;
+		ibv_qp_init_attr qi;
+		ASSERT_EQ(ibv_query_qp(q, &qa, IBV_QP_STATE, &qi), 0);
+		EXPECT_EQ(qa.qp_state, IBV_QPS_RTS);
+	}
+	pollfd p{b.ctx->async_fd, POLLIN, 0};
+	EXPECT_EQ(poll(&p, 1, 0), 0);
+	fill(a, 0, 64, 5);
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 99, 0, 64, IBV_SEND_SIGNALED, b.addr(4096),
+			      b.mr->rkey),
+		  0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, std::memcmp(a.buf.data(), b.buf.data() + 4096, 64));
+}
+
+INSTANTIATE_TEST_SUITE_P(RcUc, ZeroLengthRdma, ::testing::Values(IBV_QPT_RC, IBV_QPT_UC),
+			 [](const ::testing::TestParamInfo<ibv_qp_type> &i) {
+				 return std::string(i.param == IBV_QPT_RC ? "RC" : "UC");
+			 });
+
+// A zero-length RDMA still needs the responder QP's permission for it, as
+// on rxe (the access flags are not a key check).
+TEST_F(Verbs, ZeroLengthRdmaWriteToAQpWithoutRemoteWriteIsAnAccessError)
+{
+	ASSERT_NO_FATAL_FAILURE(a.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(b.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(a.connect(b.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(b.connect(a.qp->qp_num, IBV_ACCESS_LOCAL_WRITE));
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 1, 0, 0, IBV_SEND_SIGNALED, 0, 0), 0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_REM_ACCESS_ERR);
+}
+
+// uDAPL connects every RC endpoint with qp_access_flags 0x1f (MW_BIND
+// among them); other bits Linux passes through are ignored too: the QP
+// connects and RDMA works by its remote-access bits alone.
+TEST_F(Verbs, AccessBitsTheDeviceDoesNotImplementAreIgnored)
+{
+	for (int extra : {int(IBV_ACCESS_MW_BIND), int(IBV_ACCESS_RELAXED_ORDERING),
+			  IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB}) {
+		Endpoint x, y;
+		ASSERT_NO_FATAL_FAILURE(x.open());
+		ASSERT_NO_FATAL_FAILURE(y.open());
+		ASSERT_NO_FATAL_FAILURE(x.make_qp(IBV_QPT_RC));
+		ASSERT_NO_FATAL_FAILURE(y.make_qp(IBV_QPT_RC));
+		ASSERT_NO_FATAL_FAILURE(x.connect(y.qp->qp_num, kAccessAll | extra));
+		ASSERT_NO_FATAL_FAILURE(y.connect(x.qp->qp_num, kAccessAll | extra));
+		ibv_qp_attr qa;
+		ibv_qp_init_attr qi;
+		ASSERT_EQ(ibv_query_qp(y.qp, &qa, IBV_QP_ACCESS_FLAGS, &qi), 0);
+		EXPECT_EQ(qa.qp_access_flags, unsigned(kAccessAll | extra));
+		fill(x, 0, 256, 11);
+		ASSERT_EQ(x.post_send(IBV_WR_RDMA_WRITE, 1, 0, 256, IBV_SEND_SIGNALED, y.addr(512),
+				      y.mr->rkey),
+			  0);
+		ASSERT_EQ(x.post_send(IBV_WR_RDMA_READ, 2, 1024, 256, IBV_SEND_SIGNALED, y.addr(512),
+				      y.mr->rkey),
+			  0);
+		auto c = poll_n(x.scq, 2);
+		ASSERT_EQ(c.size(), 2u);
+		EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+		EXPECT_EQ(c[1].status, IBV_WC_SUCCESS);
+		EXPECT_EQ(0, std::memcmp(x.buf.data(), y.buf.data() + 512, 256));
+		EXPECT_EQ(0, std::memcmp(x.buf.data(), x.buf.data() + 1024, 256));
+	}
+}
+
 TEST_F(Verbs, LocalProtectionError)
 {
 	pair(IBV_QPT_RC);
@@ -738,6 +868,160 @@ TEST_F(Verbs, CompletionChannel)
 	EXPECT_EQ(poll_n(d.rcq, 1).size(), 1u);
 	EXPECT_EQ(poll(&p, 1, 20), 0);
 	EXPECT_EQ(poll_n(c.scq, 3).size(), 3u);
+}
+
+namespace {
+
+std::atomic<int> g_alarms{0};
+std::atomic<pid_t> g_alarm_tid{0};
+
+void on_alarm(int)
+{
+	g_alarm_tid = pid_t(syscall(SYS_gettid));
+	g_alarms++;
+}
+
+// Installs on_alarm for SIGALRM with @flags; restores the old one when done.
+struct AlarmHandler {
+	struct sigaction old{};
+	explicit AlarmHandler(int flags)
+	{
+		struct sigaction sa{};
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = flags;
+		sigemptyset(&sa.sa_mask);
+		g_alarms = 0;
+		sigaction(SIGALRM, &sa, &old);
+	}
+	~AlarmHandler()
+	{
+		alarm(0);
+		sigaction(SIGALRM, &old, nullptr);
+	}
+};
+
+} // namespace
+
+// libibverbs reads the channel's fd: a signal whose handler was installed
+// without SA_RESTART ends the wait with EINTR (programs use alarm() for
+// timeouts); with SA_RESTART the wait goes on until the event comes.
+// Should the wait not end, @wake ends it after 10 s (so a regression fails
+// instead of hanging); done() says the wait is over.
+class Watchdog
+{
+public:
+	explicit Watchdog(std::function<void()> wake)
+	    : t_([this, wake] {
+		      std::unique_lock<std::mutex> l(m_);
+		      if (!cv_.wait_for(l, std::chrono::seconds(10), [this] { return done_; }))
+			      wake();
+	      })
+	{
+	}
+	~Watchdog() { done(); }
+	void done()
+	{
+		{
+			std::lock_guard<std::mutex> l(m_);
+			done_ = true;
+		}
+		cv_.notify_all();
+		if (t_.joinable())
+			t_.join();
+	}
+
+private:
+	std::mutex m_;
+	std::condition_variable cv_;
+	bool done_ = false;
+	std::thread t_;
+};
+
+TEST_F(Verbs, GetCqEventReturnsEintrWhenANonRestartingHandlerRan)
+{
+	Endpoint d;
+	ASSERT_NO_FATAL_FAILURE(d.open(1 << 16, true));
+	ASSERT_NO_FATAL_FAILURE(a.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(d.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(a.connect(d.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(d.connect(a.qp->qp_num));
+	ASSERT_EQ(ibv_req_notify_cq(d.rcq, 0), 0);
+	ASSERT_EQ(d.post_recv(1, 0, 64), 0);
+	AlarmHandler h(0);
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	Watchdog w([&] { EXPECT_EQ(a.post_send(IBV_WR_SEND, 2, 0, 16), 0); });
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	alarm(1);
+	ibv_cq *cq = nullptr;
+	void *cq_ctx = nullptr;
+	errno = 0;
+	EXPECT_EQ(ibv_get_cq_event(d.channel, &cq, &cq_ctx), -1);
+	EXPECT_EQ(errno, EINTR);
+	w.done();
+	EXPECT_EQ(g_alarms.load(), 1);
+	EXPECT_EQ(g_alarm_tid.load(), pid_t(syscall(SYS_gettid))) << "the alarm hit another thread";
+}
+
+TEST_F(Verbs, GetAsyncEventReturnsEintrWhenANonRestartingHandlerRan)
+{
+	pair(IBV_QPT_RC);
+	AlarmHandler h(0);
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	// The wake-up: an access violation on a's QP raises its event.
+	Watchdog w([&] {
+		EXPECT_EQ(b.post_send(IBV_WR_RDMA_WRITE, 1, 0, 8, IBV_SEND_SIGNALED, 0, 0x12345), 0);
+	});
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	alarm(1);
+	ibv_async_event ev;
+	errno = 0;
+	EXPECT_EQ(ibv_get_async_event(a.ctx, &ev), -1);
+	EXPECT_EQ(errno, EINTR);
+	w.done();
+	EXPECT_EQ(g_alarms.load(), 1);
+}
+
+TEST_F(Verbs, GetCqEventWaitsOnAfterARestartingHandler)
+{
+	Endpoint c, d;
+	ASSERT_NO_FATAL_FAILURE(c.open(1 << 16));
+	ASSERT_NO_FATAL_FAILURE(d.open(1 << 16, true));
+	ASSERT_NO_FATAL_FAILURE(c.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(d.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(c.connect(d.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(d.connect(c.qp->qp_num));
+	ASSERT_EQ(ibv_req_notify_cq(d.rcq, 0), 0);
+	ASSERT_EQ(d.post_recv(1, 0, 64), 0);
+	AlarmHandler h(SA_RESTART);
+	// The sender, with SIGALRM blocked, sends once the handler has run
+	// (the waiter is interrupted by then and must have gone back to wait).
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	std::thread sender([&] {
+		auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (g_alarms.load() == 0 && std::chrono::steady_clock::now() < end)
+			std::this_thread::yield();
+		EXPECT_EQ(c.post_send(IBV_WR_SEND, 2, 0, 16), 0);
+	});
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	alarm(1);
+	ibv_cq *cq = nullptr;
+	void *cq_ctx = nullptr;
+	EXPECT_EQ(ibv_get_cq_event(d.channel, &cq, &cq_ctx), 0) << strerror(errno);
+	sender.join();
+	EXPECT_EQ(g_alarms.load(), 1);
+	EXPECT_EQ(cq, d.rcq);
+	ibv_ack_cq_events(d.rcq, 1);
+	EXPECT_EQ(poll_n(d.rcq, 1).size(), 1u);
+	EXPECT_EQ(poll_n(c.scq, 1).size(), 1u);
 }
 
 // A peer whose context goes away with its QP (a process that dies) turns

@@ -8,6 +8,7 @@
 #include <uabi/ofed_verbs_abi.h>
 
 #include <cstring>
+#include <csignal>
 #include <poll.h>
 
 using namespace uabi;
@@ -504,18 +505,46 @@ void install_qp_ex_ops(VQp *v)
 	q->wr_set_sge_list = wr_set_sge_list;
 }
 
+namespace {
+
+// Whether a signal that interrupted a wait would have interrupted libibverbs'
+// read() of the event fd too: read(2) is restarted after a handler installed
+// with SA_RESTART and fails with EINTR after one without, but poll(2), which
+// stands in for it here, never restarts and does not say which signal ran.
+// So: EINTR if any caught signal has a handler without SA_RESTART (a program
+// that uses EINTR for timeouts installs one; signal(3) sets SA_RESTART).
+// The signals of a faulting instruction are left out: they do not arrive
+// while a thread sleeps (this library's own SIGSEGV guard is one of them).
+bool a_handler_interrupts()
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
+		    sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sigaction(sig, nullptr, &sa))
+			continue;
+		const bool caught = (sa.sa_flags & SA_SIGINFO) ||
+				    (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN);
+		if (caught && !(sa.sa_flags & SA_RESTART))
+			return true;
+	}
+	return false;
+}
+
+} // namespace
+
 int wait_readable(ContextImpl *impl, int fd)
 {
 	for (;;) {
 		struct pollfd p = {fd, POLLIN, 0};
 		sw::Device *dp = impl->dp.get();
 		int r = ::poll(&p, 1, dp ? dp->next_timeout_ms() : -1);
+		const int err = errno;
 		if (dp && dp->has_pending())
 			dp->progress();
 		if (r > 0)
 			return (p.revents & (POLLERR | POLLNVAL)) ? EIO : 0;
-		if (r < 0 && errno != EINTR)
-			return errno;
+		if (r < 0 && (err != EINTR || a_handler_interrupts()))
+			return err;
 		if (r == 0)
 			return 0;	// the caller retries its read
 	}

@@ -84,6 +84,8 @@ std::unique_ptr<Device> Device::map(int fd, const uabi_sw_arena_info &info,
 	d->notify_ = std::move(notify);
 	const char *f = std::getenv("UABI_SW_FORCE_VM");
 	d->force_vm_ = f && *f && *f != '0';
+	const char *t = std::getenv("UABI_SW_TAIL_FIRST");
+	d->tail_first_ = t && *t && *t != '0';
 	if (const char *m = std::getenv("UABI_SW_SMALL"); m && *m)
 		d->small_max_ = std::uint32_t(
 		    std::min<unsigned long>(std::strtoul(m, nullptr, 10), UABI_SW_SMALL_MAX));
@@ -367,10 +369,11 @@ void Cq::land(Cqe &c)
 			sum += seg[i].length;
 		}
 		ok = ok && sum == len;
-		const std::uint8_t *p = m.data;
-		for (std::uint32_t i = 0; ok && i < n; i++) {
-			std::memcpy(reinterpret_cast<void *>(seg[i].addr), p, seg[i].length);
-			p += seg[i].length;
+		if (ok) {
+			iovec to[UABI_SW_SMALL_SEGS], from{const_cast<std::uint8_t *>(m.data), len};
+			for (std::uint32_t i = 0; i < n; i++)
+				to[i] = {reinterpret_cast<void *>(seg[i].addr), seg[i].length};
+			local_copy(to, int(n), &from, 1, len, dev_.tail_first());
 		}
 	}
 	if (!ok) {

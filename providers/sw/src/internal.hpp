@@ -38,7 +38,19 @@ struct Iov {
 	}
 };
 
-void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total);
+class Device;
+
+// Copies @total bytes between two lists in this process, the aligned 8
+// bytes holding the last destination byte after all the others, the last
+// byte last (docs/datapath.md, "Placement order").  @tail_first reverses
+// that, for the placement test only (UABI_SW_TAIL_FIRST).
+void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total,
+		bool tail_first = false);
+// The same between this process and @dst_pid or @src_pid (the other is this
+// process), with process_vm_writev/readv; in one process, local_copy() unless
+// UABI_SW_FORCE_VM.  0 or an errno (ESRCH: the peer is gone).
+int vm_copy(Device &dev, pid_t dst_pid, const iovec *dst, int ndst, pid_t src_pid,
+	    const iovec *src, int nsrc, std::uint64_t total);
 
 std::uint64_t now_ns();
 bool process_dead(pid_t pid);

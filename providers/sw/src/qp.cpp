@@ -32,56 +32,6 @@ bool receiving(std::uint32_t st)
 	return st == kRtr || st == kRts || st == kSqd;
 }
 
-} // namespace
-
-void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total)
-{
-	int di = 0, si = 0;
-	std::size_t doff = 0, soff = 0;
-	while (total && di < ndst && si < nsrc) {
-		std::size_t n = std::min<std::uint64_t>(
-			{dst[di].iov_len - doff, src[si].iov_len - soff, total});
-		std::memcpy(static_cast<char *>(dst[di].iov_base) + doff,
-			    static_cast<const char *>(src[si].iov_base) + soff, n);
-		doff += n;
-		soff += n;
-		total -= n;
-		if (doff == dst[di].iov_len) {
-			di++;
-			doff = 0;
-		}
-		if (soff == src[si].iov_len) {
-			si++;
-			soff = 0;
-		}
-	}
-}
-
-namespace {
-
-// Copies @total bytes; one side is this process.  0 or an errno.
-int vm_copy(Device &dev, pid_t dst_pid, const iovec *dst, int ndst, pid_t src_pid,
-	    const iovec *src, int nsrc, std::uint64_t total)
-{
-	if (!total)
-		return 0;
-	const pid_t self = dev.pid();
-	if (dst_pid == self && src_pid == self && !dev.force_vm()) {
-		local_copy(dst, ndst, src, nsrc, total);
-		return 0;
-	}
-	ssize_t n;
-	if (src_pid == self)
-		n = process_vm_writev(dst_pid, src, unsigned(nsrc), dst, unsigned(ndst), 0);
-	else if (dst_pid == self)
-		n = process_vm_readv(src_pid, dst, unsigned(ndst), src, unsigned(nsrc), 0);
-	else
-		return EINVAL;
-	if (n < 0)
-		return errno;
-	return std::uint64_t(n) == total ? 0 : EFAULT;
-}
-
 // Translates [addr, addr+len) of key in the MR table; pd 0 = any.
 bool mr_check(const Device &dev, std::uint32_t key, std::uint64_t addr, std::uint64_t len,
 	      pid_t owner, std::uint32_t pd, std::uint32_t need, std::uint64_t *va,
@@ -550,7 +500,18 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	// owner's for XRC, whose target QP has no PD).
 	pid_t rowner = dest.pid;
 	std::uint64_t rva = 0;
-	if (!consumes_recv(op) || op == kWrRdmaWriteWithImm) {
+	// A zero-length RDMA READ or WRITE needs no valid rkey or address
+	// (IBTA C9-88): only the responder QP's access flags are checked.
+	const bool zero_rdma = !is_atomic(op) && !total;
+	if (zero_rdma && op != kWrSend && op != kWrSendWithImm) {
+		std::uint32_t need = op == kWrRdmaRead ? kAccessRemoteRead : kAccessRemoteWrite;
+		if (!(dest.access & need)) {
+			if (!reliable)
+				return dropped;
+			mark_error(dev_, dd, kEventQpAccessErr);
+			return {Outcome::Done, kWcRemAccessErr, 0};
+		}
+	} else if (!consumes_recv(op) || op == kWrRdmaWriteWithImm) {
 		std::uint32_t need = op == kWrRdmaRead ? kAccessRemoteRead
 				     : is_atomic(op) ? kAccessRemoteAtomic
 						     : kAccessRemoteWrite;

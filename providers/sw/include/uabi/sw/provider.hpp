@@ -187,6 +187,8 @@ public:
 	void notify_srq_limit(std::uint32_t slot) { if (notify_) notify_(Notice::SrqLimit, slot); }
 	void notify_qp_error(std::uint32_t qpn) { if (notify_) notify_(Notice::QpError, qpn); }
 	bool force_vm() const { return force_vm_; }
+	// UABI_SW_TAIL_FIRST: copies write the tail first (tests only).
+	bool tail_first() const { return tail_first_; }
 	void add_pending(Qp *qp);
 	void remove_pending(Qp *qp);
 
@@ -198,6 +200,7 @@ private:
 	pid_t pid_ = 0;
 	Notifier notify_;
 	bool force_vm_ = false;
+	bool tail_first_ = false;
 	std::uint32_t small_max_ = UABI_SW_SMALL_MAX;
 	void after_push(uabi_sw_cq *d, std::uint32_t cqn, const Cqe &e);
 	void progress_thread();
