@@ -88,6 +88,20 @@ else
 		done
 	fi
 
+	# Present only when run-qemu.sh got --placement: in-order placement
+	# between two processes through the module's arena, every mode.
+	if [ -x /placement ]; then
+		for mode in write write_imm read send; do
+			echo "UABI-KERNEL-PLACEMENT-BEGIN: $mode"
+			LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+				timeout 600 /placement --mode $mode --total "$(cat /placement.total)" \
+				--seconds 500
+			rc=$?
+			echo "UABI-KERNEL-PLACEMENT-END: exit $rc"
+			[ $rc -eq 0 ] && step "placement($mode)" PASS || step "placement($mode)" FAIL
+		done
+	fi
+
 	# Present only when run-qemu.sh got --xrc: the OFED XRC API across real
 	# processes sharing one receive QP through the module (tests/xrc), with
 	# each control path.

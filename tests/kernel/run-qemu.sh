@@ -13,7 +13,9 @@
 # kernel backend, so through the arena the module maps.  With --xrc (given
 # once per program: ofed_xrc_mpi, ofed_xrc_mixed, upstream_xrc_peer of
 # tests/xrc), it runs the multi-process XRC tests on the kernel backend,
-# with each control path.
+# with each control path.  With --placement (tests/e2e/placement), it runs
+# the in-order placement test between two processes on the kernel backend,
+# once per mode (UABI_PLACEMENT_TOTAL operations each, default 1000000).
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -22,11 +24,12 @@
 # conformance or abuse binary is needed then).
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
-#                    [--e2e BIN] [--xrc BIN]... [--kernel /boot/vmlinuz-VER]
+#                    [--e2e BIN] [--xrc BIN]... [--placement BIN]
+#                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
-#   --e2e and --xrc take dynamically linked binaries: each is packed with
+#   --e2e, --xrc and --placement take dynamically linked binaries: each is packed with
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
@@ -44,6 +47,7 @@ conformance=""
 abuse=""
 e2e=""
 xrc=()
+placement=""
 bench=""
 bench_args=""
 bench_out=""
@@ -65,13 +69,14 @@ while (($#)); do
 	--abuse) abuse=$2; shift 2 ;;
 	--e2e) e2e=$2; shift 2 ;;
 	--xrc) xrc+=("$2"); shift 2 ;;
+	--placement) placement=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
 	--bench-out) bench_out=$2; shift 2 ;;
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,37p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,41p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -124,7 +129,7 @@ kdir=/lib/modules/$kver/build
 # --------------------------------------------------------- test binaries
 if ((bench_only)); then
 	[[ -n $bench ]] || die "--bench-only without --bench"
-	[[ -z $conformance && -z $abuse && -z $e2e && ${#xrc[@]} -eq 0 ]] ||
+	[[ -z $conformance && -z $abuse && -z $e2e && -z $placement && ${#xrc[@]} -eq 0 ]] ||
 		die "--bench-only runs no test binary"
 elif [[ -z $conformance || -z $abuse ]]; then
 	bdir=$root/build
@@ -142,6 +147,7 @@ fi
 ((bench_only)) || [[ -x $abuse ]] || die "ioctl_abuse binary '$abuse' not found"
 [[ -z $bench || -x $bench ]] || die "bench binary '$bench' not found"
 [[ -z $e2e || -x $e2e ]] || die "e2e binary '$e2e' not found"
+[[ -z $placement || -x $placement ]] || die "placement binary '$placement' not found"
 for b in "${xrc[@]}"; do
 	[[ -x $b ]] || die "xrc binary '$b' not found"
 done
@@ -211,6 +217,10 @@ pack_dynamic() {
 	done
 }
 [[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
+if [[ -n $placement ]]; then
+	pack_dynamic "$placement" placement
+	echo "${UABI_PLACEMENT_TOTAL:-1000000}" >"$rfs/placement.total"
+fi
 for b in "${xrc[@]}"; do
 	pack_dynamic "$b" "xrc/$(basename "$b")"
 done
