@@ -44,6 +44,11 @@ static int mr_create(struct uabi_call *call)
 		return ret;
 	if (!dev->ops->reg_mr)
 		return -EOPNOTSUPP;
+	if (call->ctx->host->check_range) {
+		ret = call->ctx->host->check_range(call->ctx, reg.addr, reg.length);
+		if (ret)
+			return ret;
+	}
 	uobj = uabi_call_create(call, UABI_OBJ_MR);
 	if (IS_ERR(uobj))
 		return PTR_ERR(uobj);

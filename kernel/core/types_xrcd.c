@@ -52,8 +52,11 @@ static int xrcd_open(struct uabi_call *call)
 	mutex_lock(&dev->lock);
 	if (fd != -1) {
 		list_for_each_entry(it, &dev->xrcds, dev_node) {
+			/* A domain is a user's: the same file opened by
+			 * another uid names another domain, so no path
+			 * leads from one user's XRC QPs to another's. */
 			if (!it->anonymous && it->id.dev == id.dev &&
-			    it->id.ino == id.ino) {
+			    it->id.ino == id.ino && it->uid == ctx->peer.uid) {
 				x = it;
 				break;
 			}
@@ -74,6 +77,7 @@ static int xrcd_open(struct uabi_call *call)
 			ret = -ENOMEM;
 		} else {
 			x->id = id;
+			x->uid = ctx->peer.uid;
 			x->anonymous = fd == -1;
 			x->refcnt = 1;
 			list_add_tail(&x->dev_node, &dev->xrcds);

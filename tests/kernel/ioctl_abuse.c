@@ -554,10 +554,14 @@ static uint64_t rnd(void)
 	return rng;
 }
 
+/* Memory the MRs register: it must be mapped in this process (EFAULT
+ * otherwise, as pinning fails in Linux). */
+static uint8_t mr_buf[1 << 16] __attribute__((aligned(4096)));
+
 /* PD, channel, CQ, MR, QP, queries and destroys, chained by reference. */
 static void build_chain(struct msg *m, void *buf)
 {
-	struct uabi_mr_reg reg = { .addr = 0x10000, .length = 4096,
+	struct uabi_mr_reg reg = { .addr = (uintptr_t)mr_buf, .length = 4096,
 				   .iova = 0x10000, .access = 1 };
 	struct uabi_qp_init init = { .cap = { 4, 4, 1, 1, 0, 0 },
 				     .qp_type = UABI_QPT_RC };
@@ -702,7 +706,7 @@ static void *race(void *arg)
 			cmd(&m, UABI_OBJ_MR, UABI_METHOD_CREATE, 0, 0);
 			attr(&m, UABI_ATTR_MR_PD, 0, &h, 4);
 			{
-				struct uabi_mr_reg reg = { .addr = 4096,
+				struct uabi_mr_reg reg = { .addr = (uintptr_t)mr_buf,
 							   .length = 4096,
 							   .iova = 4096 };
 
@@ -866,7 +870,6 @@ static void section_evq(void)
 }
 
 /* ----------------------------------------------------------------- kill */
-static uint8_t mr_buf[1 << 16];
 
 static int child_make_objects(int wfd)
 {

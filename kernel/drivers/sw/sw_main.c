@@ -80,7 +80,7 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
 	a->max_cq = SW_MAX_CQ;
-	a->max_cqe = 65536;
+	a->max_cqe = 65535;	/* a ring of 65536: one slot stays empty */
 	a->max_mr = SW_MAX_MR;
 	a->max_pd = 16384;
 	a->max_qp_rd_atom = 128;
@@ -363,6 +363,9 @@ static int sw_port_set_state(struct uabi_call *call)
 
 	if (port != 1 || (state != IB_PORT_ACTIVE && state != IB_PORT_DOWN))
 		return -EINVAL;
+	/* Every user's port: the host's administrator only. */
+	if (!call->ctx->host->device_admin || !call->ctx->host->device_admin(call->ctx))
+		return -EPERM;
 	mutex_lock(&sw->lock);
 	if (sw->port_state == state) {
 		mutex_unlock(&sw->lock);

@@ -52,6 +52,12 @@ struct uabi_host_ops {
 	void (*evq_drain)(void *wait);	/* the queue became empty */
 	/* The event queue object is gone; the fd may live on. */
 	void (*evq_release)(void *wait);
+	/* May this context change what every user of the device sees (a
+	 * port's state)?  Kernel: CAP_NET_ADMIN; uabid: its owner or root. */
+	bool (*device_admin)(struct uabi_context *ctx);
+	/* Is [addr, addr + len) mapped in the context's process, as
+	 * registering memory needs?  0 or -EFAULT.  NULL: not checked. */
+	int (*check_range)(struct uabi_context *ctx, u64 addr, u64 len);
 };
 
 /*
@@ -189,12 +195,33 @@ int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
  * @dep cannot be destroyed (-EBUSY) until @uobj is. */
 int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep);
 
+/* ------------------------------------------------------------------ users */
+/*
+ * What one user (uid) holds on a device, over all of its contexts: the
+ * device's max_* attributes are limits per user, checked when an object
+ * is created (uabi_call_create), so that no user can take what another
+ * needs (docs/security.md).  A driver may keep its per-user state in
+ * @drv (the software device: the user's own arena).  Found and counted
+ * under dev->lock; the counts are atomic.
+ */
+struct uabi_user {
+	struct list_head dev_node;	/* dev->users */
+	u32 uid;
+	u32 refcnt;			/* contexts */
+	atomic_t counts[16];		/* objects, by type */
+	void *drv;
+};
+
+/* Objects of @type one user may hold (the device's max_*). */
+u32 uabi_user_limit(const struct uabi_device *dev, u16 type);
+
 /* --------------------------------------------------------------- contexts */
 struct uabi_context {
 	struct uabi_device *dev;
 	const struct uabi_host_ops *host;
 	void *host_priv;
 	struct uabi_peer peer;
+	struct uabi_user *user;		/* peer.uid's, shared by its contexts */
 	struct mutex table_lock;
 	struct list_head dev_node;	/* dev->contexts */
 	struct uabi_uobject **table;	/* handle -> object */
@@ -272,6 +299,7 @@ struct uabi_device {
 	struct list_head xrcds;		/* struct uabi_xrcd_shared */
 	struct list_head rcv_qps;	/* struct uabi_qp with type XRC_RECV */
 	struct list_head contexts;	/* for async events to every context */
+	struct list_head users;		/* struct uabi_user */
 	atomic_t counts[16];
 	atomic_t num_contexts;
 };
@@ -373,6 +401,7 @@ struct uabi_qp_handle {
 /* An XRC domain shared by every context that opened the same file. */
 struct uabi_xrcd_shared {
 	struct uabi_file_id id;
+	u32 uid;			/* the user whose domain it is */
 	bool anonymous;			/* opened with fd -1 */
 	u32 refcnt;			/* under dev->lock */
 	struct list_head dev_node;

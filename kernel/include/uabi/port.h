@@ -59,6 +59,7 @@ typedef __s64 s64;
 #endif
 
 #define GFP_KERNEL 0
+#define GFP_KERNEL_ACCOUNT 0
 typedef unsigned int gfp_t;
 
 static inline void *kmalloc(size_t n, gfp_t f) { (void)f; return malloc(n ? n : 1); }
@@ -82,6 +83,10 @@ static inline void *ERR_PTR(long error) { return (void *)error; }
 static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
 static inline bool IS_ERR(const void *ptr) { return IS_ERR_VALUE((unsigned long)ptr); }
 static inline bool IS_ERR_OR_NULL(const void *ptr) { return !ptr || IS_ERR(ptr); }
+static inline void *ERR_CAST(const void *ptr) { return (void *)ptr; }
+#ifndef U32_MAX
+#define U32_MAX ((u32)~0u)
+#endif
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))

@@ -8,18 +8,30 @@
 #include <uabi/host_user.h>
 #include "../../drivers/sw/sw.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The file an XRC domain is named by.  The fd must be one its sender could
+ * read: fstat() alone would accept an O_PATH fd (opened without any
+ * permission on the file) or a write-only one, and so let a user join a
+ * domain keyed by a file it may not read.  EBADF, as fget() answers for
+ * O_PATH in the kernel host. */
 static int user_file_identity(struct uabi_context *ctx, s32 fd,
 			      struct uabi_file_id *id)
 {
 	struct stat st;
+	int fl;
 
-	if (fd < 0 || fstat(fd, &st))
+	if (fd < 0)
+		return -EBADF;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (fstat(fd, &st))
 		return -EBADF;
 	id->dev = st.st_dev;
 	id->ino = st.st_ino;
@@ -72,12 +84,58 @@ static void user_evq_release(void *wait)
 	close(wait_fd(wait));
 }
 
+/* The hosting process's owner (uabid's; in-process: the process itself)
+ * and root administer the device. */
+static bool user_device_admin(struct uabi_context *ctx)
+{
+	return ctx->peer.uid == 0 || ctx->peer.uid == (u32)geteuid();
+}
+
+/*
+ * Registered memory must be mapped, as pinning it is in Linux (EFAULT).
+ * The peer's /proc/PID/maps is read (its own process in-process: the same
+ * file); ranges are in address order, so one pass checks that they cover
+ * [addr, addr + len) without a hole.
+ */
+static int user_check_range(struct uabi_context *ctx, u64 addr, u64 len)
+{
+	char path[64], line[512];
+	u64 at = addr, end;
+	FILE *f;
+
+	if (check_add_overflow(addr, len, &end))
+		return -EFAULT;
+	if (!len)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ctx->peer.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -EFAULT;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+			continue;
+		if (lo > at)
+			break;		/* a hole before the next mapping */
+		if (hi > at)
+			at = hi;
+		/* a line longer than the buffer: skip its rest */
+		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
+			;
+	}
+	fclose(f);
+	return at >= end ? 0 : -EFAULT;
+}
+
 static const struct uabi_host_ops user_host_ops = {
 	.file_identity = user_file_identity,
 	.evq_open = user_evq_open,
 	.evq_signal = user_evq_signal,
 	.evq_drain = user_evq_drain,
 	.evq_release = user_evq_release,
+	.device_admin = user_device_admin,
+	.check_range = user_check_range,
 };
 
 /* Device memory shared with clients (the sw arena): a memfd mapped here.
