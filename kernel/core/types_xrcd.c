@@ -112,7 +112,7 @@ static struct uabi_qp *find_rcv_qp_locked(struct uabi_device *dev,
 	return NULL;
 }
 
-static struct uabi_qp *new_rcv_qp(struct uabi_device *dev,
+static struct uabi_qp *new_rcv_qp(struct uabi_device *dev, struct uabi_user *user,
 				  struct uabi_xrcd_shared *x,
 				  const struct uabi_qp_init *init,
 				  const struct uabi_qp_attr *attr, u32 mask)
@@ -129,6 +129,7 @@ static struct uabi_qp *new_rcv_qp(struct uabi_device *dev,
 	qp->init.qp_type = UABI_QPT_XRC_RECV;	/* no queues of its own */
 	qp->state = UABI_QPS_RESET;
 	qp->xrcd = x;
+	qp->user = user;	/* the domain's user: every registration is */
 	INIT_LIST_HEAD(&qp->regs);
 	if (dev->ops->create_qp) {
 		ret = dev->ops->create_qp(dev, qp);
@@ -174,7 +175,7 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 
 	mutex_lock(&dev->lock);
 	if (fresh) {
-		qp = new_rcv_qp(dev, x, init, attr, mask);
+		qp = new_rcv_qp(dev, call->ctx->user, x, init, attr, mask);
 		if (IS_ERR(qp)) {
 			ret = PTR_ERR(qp);
 			goto out_unlock;

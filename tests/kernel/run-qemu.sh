@@ -16,6 +16,8 @@
 # with each control path.  With --placement (tests/e2e/placement), it runs
 # the in-order placement test between two processes on the kernel backend,
 # once per mode (UABI_PLACEMENT_TOTAL operations each, default 1000000).
+# With --security (tests/security's attacks program, and --placement), the
+# attacks of docs/security.md run as uid 65534 beside a root victim.
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -24,7 +26,7 @@
 # conformance or abuse binary is needed then).
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
-#                    [--e2e BIN] [--xrc BIN]... [--placement BIN]
+#                    [--e2e BIN] [--xrc BIN]... [--placement BIN] [--security BIN]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
@@ -37,7 +39,8 @@
 #
 # Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 900),
 # UABI_CONFORMANCE_FILTER (a --gtest_filter for both conformance runs, for
-# debugging; unset in CI).
+# debugging; unset in CI), UABI_QEMU_ONLY (for debugging: the guest runs
+# only the steps named, e.g. "placement security"; unset in CI).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +51,7 @@ abuse=""
 e2e=""
 xrc=()
 placement=""
+security=""
 bench=""
 bench_args=""
 bench_out=""
@@ -70,13 +74,14 @@ while (($#)); do
 	--e2e) e2e=$2; shift 2 ;;
 	--xrc) xrc+=("$2"); shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
+	--security) security=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
 	--bench-out) bench_out=$2; shift 2 ;;
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,41p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,44p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -129,7 +134,8 @@ kdir=/lib/modules/$kver/build
 # --------------------------------------------------------- test binaries
 if ((bench_only)); then
 	[[ -n $bench ]] || die "--bench-only without --bench"
-	[[ -z $conformance && -z $abuse && -z $e2e && -z $placement && ${#xrc[@]} -eq 0 ]] ||
+	[[ -z $conformance && -z $abuse && -z $e2e && -z $placement && -z $security &&
+	   ${#xrc[@]} -eq 0 ]] ||
 		die "--bench-only runs no test binary"
 elif [[ -z $conformance || -z $abuse ]]; then
 	bdir=$root/build
@@ -148,6 +154,7 @@ fi
 [[ -z $bench || -x $bench ]] || die "bench binary '$bench' not found"
 [[ -z $e2e || -x $e2e ]] || die "e2e binary '$e2e' not found"
 [[ -z $placement || -x $placement ]] || die "placement binary '$placement' not found"
+[[ -z $security || -x $security ]] || die "security binary '$security' not found"
 for b in "${xrc[@]}"; do
 	[[ -x $b ]] || die "xrc binary '$b' not found"
 done
@@ -190,6 +197,7 @@ gtest_args=(--gtest_color=no)
 [[ -z ${UABI_CONFORMANCE_FILTER:-} ]] ||
 	gtest_args+=("--gtest_filter=$UABI_CONFORMANCE_FILTER")
 printf '%s\n' "${gtest_args[@]}" >"$rfs/conformance.args"
+[[ -z ${UABI_QEMU_ONLY:-} ]] || echo "$UABI_QEMU_ONLY" >"$rfs/only.steps"
 strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip $ko"
 if ((bench_only)); then
 	touch "$rfs/bench.only"
@@ -217,6 +225,7 @@ pack_dynamic() {
 	done
 }
 [[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
+[[ -z $security ]] || pack_dynamic "$security" security_attacks
 if [[ -n $placement ]]; then
 	pack_dynamic "$placement" placement
 	echo "${UABI_PLACEMENT_TOTAL:-1000000}" >"$rfs/placement.total"
@@ -255,7 +264,7 @@ timeout --foreground -k 10 "$timeout_s" \
 	qemu-system-x86_64 -accel tcg -m 1G -smp "$smp" -nographic -no-reboot \
 	-nic none -kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 loglevel=5 $slub rdinit=/init" \
-	</dev/null 2>&1 | tr -d '\r' | sed -u 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' |
+	</dev/null 2>&1 | sed -u 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' |
 	tee "$work/guest.log" | sed -u 's/^/guest| /'
 qemu_rc=${PIPESTATUS[0]}
 guest_s=$(($(date +%s) - t0))

@@ -173,6 +173,8 @@ ContextImpl *open_impl()
 
 	Command cmd(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP);
 	OutAttr fd_out = cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
+	OutAttr rw_out =
+	    cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_RW_FD, kMandatory | UABI_ATTR_F_FD);
 	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
 	auto m = impl->ctl.raw().call(std::move(cmd));
 	// A host without the arena hooks (uabi_sw_create()): control verbs
@@ -181,12 +183,24 @@ ContextImpl *open_impl()
 		return impl.release();
 	if (!m)
 		return fail_ptr<ContextImpl>(m.error());
-	std::int32_t fd = -1;
+	std::int32_t fd = -1, rw_fd = -1;
 	uabi_sw_arena_info info{};
-	if (!m->read(0, fd_out, fd) || fd < 0 || !m->read(0, info_out, info))
+	// In-process the fds are the host's own; otherwise they are our copies.
+	auto close_fds = [&] {
+		if (impl->inproc)
+			return;
+		for (std::int32_t f : {fd, rw_fd})
+			if (f >= 0)
+				::close(f);
+	};
+	const bool got = m->read(0, fd_out, fd) && m->read(0, rw_out, rw_fd) &&
+			 m->read(0, info_out, info);
+	if (!got || fd < 0 || rw_fd < 0) {
+		close_fds();
 		return fail_ptr<ContextImpl>(EPROTO);
+	}
 	ContextImpl *raw = impl.get();
-	impl->dp = sw::Device::map(fd, info, [raw](sw::Notice what, std::uint32_t n) {
+	impl->dp = sw::Device::map(fd, rw_fd, info, [raw](sw::Notice what, std::uint32_t n) {
 		try {
 			// Each notice: the arena method and what names its object.
 			std::uint16_t method = UABI_SW_ARENA_NOTIFY_CQ;
@@ -215,9 +229,7 @@ ContextImpl *open_impl()
 		}
 	});
 	int err = errno;
-	// In-process the fd is the host's own; otherwise it is our copy.
-	if (!impl->inproc)
-		::close(fd);
+	close_fds();
 	if (!impl->dp)
 		return fail_ptr<ContextImpl>(err);
 	return impl.release();

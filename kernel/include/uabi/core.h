@@ -61,19 +61,25 @@ struct uabi_host_ops {
 };
 
 /*
- * Memory a device shares with every client that maps it (the software
- * device's arena, docs/datapath.md).  Userspace hosts: a memfd mapped in the
- * hosting process.  Kernel host: vmalloc_user memory and an anonymous inode
- * whose mmap maps it.  Given to a driver when the host creates the device.
+ * Memory a device shares with the clients that map it (the software
+ * device's arenas, docs/datapath.md).  Userspace hosts: a memfd mapped in
+ * the hosting process, sealed so that no client can resize it (nor write
+ * a read-only one).  Kernel host: vmalloc memory charged to the caller's
+ * memory cgroup, and an anonymous inode whose mmap maps it.  Given to a
+ * driver when the host creates the device.
  */
 struct uabi_shm_ops {
 	/* Zeroed memory of @size bytes; *kaddr is where the host (and so the
-	 * driver) reaches it.  Returns the host's object or an ERR_PTR. */
-	void *(*create)(const char *name, size_t size, void **kaddr);
+	 * driver) reaches it.  Unless @writable, clients can only ever map it
+	 * read-only.  Returns the host's object or an ERR_PTR. */
+	void *(*create)(const char *name, size_t size, bool writable, void **kaddr);
 	/* An fd through which the calling client maps it.  Userspace hosts
 	 * return their own fd (transports that cross a process boundary
 	 * send a copy); the kernel installs a new fd in the caller. */
 	int (*get_fd)(void *shm, struct uabi_context *ctx, s32 *fd);
+	/* The pages [off, off + len) (page-aligned) read zero again and,
+	 * where the host can, go back to the system. */
+	void (*discard)(void *shm, u64 off, u64 len);
 	void (*destroy)(void *shm);
 };
 
@@ -323,6 +329,7 @@ static inline void uabi_count(struct uabi_context *ctx, u16 type, int delta)
 
 /* -------------------------------------------------- core object types */
 struct uabi_pd {
+	struct uabi_user *user;
 	void *drv;
 };
 
@@ -382,6 +389,7 @@ struct uabi_qp {
 	struct uabi_cq *recv_cq;
 	struct uabi_srq *srq;
 	struct uabi_context *ctx;	/* creator; NULL for XRC_RECV */
+	struct uabi_user *user;		/* whose: the creator's, or the domain's */
 	struct uabi_pd *pd;		/* NULL for XRC_RECV */
 	struct uabi_xrcd_shared *xrcd;	/* XRC_RECV */
 	struct list_head dev_node;	/* dev->rcv_qps */

@@ -28,6 +28,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 #include <linux/string.h>
 #include <linux/types.h>
 
@@ -36,6 +37,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -177,6 +179,14 @@ static inline bool atomic_add_unless(atomic_t *v, int a, int u)
 #define cmpxchg(p, o, n) __sync_val_compare_and_swap((p), (o), (n))
 #define xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 #define cond_resched() sched_yield()
+
+static inline u64 ktime_get_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
 
 /* Doubly linked lists, as <linux/list.h>. */
 struct list_head { struct list_head *next, *prev; };

@@ -138,34 +138,47 @@ static const struct uabi_host_ops user_host_ops = {
 	.check_range = user_check_range,
 };
 
-/* Device memory shared with clients (the sw arena): a memfd mapped here.
- * The fd stays with the host; a transport that crosses a process boundary
- * sends a copy, an in-process client maps this one. */
+/*
+ * Memory shared with clients (a user's sw arena): a memfd mapped here.  The
+ * fd stays with the host; a transport that crosses a process boundary
+ * sends a copy, an in-process client maps this one.  Clients hold the fd,
+ * so it is sealed: no one can shrink it under the host's mapping (a SIGBUS
+ * in uabid would end every user's objects) or grow it, and a read-only
+ * part takes F_SEAL_FUTURE_WRITE: no new writable mapping, no write(2),
+ * whoever holds the fd — the host keeps its own writable mapping.
+ */
 struct user_shm {
 	int fd;
 	void *addr;
 	size_t size;
 };
 
-static void *user_shm_create(const char *name, size_t size, void **kaddr)
+static void *user_shm_create(const char *name, size_t size, bool writable, void **kaddr)
 {
 	struct user_shm *shm = calloc(1, sizeof(*shm));
-	int err;
+	int err, seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 	if (!shm)
 		return ERR_PTR(-ENOMEM);
 	shm->size = size;
-	shm->fd = memfd_create(name, MFD_CLOEXEC);
+	shm->addr = MAP_FAILED;
+	shm->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (shm->fd < 0 || ftruncate(shm->fd, (off_t)size))
 		goto err;
 	shm->addr = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_NORESERVE, shm->fd, 0);
 	if (shm->addr == MAP_FAILED)
 		goto err;
+	if (!writable)
+		seals |= F_SEAL_FUTURE_WRITE;
+	if (fcntl(shm->fd, F_ADD_SEALS, seals))
+		goto err;
 	*kaddr = shm->addr;
 	return shm;
 err:
 	err = errno ? errno : ENOMEM;
+	if (shm->addr != MAP_FAILED)
+		munmap(shm->addr, size);
 	if (shm->fd >= 0)
 		close(shm->fd);
 	free(shm);
@@ -176,6 +189,16 @@ static int user_shm_get_fd(void *p, struct uabi_context *ctx, s32 *fd)
 {
 	*fd = ((struct user_shm *)p)->fd;
 	return 0;
+}
+
+/* The pages go back to the system; reading them gives zeros. */
+static void user_shm_discard(void *p, u64 off, u64 len)
+{
+	struct user_shm *shm = p;
+
+	if (fallocate(shm->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+		      (off_t)len))
+		memset((u8 *)shm->addr + off, 0, len);
 }
 
 static void user_shm_destroy(void *p)
@@ -190,6 +213,7 @@ static void user_shm_destroy(void *p)
 static const struct uabi_shm_ops user_shm_ops = {
 	.create = user_shm_create,
 	.get_fd = user_shm_get_fd,
+	.discard = user_shm_discard,
 	.destroy = user_shm_destroy,
 };
 

@@ -39,11 +39,20 @@ struct uabi_sw_stats {
 #define UABI_SW_PORT_LID 1
 
 /* ================================================================ arena
- * The device arena: one shared memory region per device that holds what a
- * peer must reach (docs/datapath.md).  The control half (kernel/drivers/sw)
- * lays it out and writes the descriptors; the data half (providers/sw) maps
- * it in every client process.  Every field is little-endian host order;
- * lock words hold the holder's pid (0 = free).
+ * A user's arena: the shared memory that holds what a peer of the same
+ * user must reach (docs/datapath.md, docs/security.md).  Each user (uid)
+ * of a device has its own, mapped by that user's contexts only, in two
+ * parts:
+ *   read-only  written by the control half alone (the clients map it
+ *              PROT_READ and cannot make it writable): the layout, the
+ *              QP, CQ and SRQ descriptors and the MR table — everything
+ *              the data path checks against;
+ *   writable   what the data path moves: ring indices, lock words, arm
+ *              and error flags, and the rings themselves (the heap).
+ * The control half never relies on a value of the writable part: it keeps
+ * its own copy of every offset and size and clamps what it reads there
+ * (indices to the ring's size; lock waits are bounded).  Every field is
+ * little-endian host order; lock words hold the holder's pid (0 = free).
  */
 enum {
 	/* The arena: methods without a handle. */
@@ -51,9 +60,11 @@ enum {
 };
 
 enum {
-	/* QUERY: the arena's fd (UABI_SW_ATTR_ARENA_FD) and layout. */
+	/* QUERY: the caller's arena, both parts (UABI_SW_ATTR_ARENA_FD,
+	 * UABI_SW_ATTR_ARENA_RW_FD), and its layout. */
 	UABI_SW_ARENA_MAP = UABI_METHOD_QUERY,
-	/* A CQE was written to an armed CQ: raise its completion event. */
+	/* A CQE was written to an armed CQ of the caller's arena: raise its
+	 * completion event. */
 	UABI_SW_ARENA_NOTIFY_CQ = UABI_METHOD_OBJECT_FIRST,
 	/* SRQ handle (this context) -> arena slot. */
 	UABI_SW_ARENA_LOCATE_SRQ,
@@ -64,60 +75,72 @@ enum {
 	 * clear): raise IBV_EVENT_CQ_ERR for the CQ's owner. */
 	UABI_SW_ARENA_CQ_ERROR,
 	/* The data path moved responder QP UABI_SW_ATTR_QPN to ERR and left
-	 * the affiliated event type in its descriptor's err_event: raise it
-	 * for the QP's owner, or every context registered on an XRC receive
-	 * QP, and let the core's state follow. */
+	 * the affiliated event type in its writable descriptor's err_event:
+	 * raise it for the QP's owner, or every context registered on an XRC
+	 * receive QP, and let the core's state follow. */
 	UABI_SW_ARENA_QP_ERROR,
 };
 
 enum {
-	UABI_SW_ATTR_ARENA_FD = UABI_DRIVER_NS | 4,	/* out __s32 (UABI_ATTR_F_FD) */
+	UABI_SW_ATTR_ARENA_FD = UABI_DRIVER_NS | 4,	/* out __s32 (UABI_ATTR_F_FD): read-only part */
 	UABI_SW_ATTR_ARENA_INFO,			/* out struct uabi_sw_arena_info */
 	UABI_SW_ATTR_CQN,				/* in __u32 */
 	UABI_SW_ATTR_SRQ,				/* in handle */
 	UABI_SW_ATTR_SRQ_SLOT,				/* out __u32 */
 	UABI_SW_ATTR_QPN,				/* in __u32 */
+	UABI_SW_ATTR_ARENA_RW_FD,			/* out __s32 (UABI_ATTR_F_FD): writable part */
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 2
+#define UABI_SW_ARENA_VERSION 3
 #define UABI_SW_HEAP_GRANULE 256u
 
+/*
+ * The layout.  Numbers are the user's: QPNs run from qp_first (each user
+ * has its own range, so a QPN says whose QP it is), CQ numbers and SRQ
+ * slots from 1, memory key indices (key >> 8) from 1.  Offsets of the
+ * writable tables and of the rings are into the writable part.
+ */
 struct uabi_sw_arena_info {
 	__u32 magic;		/* UABI_SW_ARENA_MAGIC */
 	__u32 version;		/* UABI_SW_ARENA_VERSION */
-	__u64 size;		/* bytes to map */
-	__u64 qp_off;		/* struct uabi_sw_qp[qp_count], by qpn - qp_first */
-	__u32 qp_first;
+	__u64 ro_size;		/* bytes of the read-only part */
+	__u64 rw_size;		/* bytes of the writable part */
+	__u32 qp_first;		/* first QPN of this arena */
 	__u32 qp_count;
-	__u64 cq_off;		/* struct uabi_sw_cq[cq_count], by cqn - 1 */
 	__u32 cq_count;
 	__u32 srq_count;
+	__u32 mr_count;		/* key indices 1 .. mr_count - 1 */
+	__u32 uid;		/* whose arena */
+	/* read-only part */
+	__u64 qp_off;		/* struct uabi_sw_qp[qp_count], by qpn - qp_first */
+	__u64 cq_off;		/* struct uabi_sw_cq[cq_count], by cqn - 1 */
 	__u64 srq_off;		/* struct uabi_sw_srq[srq_count], by slot - 1 */
 	__u64 mr_off;		/* struct uabi_sw_mr[mr_count], by key >> 8 */
-	__u32 mr_count;
-	__u32 reserved;
+	/* writable part */
+	__u64 qpw_off;		/* struct uabi_sw_qp_rw[qp_count] */
+	__u64 cqw_off;		/* struct uabi_sw_cq_rw[cq_count] */
+	__u64 srqw_off;		/* struct uabi_sw_srq_rw[srq_count] */
 	__u64 heap_off;		/* rings */
 	__u64 heap_size;
 };
 
-/* Offset 0 of the arena. */
-struct uabi_sw_arena_hdr {
-	struct uabi_sw_arena_info info;
-	__u32 atomic_lock;	/* device-wide: RDMA atomics */
+/* Offset 0 of the writable part. */
+struct uabi_sw_arena_rw_hdr {
+	__u32 atomic_lock;	/* the user's RDMA atomics */
 	__u32 reserved0;
 	__u64 reserved[7];
 };
 
-/* Descriptors written by the control half carry a sequence counter: odd
- * while being written.  Readers retry until they read the same even value
- * before and after. */
+/* Descriptors of the read-only part carry a sequence counter: odd while
+ * the control half writes.  Readers retry until they read the same even
+ * value before and after. */
 
-/* One per QP, 128 bytes. */
+/* One per QP, 128 bytes, read-only. */
 struct uabi_sw_qp {
 	__u32 seq;
 	__u32 qpn;		/* 0: free slot */
-	__u32 state;		/* UABI_QPS_*; the data path may set ERR */
+	__u32 state;		/* UABI_QPS_*, as the control half set it */
 	__u32 type;		/* UABI_QPT_* */
 	__s32 pid;		/* owner (0 for XRC receive QPs) */
 	__u32 pd;		/* PD number, 0 = none */
@@ -128,12 +151,10 @@ struct uabi_sw_qp {
 	__u32 recv_cqn;		/* 0: none (XRC) */
 	__u32 srq_slot;		/* 0: none */
 	__u32 xrcd;		/* XRC domain number, 0 = none */
-	__u32 rq_lock;
 	__u32 rq_size;		/* receive WQE slots, power of two; 0: no RQ */
 	__u32 rq_stride;	/* bytes per slot */
-	__u64 rq_off;		/* arena offset of the ring */
-	__u64 rq_prod;		/* under rq_lock */
-	__u64 rq_cons;		/* under rq_lock */
+	__u32 max_recv_sge;
+	__u64 rq_off;		/* writable part: the ring */
 	__u8 min_rnr_timer;
 	__u8 rnr_retry;
 	__u8 timeout;
@@ -145,31 +166,47 @@ struct uabi_sw_qp {
 	__u16 dlid;
 	__u8 is_global;
 	__u8 reserved0;
-	__u32 flush;		/* data path: a peer moved this QP to ERR */
-	__u32 max_recv_sge;
-	__u32 err_event;	/* data path: IBV_EVENT_QP_* to raise (QP_ERROR) */
-	__u32 reserved1[4];
+	__u32 reserved1[11];
 };
 
-/* One per CQ, 128 bytes. */
+/* The data path's half of a QP, 64 bytes, writable. */
+struct uabi_sw_qp_rw {
+	__u32 rq_lock;
+	__u32 err;		/* data path: the QP went to ERR */
+	__u64 rq_prod;		/* under rq_lock */
+	__u64 rq_cons;		/* under rq_lock */
+	__u32 flush;		/* a peer moved this QP to ERR */
+	__u32 err_event;	/* IBV_EVENT_QP_* to raise (QP_ERROR) */
+	__u64 reserved[4];
+};
+
+/* One per CQ, 64 bytes, read-only. */
 struct uabi_sw_cq {
 	__u32 seq;
 	__u32 cqn;		/* 0: free slot */
 	__s32 pid;		/* owner */
 	__u32 size;		/* entries, power of two */
-	__u64 ring_off;		/* struct uabi_sw_cqe[size] */
+	__u64 ring_off;		/* writable part: struct uabi_sw_cqe[size] */
+	__u64 small_off;	/* writable part: struct uabi_sw_small[small_slots] */
+	__u32 small_slots;	/* power of two; 0: none */
+	__u32 reserved0;
+	__u64 reserved[3];
+};
+
+/* The data path's half of a CQ, 128 bytes, writable. */
+struct uabi_sw_cq_rw {
 	__u32 lock;		/* producers */
 	__u32 armed;		/* UABI_SW_CQ_ARM_* */
 	__u64 prod;		/* under lock */
 	__u32 overrun;		/* a producer found the ring full */
 	__u32 flush;		/* a peer moved a QP of this CQ to ERR */
-	__u64 small_off;	/* struct uabi_sw_small[small_slots] */
-	__u32 small_slots;	/* power of two; 0: none */
 	__u32 small_prod;	/* under lock */
+	__u32 reserved0;
+	__u64 reserved1[4];
 	__u64 cons;		/* owner only, own cache line */
 	__u32 small_cons;	/* owner only */
-	__u32 reserved2a;
-	__u64 reserved2[6];
+	__u32 reserved2;
+	__u64 reserved3[6];
 };
 
 enum {
@@ -227,7 +264,7 @@ struct uabi_sw_small {
 	__u8 reserved2[8];
 };
 
-/* One per SRQ, 128 bytes. */
+/* One per SRQ, 64 bytes, read-only. */
 struct uabi_sw_srq {
 	__u32 seq;
 	__u32 slot;		/* 0: free */
@@ -236,19 +273,25 @@ struct uabi_sw_srq {
 	__u32 type;		/* UABI_SRQT_* */
 	__u32 xrcd;		/* XRC: domain number */
 	__u32 cqn;		/* XRC: completion queue */
-	__u32 lock;
 	__u32 size;		/* slots, power of two */
 	__u32 stride;
-	__u64 ring_off;
-	__u64 prod;		/* under lock */
-	__u64 cons;		/* under lock */
-	__u32 limit;		/* srq_limit: armed when non-zero */
 	__u32 max_sge;
-	__u32 limit_event;	/* data path: the limit was reached */
-	__u32 reserved[13];
+	__u64 ring_off;		/* writable part */
+	__u64 reserved[2];
 };
 
-/* One per memory key, 64 bytes. */
+/* The data path's half of an SRQ, 64 bytes, writable. */
+struct uabi_sw_srq_rw {
+	__u32 lock;
+	__u32 limit;		/* srq_limit: armed when non-zero */
+	__u64 prod;		/* under lock */
+	__u64 cons;		/* under lock */
+	__u32 limit_event;	/* data path: the limit was reached */
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+/* One per memory key, 64 bytes, read-only. */
 struct uabi_sw_mr {
 	__u32 seq;
 	__u32 key;		/* lkey == rkey; 0: free */
