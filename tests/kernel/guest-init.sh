@@ -100,9 +100,13 @@ else
 	# between two processes through the module's arena, every mode.
 	if [ -x /placement ] && want placement; then
 		for mode in write write_imm read send; do
+			total=$(cat /placement.total)
+			# SEND (three spinning threads on two vCPUs) is the slow
+			# one under TCG: a fifth of the count.
+			[ $mode = send ] && total=$((total / 5))
 			echo "UABI-KERNEL-PLACEMENT-BEGIN: $mode"
 			LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
-				timeout 600 /placement --mode $mode --total "$(cat /placement.total)" \
+				timeout 600 /placement --mode $mode --total "$total" \
 				--seconds 500
 			rc=$?
 			echo "UABI-KERNEL-PLACEMENT-END: exit $rc"
