@@ -13,6 +13,9 @@
  *   <rdma/uabi_verbs.h>  the structs attributes carry and their values
  *   <rdma/uabi_ioctl.h>  the kernel transport (/dev/rdma_uabi)
  *   <rdma/uabi_sw.h>     driver namespace of the software device
+ *
+ * <rdma/uabi_wire.h> walks the framing (bounds-checked iteration over
+ * commands and attributes); it is not included here.
  */
 #ifndef RDMA_UABI_H
 #define RDMA_UABI_H

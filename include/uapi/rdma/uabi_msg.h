@@ -9,7 +9,7 @@
  * padded with zero bytes to a multiple of 8.  Everything is fixed width, in
  * host byte order, and contains no pointer: the host copies the whole message
  * in, the core executes it and writes outputs in place, and the host copies
- * the whole message back.
+ * the whole message back.  <rdma/uabi_wire.h> walks these bytes.
  *
  * ABI rules: ids are append-only; reserved fields must be zero; structs grow
  * only at their end, and bytes a receiver does not know must be zero.
