@@ -167,11 +167,11 @@ work=$(cd "$work" && pwd)
 echo "run-qemu: building rdma_uabi.ko for $kver (W=1)"
 src=$work/src
 rm -rf "$src"
-mkdir -p "$src/kernel/os" "$src/newapi/include"
+mkdir -p "$src/kernel/os" "$src/include/uapi"
 cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" \
 	"$root/kernel/include" "$src/kernel/" || die "staging the sources failed"
 cp -r "$root/kernel/os/linux" "$src/kernel/os/" || die "staging os/linux failed"
-cp -r "$root/newapi/include/rdma" "$src/newapi/include/" || die "staging uabi.h failed"
+cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the uAPI headers failed"
 t0=$(date +%s)
 if ! make -C "$kdir" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1; then
 	cat "$work/kbuild.log"

@@ -808,7 +808,7 @@ int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 		return 0;
 	d = &dom->arena.srqs[old->slot - 1];
 	w = &dom->arena.srqws[old->slot - 1];
-	if ((mask & 1u) && attr->max_wr > old->entries) {	/* IBV_SRQ_MAX_WR */
+	if ((mask & UABI_SRQ_MAX_WR) && attr->max_wr > old->entries) {
 		entries = pow2_at_least(attr->max_wr);
 		r = ring_new(dom, entries, old->stride);
 		if (!r)
@@ -832,7 +832,7 @@ int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 		srq->drv = r;
 		ring_free(old);
 	}
-	if (mask & 2u) {				/* IBV_SRQ_LIMIT */
+	if (mask & UABI_SRQ_LIMIT) {
 		WRITE_ONCE(w->limit_event, 0u);
 		smp_store_release(&w->limit, attr->srq_limit);
 	}

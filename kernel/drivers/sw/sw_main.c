@@ -8,16 +8,6 @@
 #include "sw_internal.h"
 #include "sw.h"
 
-#define IB_PORT_DOWN 1
-#define IB_PORT_ACTIVE 4
-#define IB_EVENT_CQ_ERR 0
-#define IB_EVENT_QP_FATAL 1
-#define IB_EVENT_QP_REQ_ERR 2
-#define IB_EVENT_QP_ACCESS_ERR 3
-#define IB_EVENT_PORT_ACTIVE 9
-#define IB_EVENT_PORT_ERR 10
-#define IB_EVENT_SRQ_LIMIT_REACHED 15
-
 static int numbers_init(struct sw_numbers *n, u32 first, u32 size)
 {
 	n->first = first;
@@ -76,8 +66,10 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	/* Limits of one user (its domain): the core refuses past them. */
 	a->max_qp = SW_DOM_QP;
 	a->max_qp_wr = 16384;
-	a->device_cap_flags = (1u << 10) | (1u << 11) | (1u << 12) |
-			      (1u << 13) | (1u << 20);	/* see uabi_sw.h */
+	a->device_cap_flags = UABI_DEVICE_CAP_PORT_ACTIVE_EVENT |
+			      UABI_DEVICE_CAP_SYS_IMAGE_GUID |
+			      UABI_DEVICE_CAP_RC_RNR_NAK_GEN |
+			      UABI_DEVICE_CAP_SRQ_RESIZE | UABI_DEVICE_CAP_XRC;
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
 	a->max_cq = SW_DOM_CQ;
@@ -87,7 +79,7 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->max_qp_rd_atom = 128;
 	a->max_qp_init_rd_atom = 128;
 	a->max_res_rd_atom = 16384;
-	a->atomic_cap = 1;	/* IBV_ATOMIC_HCA */
+	a->atomic_cap = UABI_ATOMIC_HCA;
 	a->max_mw = 0;
 	a->max_ah = 65536;
 	a->max_srq = SW_DOM_SRQ;
@@ -108,8 +100,8 @@ static int sw_query_port(struct uabi_device *dev, u32 port,
 		return -EINVAL;
 	memset(a, 0, sizeof(*a));
 	a->state = to_sw(dev)->port_state;
-	a->max_mtu = 5;		/* IBV_MTU_4096 */
-	a->active_mtu = 5;
+	a->max_mtu = UABI_MTU_4096;
+	a->active_mtu = UABI_MTU_4096;
 	a->gid_tbl_len = 1;
 	a->port_cap_flags = 0;
 	a->max_msg_sz = 1u << 31;
@@ -117,10 +109,11 @@ static int sw_query_port(struct uabi_device *dev, u32 port,
 	a->lid = UABI_SW_PORT_LID;
 	a->sm_lid = UABI_SW_PORT_LID;
 	a->max_vl_num = 1;
-	a->active_width = 2;	/* 4X */
-	a->active_speed = 1;
-	a->phys_state = a->state == IB_PORT_ACTIVE ? 5 : 3; /* LinkUp/Disabled */
-	a->link_layer = 1;	/* IBV_LINK_LAYER_INFINIBAND */
+	a->active_width = UABI_WIDTH_4X;
+	a->active_speed = UABI_SPEED_SDR;
+	a->phys_state = a->state == UABI_PORT_ACTIVE ? UABI_PORT_PHYS_STATE_LINK_UP
+						     : UABI_PORT_PHYS_STATE_DISABLED;
+	a->link_layer = UABI_LINK_LAYER_INFINIBAND;
 	return 0;
 }
 
@@ -483,7 +476,7 @@ static int sw_port_set_state(struct uabi_call *call)
 	u32 state = uabi_attr_get_u32(call, UABI_SW_ATTR_PORT_STATE, 0);
 	struct uabi_event ev = { .element = port };
 
-	if (port != 1 || (state != IB_PORT_ACTIVE && state != IB_PORT_DOWN))
+	if (port != 1 || (state != UABI_PORT_ACTIVE && state != UABI_PORT_DOWN))
 		return -EINVAL;
 	/* Every user's port: the host's administrator only. */
 	if (!call->ctx->host->device_admin || !call->ctx->host->device_admin(call->ctx))
@@ -495,8 +488,8 @@ static int sw_port_set_state(struct uabi_call *call)
 	}
 	sw->port_state = state;
 	mutex_unlock(&sw->lock);
-	ev.event_type = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE
-						: IB_EVENT_PORT_ERR;
+	ev.event_type = state == UABI_PORT_ACTIVE ? UABI_EVENT_PORT_ACTIVE
+						  : UABI_EVENT_PORT_ERR;
 	uabi_raise_async_event(call->dev, NULL, &ev);
 	return 0;
 }
@@ -583,7 +576,7 @@ static int sw_arena_srq_limit(struct uabi_call *call)
 	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	u32 slot = uabi_attr_get_u32(call, UABI_SW_ATTR_SRQ_SLOT, 0);
 	struct uabi_uobject *uobj;
-	struct uabi_event ev = { .event_type = IB_EVENT_SRQ_LIMIT_REACHED };
+	struct uabi_event ev = { .event_type = UABI_EVENT_SRQ_LIMIT_REACHED };
 	struct uabi_context *owner = NULL;
 	struct uabi_srq *srq;
 
@@ -612,7 +605,7 @@ static int sw_arena_cq_error(struct uabi_call *call)
 {
 	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
-	struct uabi_event ev = { .event_type = IB_EVENT_CQ_ERR };
+	struct uabi_event ev = { .event_type = UABI_EVENT_CQ_ERR };
 	struct uabi_context *owner = NULL;
 	struct uabi_cq *cq;
 
@@ -655,8 +648,8 @@ static int sw_arena_qp_error(struct uabi_call *call)
 	qp = dom->qp_table[qpn - sw_qp_first(dom)];
 	if (qp)
 		ev = sw_arena_qp_take_error(dom, qp);
-	if (ev == IB_EVENT_QP_FATAL || ev == IB_EVENT_QP_REQ_ERR ||
-	    ev == IB_EVENT_QP_ACCESS_ERR) {
+	if (ev == UABI_EVENT_QP_FATAL || ev == UABI_EVENT_QP_REQ_ERR ||
+	    ev == UABI_EVENT_QP_ACCESS_ERR) {
 		struct uabi_uobject *owner = READ_ONCE(qp->owner);
 
 		WRITE_ONCE(qp->state, (u32)UABI_QPS_ERR);
@@ -751,7 +744,7 @@ struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 	if (!sw)
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&sw->lock);
-	sw->port_state = IB_PORT_ACTIVE;
+	sw->port_state = UABI_PORT_ACTIVE;
 	sw->shm = shm;
 	sw->heap_bytes = heap_bytes;
 	strscpy_pad(sw->dev.name, "uabi_sw0", sizeof(sw->dev.name));

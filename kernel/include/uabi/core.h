@@ -87,6 +87,8 @@ struct uabi_shm_ops {
 /* Attributes one method may declare (the kernel stack bounds this). */
 #define UABI_MAX_SPEC_ATTRS 16
 
+/* How a method holds an object (lock modes; not to be confused with the
+ * uAPI's UABI_ACCESS_* memory access bits, whose names differ). */
 enum uabi_access {
 	UABI_ACCESS_NONE,	/* no handle */
 	UABI_ACCESS_READ,	/* shared lock */
@@ -438,9 +440,6 @@ void uabi_evq_push(struct uabi_uobject *evq_uobj, const struct uabi_event *ev);
 /* Raises an async event on every context that should see it. */
 void uabi_raise_async_event(struct uabi_device *dev, struct uabi_context *only,
 			    const struct uabi_event *ev);
-/* Async event types, numbered as enum ibv_event_type. */
-#define UABI_EVENT_QP_LAST_WQE_REACHED 16
-
 void uabi_raise_qp_event_locked(struct uabi_device *dev, struct uabi_qp *qp,
 				struct uabi_uobject *owner, u32 event_type);
 int uabi_evq_pop(struct uabi_uobject *evq_uobj, struct uabi_event *ev);

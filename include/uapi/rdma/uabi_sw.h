@@ -23,7 +23,7 @@ enum {
 
 enum {
 	UABI_SW_ATTR_PORT_NUM = UABI_DRIVER_NS | 1,	/* in __u32 */
-	UABI_SW_ATTR_PORT_STATE,			/* in __u32: IBV_PORT_ACTIVE (4) or IBV_PORT_DOWN (1) */
+	UABI_SW_ATTR_PORT_STATE,			/* in __u32: UABI_PORT_ACTIVE or UABI_PORT_DOWN */
 	UABI_SW_ATTR_STATS,				/* out struct uabi_sw_stats */
 };
 
@@ -104,8 +104,8 @@ enum {
 struct uabi_sw_arena_info {
 	__u32 magic;		/* UABI_SW_ARENA_MAGIC */
 	__u32 version;		/* UABI_SW_ARENA_VERSION */
-	__u64 ro_size;		/* bytes of the read-only part */
-	__u64 rw_size;		/* bytes of the writable part */
+	__aligned_u64 ro_size;		/* bytes of the read-only part */
+	__aligned_u64 rw_size;		/* bytes of the writable part */
 	__u32 qp_first;		/* first QPN of this arena */
 	__u32 qp_count;
 	__u32 cq_count;
@@ -113,23 +113,23 @@ struct uabi_sw_arena_info {
 	__u32 mr_count;		/* key indices 1 .. mr_count - 1 */
 	__u32 uid;		/* whose arena */
 	/* read-only part */
-	__u64 qp_off;		/* struct uabi_sw_qp[qp_count], by qpn - qp_first */
-	__u64 cq_off;		/* struct uabi_sw_cq[cq_count], by cqn - 1 */
-	__u64 srq_off;		/* struct uabi_sw_srq[srq_count], by slot - 1 */
-	__u64 mr_off;		/* struct uabi_sw_mr[mr_count], by key >> 8 */
+	__aligned_u64 qp_off;		/* struct uabi_sw_qp[qp_count], by qpn - qp_first */
+	__aligned_u64 cq_off;		/* struct uabi_sw_cq[cq_count], by cqn - 1 */
+	__aligned_u64 srq_off;		/* struct uabi_sw_srq[srq_count], by slot - 1 */
+	__aligned_u64 mr_off;		/* struct uabi_sw_mr[mr_count], by key >> 8 */
 	/* writable part */
-	__u64 qpw_off;		/* struct uabi_sw_qp_rw[qp_count] */
-	__u64 cqw_off;		/* struct uabi_sw_cq_rw[cq_count] */
-	__u64 srqw_off;		/* struct uabi_sw_srq_rw[srq_count] */
-	__u64 heap_off;		/* rings */
-	__u64 heap_size;
+	__aligned_u64 qpw_off;		/* struct uabi_sw_qp_rw[qp_count] */
+	__aligned_u64 cqw_off;		/* struct uabi_sw_cq_rw[cq_count] */
+	__aligned_u64 srqw_off;		/* struct uabi_sw_srq_rw[srq_count] */
+	__aligned_u64 heap_off;		/* rings */
+	__aligned_u64 heap_size;
 };
 
 /* Offset 0 of the writable part. */
 struct uabi_sw_arena_rw_hdr {
 	__u32 atomic_lock;	/* the user's RDMA atomics */
 	__u32 reserved0;
-	__u64 reserved[7];
+	__aligned_u64 reserved[7];
 };
 
 /* Descriptors of the read-only part carry a sequence counter: odd while
@@ -154,7 +154,7 @@ struct uabi_sw_qp {
 	__u32 rq_size;		/* receive WQE slots, power of two; 0: no RQ */
 	__u32 rq_stride;	/* bytes per slot */
 	__u32 max_recv_sge;
-	__u64 rq_off;		/* writable part: the ring */
+	__aligned_u64 rq_off;		/* writable part: the ring */
 	__u8 min_rnr_timer;
 	__u8 rnr_retry;
 	__u8 timeout;
@@ -173,11 +173,11 @@ struct uabi_sw_qp {
 struct uabi_sw_qp_rw {
 	__u32 rq_lock;
 	__u32 err;		/* data path: the QP went to ERR */
-	__u64 rq_prod;		/* under rq_lock */
-	__u64 rq_cons;		/* under rq_lock */
+	__aligned_u64 rq_prod;		/* under rq_lock */
+	__aligned_u64 rq_cons;		/* under rq_lock */
 	__u32 flush;		/* a peer moved this QP to ERR */
 	__u32 err_event;	/* IBV_EVENT_QP_* to raise (QP_ERROR) */
-	__u64 reserved[4];
+	__aligned_u64 reserved[4];
 };
 
 /* One per CQ, 64 bytes, read-only. */
@@ -186,27 +186,27 @@ struct uabi_sw_cq {
 	__u32 cqn;		/* 0: free slot */
 	__s32 pid;		/* owner */
 	__u32 size;		/* entries, power of two */
-	__u64 ring_off;		/* writable part: struct uabi_sw_cqe[size] */
-	__u64 small_off;	/* writable part: struct uabi_sw_small[small_slots] */
+	__aligned_u64 ring_off;		/* writable part: struct uabi_sw_cqe[size] */
+	__aligned_u64 small_off;	/* writable part: struct uabi_sw_small[small_slots] */
 	__u32 small_slots;	/* power of two; 0: none */
 	__u32 reserved0;
-	__u64 reserved[3];
+	__aligned_u64 reserved[3];
 };
 
 /* The data path's half of a CQ, 128 bytes, writable. */
 struct uabi_sw_cq_rw {
 	__u32 lock;		/* producers */
 	__u32 armed;		/* UABI_SW_CQ_ARM_* */
-	__u64 prod;		/* under lock */
+	__aligned_u64 prod;		/* under lock */
 	__u32 overrun;		/* a producer found the ring full */
 	__u32 flush;		/* a peer moved a QP of this CQ to ERR */
 	__u32 small_prod;	/* under lock */
 	__u32 reserved0;
-	__u64 reserved1[4];
-	__u64 cons;		/* owner only, own cache line */
+	__aligned_u64 reserved1[4];
+	__aligned_u64 cons;		/* owner only, own cache line */
 	__u32 small_cons;	/* owner only */
 	__u32 reserved2;
-	__u64 reserved3[6];
+	__aligned_u64 reserved3[6];
 };
 
 enum {
@@ -217,7 +217,7 @@ enum {
 
 /* A completion, 64 bytes; fields as struct ibv_wc. */
 struct uabi_sw_cqe {
-	__u64 wr_id;
+	__aligned_u64 wr_id;
 	__u32 status;
 	__u32 opcode;
 	__u32 vendor_err;
@@ -232,7 +232,7 @@ struct uabi_sw_cqe {
 	__u8 dlid_path_bits;
 	__u8 solicited;
 	__u8 small;		/* the payload waits in small_idx */
-	__u64 seq;		/* index + 1 once written */
+	__aligned_u64 seq;		/* index + 1 once written */
 	__u32 small_idx;	/* its slot in the CQ's small ring (absolute) */
 	__u32 reserved;
 };
@@ -254,9 +254,9 @@ struct uabi_sw_cqe {
 struct uabi_sw_small {
 	__u32 length;		/* bytes of data, scattered over seg[] */
 	__u32 num_seg;		/* <= UABI_SW_SMALL_SEGS */
-	__u64 reserved;
+	__aligned_u64 reserved;
 	struct {
-		__u64 addr;	/* in the receiver's address space */
+		__aligned_u64 addr;	/* in the receiver's address space */
 		__u32 length;
 		__u32 lkey;	/* checked again by the receiver */
 	} seg[UABI_SW_SMALL_SEGS];
@@ -276,19 +276,19 @@ struct uabi_sw_srq {
 	__u32 size;		/* slots, power of two */
 	__u32 stride;
 	__u32 max_sge;
-	__u64 ring_off;		/* writable part */
-	__u64 reserved[2];
+	__aligned_u64 ring_off;		/* writable part */
+	__aligned_u64 reserved[2];
 };
 
 /* The data path's half of an SRQ, 64 bytes, writable. */
 struct uabi_sw_srq_rw {
 	__u32 lock;
 	__u32 limit;		/* srq_limit: armed when non-zero */
-	__u64 prod;		/* under lock */
-	__u64 cons;		/* under lock */
+	__aligned_u64 prod;		/* under lock */
+	__aligned_u64 cons;		/* under lock */
 	__u32 limit_event;	/* data path: the limit was reached */
 	__u32 reserved0;
-	__u64 reserved[4];
+	__aligned_u64 reserved[4];
 };
 
 /* One per memory key, 64 bytes, read-only. */
@@ -299,23 +299,50 @@ struct uabi_sw_mr {
 	__u32 pd;
 	__u32 access;		/* IBV_ACCESS_* */
 	__u32 reserved0;
-	__u64 iova;		/* first address peers use */
-	__u64 length;
-	__u64 addr;		/* same byte in the owner's address space */
-	__u64 reserved[2];
+	__aligned_u64 iova;		/* first address peers use */
+	__aligned_u64 length;
+	__aligned_u64 addr;		/* same byte in the owner's address space */
+	__aligned_u64 reserved[2];
 };
 
 struct uabi_sw_sge {
-	__u64 addr;
+	__aligned_u64 addr;
 	__u32 length;
 	__u32 lkey;
 };
 
 /* A receive WQE: header, then num_sge (<= max_sge) struct uabi_sw_sge. */
 struct uabi_sw_recv_wqe {
-	__u64 wr_id;
+	__aligned_u64 wr_id;
 	__u32 num_sge;
 	__u32 reserved;
 };
+
+/* The layouts the control half and every data path share. */
+UABI_ASSERT_SIZE(struct uabi_sw_stats, 16);
+UABI_ASSERT_SIZE(struct uabi_sw_arena_info, 120);
+UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, qp_off, 48);
+UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, heap_size, 112);
+UABI_ASSERT_SIZE(struct uabi_sw_arena_rw_hdr, 64);
+UABI_ASSERT_SIZE(struct uabi_sw_qp, 128);
+UABI_ASSERT_OFFSET(struct uabi_sw_qp, rq_off, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_qp, dlid, 80);
+UABI_ASSERT_SIZE(struct uabi_sw_qp_rw, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_qp_rw, rq_prod, 8);
+UABI_ASSERT_SIZE(struct uabi_sw_cq, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_cq, ring_off, 16);
+UABI_ASSERT_SIZE(struct uabi_sw_cq_rw, 128);
+UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, cons, 64);
+UABI_ASSERT_SIZE(struct uabi_sw_cqe, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_cqe, seq, 48);
+UABI_ASSERT_SIZE(struct uabi_sw_small, 256);
+UABI_ASSERT_OFFSET(struct uabi_sw_small, data, 80);
+UABI_ASSERT_SIZE(struct uabi_sw_srq, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_srq, ring_off, 40);
+UABI_ASSERT_SIZE(struct uabi_sw_srq_rw, 64);
+UABI_ASSERT_SIZE(struct uabi_sw_mr, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_mr, iova, 24);
+UABI_ASSERT_SIZE(struct uabi_sw_sge, 16);
+UABI_ASSERT_SIZE(struct uabi_sw_recv_wqe, 16);
 
 #endif /* RDMA_UABI_SW_H */
