@@ -153,9 +153,25 @@ int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_in
 		struct ibv_device_attr_ex ex;
 		std::memset(&ex, 0, sizeof(ex));
 		fill_device_attr(r->attr, &ex.orig_attr);
+		ex.device_cap_flags_ex = std::uint32_t(ex.orig_attr.device_cap_flags);
+		ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+		// Completion timestamps: the sw device's clock (uabi_sw.h).
+		ex.completion_timestamp_mask = ~0ull;
+		ex.hca_core_clock = UABI_SW_CORE_CLOCK_KHZ;
 		std::memcpy(attr, &ex, std::min(len, sizeof(ex)));
 		return 0;
 	});
+}
+
+// ibv_query_rt_values_ex(3): the device clock now (CLOCK_MONOTONIC, the
+// clock of completion timestamps).
+int query_rt_values(struct ibv_context *, struct ibv_values_ex *values)
+{
+	if (!values || (values->comp_mask & ~std::uint32_t(IBV_VALUES_MASK_RAW_CLOCK)))
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)
+		clock_gettime(CLOCK_MONOTONIC, &values->raw_clock);
+	return 0;
 }
 
 // Opens the backend, its async event queue, and maps the device arena.
@@ -300,6 +316,7 @@ UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 		vc->query_port = query_port_ex;
 		vc->query_device_ex = query_device_ex;
+		vc->query_rt_values = query_rt_values;
 		install_ex_ops(vc);
 		install_data_ops(ctx);
 		// Programs built against OFED 1.x's <verbs.h> query ports

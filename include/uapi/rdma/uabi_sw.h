@@ -34,8 +34,16 @@ struct uabi_sw_stats {
 	__u32 srqns_in_use;
 };
 
-/* Identity of the software device, as reported by QUERY. */
+/* Identity of the software device, as reported by QUERY.  The vendor id
+ * is the node GUID's company part (02:75:61, "\x02ua": a locally
+ * administered prefix, so no assigned OUI is claimed). */
 #define UABI_SW_NODE_GUID 0x0275616269000001ull	/* 02:"uabi":00:00:01 */
+#define UABI_SW_VENDOR_ID 0x027561u
+#define UABI_SW_VENDOR_PART_ID 1u
+/* The device clock of completion timestamps: CLOCK_MONOTONIC in
+ * nanoseconds, the same clock in every process of the host (kHz, as
+ * ibv_device_attr_ex.hca_core_clock). */
+#define UABI_SW_CORE_CLOCK_KHZ 1000000ull
 #define UABI_SW_PORT_LID 1
 
 /* ================================================================ arena
@@ -201,7 +209,7 @@ struct uabi_sw_cq_rw {
 	__u32 overrun;		/* a producer found the ring full */
 	__u32 flush;		/* a peer moved a QP of this CQ to ERR */
 	__u32 small_prod;	/* under lock */
-	__u32 reserved0;
+	__u32 timestamps;	/* the owner wants completion timestamps */
 	__aligned_u64 reserved1[4];
 	__aligned_u64 cons;		/* owner only, own cache line */
 	__u32 small_cons;	/* owner only */
@@ -215,12 +223,11 @@ enum {
 	UABI_SW_CQ_ARM_SOLICITED = 2,
 };
 
-/* A completion, 64 bytes; fields as struct ibv_wc. */
+/* A completion, 64 bytes; fields as struct ibv_wc (vendor_err is 0). */
 struct uabi_sw_cqe {
 	__aligned_u64 wr_id;
 	__u32 status;
 	__u32 opcode;
-	__u32 vendor_err;
 	__u32 byte_len;
 	__u32 imm_data;		/* network order */
 	__u32 qp_num;
@@ -232,9 +239,10 @@ struct uabi_sw_cqe {
 	__u8 dlid_path_bits;
 	__u8 solicited;
 	__u8 small;		/* the payload waits in small_idx */
-	__aligned_u64 seq;		/* index + 1 once written */
 	__u32 small_idx;	/* its slot in the CQ's small ring (absolute) */
-	__u32 reserved;
+	__aligned_u64 ts;	/* completion time, UABI_SW_CORE_CLOCK_KHZ units,
+				 * when the CQ asked for it */
+	__aligned_u64 seq;	/* index + 1 once written */
 };
 
 /*
@@ -334,7 +342,8 @@ UABI_ASSERT_OFFSET(struct uabi_sw_cq, ring_off, 16);
 UABI_ASSERT_SIZE(struct uabi_sw_cq_rw, 128);
 UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, cons, 64);
 UABI_ASSERT_SIZE(struct uabi_sw_cqe, 64);
-UABI_ASSERT_OFFSET(struct uabi_sw_cqe, seq, 48);
+UABI_ASSERT_OFFSET(struct uabi_sw_cqe, ts, 48);
+UABI_ASSERT_OFFSET(struct uabi_sw_cqe, seq, 56);
 UABI_ASSERT_SIZE(struct uabi_sw_small, 256);
 UABI_ASSERT_OFFSET(struct uabi_sw_small, data, 80);
 UABI_ASSERT_SIZE(struct uabi_sw_srq, 64);

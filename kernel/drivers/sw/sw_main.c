@@ -60,8 +60,8 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->sys_image_guid = UABI_SW_NODE_GUID;
 	a->max_mr_size = 1ull << 40;
 	a->page_size_cap = 0xfffff000u;
-	a->vendor_id = 0;
-	a->vendor_part_id = 0;
+	a->vendor_id = UABI_SW_VENDOR_ID;
+	a->vendor_part_id = UABI_SW_VENDOR_PART_ID;
 	a->hw_ver = 1;
 	/* Limits of one user (its domain): the core refuses past them. */
 	a->max_qp = SW_DOM_QP;

@@ -254,7 +254,7 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 			slot->small = 0;
 			slot->small_idx = 0;
-			slot->reserved = 0;
+			slot->ts = __atomic_load_n(&w->timestamps, __ATOMIC_RELAXED) ? now_ns() : 0;
 			__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&w->prod, prod + 1, __ATOMIC_RELAXED);
 			pushed = true;
@@ -304,7 +304,7 @@ bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi
 		std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 		slot->small = 1;
 		slot->small_idx = sp;
-		slot->reserved = 0;
+		slot->ts = __atomic_load_n(&w->timestamps, __ATOMIC_RELAXED) ? now_ns() : 0;
 		__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&w->prod, prod + 1, __ATOMIC_RELAXED);
 	}
@@ -450,6 +450,11 @@ void Cq::land(Cqe &c)
 	}
 	c.small = 0;
 	__atomic_store_n(&rw_->small_cons, idx + 1, __ATOMIC_RELEASE);
+}
+
+void Cq::want_timestamps()
+{
+	__atomic_store_n(&rw_->timestamps, 1u, __ATOMIC_RELEASE);
 }
 
 void Cq::arm(bool solicited_only)

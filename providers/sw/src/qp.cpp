@@ -258,6 +258,8 @@ std::uint32_t wc_opcode(std::uint32_t wr_opcode)
 		return kWcCompSwap;
 	case kWrAtomicFetchAndAdd:
 		return kWcFetchAdd;
+	case kWrAtomicWrite:
+		return kWcAtomicWrite;
 	default:
 		return kWcSend;
 	}
@@ -271,6 +273,28 @@ bool consumes_recv(std::uint32_t op)
 bool is_atomic(std::uint32_t op)
 {
 	return op == kWrAtomicCmpAndSwp || op == kWrAtomicFetchAndAdd;
+}
+
+// Reads or writes the 8 aligned bytes at @va of process @owner as one
+// access: a single load or store in this process, a single 8-byte copy
+// between processes (not vm_copy(), whose in-order placement would make it
+// two), so that a CPU reading the word never sees half of a value.
+int word_access(Device &dev, pid_t owner, std::uint64_t va, std::uint64_t *v, bool write)
+{
+	auto *w = reinterpret_cast<std::uint64_t *>(va);
+	if (owner == dev.pid() && !dev.force_vm()) {
+		if (write)
+			__atomic_store_n(w, *v, __ATOMIC_RELEASE);
+		else
+			*v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+		return 0;
+	}
+	iovec mine{v, 8}, theirs{w, 8};
+	ssize_t n = write ? process_vm_writev(owner, &mine, 1, &theirs, 1, 0)
+			  : process_vm_readv(owner, &mine, 1, &theirs, 1, 0);
+	if (n == 8)
+		return 0;
+	return n < 0 ? errno : EFAULT;
 }
 
 // The 40-byte GRH a UD receiver finds before the payload.
@@ -500,10 +524,14 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	Iov local;
 	const bool reads = op == kWrRdmaRead || is_atomic(op);
 	const bool inl = (wr.send_flags & kSendInline) && !reads;
-	std::uint64_t total = 0;
-	if (std::uint32_t st = check_local(wr.sg_list, wr.num_sge, reads ? std::uint32_t(kAccessLocalWrite) : 0u,
-					   inl, local, &total))
-		return {Outcome::Done, st, 0};
+	// An atomic write carries its 8 bytes in the work request itself.
+	const bool awrite = op == kWrAtomicWrite;
+	std::uint64_t total = awrite ? 8 : 0;
+	if (!awrite)
+		if (std::uint32_t st = check_local(wr.sg_list, wr.num_sge,
+						   reads ? std::uint32_t(kAccessLocalWrite) : 0u, inl,
+						   local, &total))
+			return {Outcome::Done, st, 0};
 	if (is_atomic(op) && total < 8)
 		return {Outcome::Done, kWcLocLenErr, 0};
 
@@ -540,7 +568,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 				     : is_atomic(op) ? kAccessRemoteAtomic
 						     : kAccessRemoteWrite;
 		std::uint64_t len = is_atomic(op) ? 8u : total;
-		if (is_atomic(op) && (wr.remote_addr & 7))
+		if ((is_atomic(op) || awrite) && (wr.remote_addr & 7))
 			return reliable ? Result{Outcome::Done, kWcRemInvReqErr, 0} : dropped;
 		if (!(dest.access & need) ||
 		    !mr_check(dev_, wr.rkey, wr.remote_addr, len, xrc ? 0 : dest.pid,
@@ -682,14 +710,28 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return {Outcome::Done, kWcRemAccessErr, 0};
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
-	case kWrAtomicCmpAndSwp:
-	case kWrAtomicFetchAndAdd: {
-		std::uint64_t old = 0, nv;
-		iovec o{&old, 8}, r{reinterpret_cast<void *>(rva), 8};
+	case kWrAtomicWrite: {
+		// Atomic with respect to every RDMA atomic of the user (the
+		// lock of atomics), and one store of 8 aligned bytes.
+		std::uint64_t v = wr.compare_add;
 		int err;
 		{
 			ArenaLock lk(dev_.atomic_lock(), dev_.pid());
-			err = vm_copy(dev_, dev_.pid(), &o, 1, rowner, &r, 1, 8);
+			err = word_access(dev_, rowner, rva, &v, true);
+		}
+		if (err == ESRCH)
+			return {Outcome::Done, kWcRetryExcErr, 0};
+		if (err)
+			return {Outcome::Done, kWcRemAccessErr, 0};
+		return {Outcome::Done, kWcSuccess, 8};
+	}
+	case kWrAtomicCmpAndSwp:
+	case kWrAtomicFetchAndAdd: {
+		std::uint64_t old = 0, nv;
+		int err;
+		{
+			ArenaLock lk(dev_.atomic_lock(), dev_.pid());
+			err = word_access(dev_, rowner, rva, &old, false);
 			if (!err) {
 				bool write = true;
 				if (op == kWrAtomicFetchAndAdd) {
@@ -698,15 +740,15 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 					nv = wr.swap;
 					write = old == wr.compare_add;
 				}
-				iovec n{&nv, 8};
 				if (write)
-					err = vm_copy(dev_, rowner, &r, 1, dev_.pid(), &n, 1, 8);
+					err = word_access(dev_, rowner, rva, &nv, true);
 			}
 		}
 		if (err == ESRCH)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return {Outcome::Done, kWcRemAccessErr, 0};
+		iovec o{&old, 8};
 		local_copy(local.v, local.n, &o, 1, 8);
 		return {Outcome::Done, kWcSuccess, 8};
 	}
@@ -921,7 +963,7 @@ int Qp::post_send(const SendWr &wr)
 		break;
 	case UABI_QPT_RC:
 	case UABI_QPT_XRC_SEND:
-		ok = op <= kWrAtomicFetchAndAdd;
+		ok = op <= kWrAtomicFetchAndAdd || op == kWrAtomicWrite;
 		break;
 	default:
 		ok = false;

@@ -49,6 +49,7 @@ enum WcOpcode : std::uint32_t {
 	kWcRdmaRead = 2,
 	kWcCompSwap = 3,
 	kWcFetchAdd = 4,
+	kWcAtomicWrite = 9,
 	kWcRecv = 128,
 	kWcRecvRdmaWithImm = 129,
 };
@@ -66,6 +67,7 @@ enum WrOpcode : std::uint32_t {
 	kWrRdmaRead = 4,
 	kWrAtomicCmpAndSwp = 5,
 	kWrAtomicFetchAndAdd = 6,
+	kWrAtomicWrite = 15,	// 8 bytes, in SendWr::compare_add
 };
 
 enum SendFlags : std::uint32_t {
@@ -262,6 +264,8 @@ public:
 	}
 	// ibv_req_notify_cq: the next (solicited) completion raises the event.
 	void arm(bool solicited_only);
+	// Completions get their time (Cqe::ts, CLOCK_MONOTONIC ns) from now on.
+	void want_timestamps();
 	// After the control half resized the ring.
 	void refresh();
 	void attach(Qp *qp);
