@@ -693,6 +693,7 @@ struct Translator::Impl {
 		m.cmd(UABI_OBJ_MW, UABI_METHOD_CREATE);
 		m.in(UABI_ATTR_MW_PD, cmd.pd_handle);
 		m.in(UABI_ATTR_MW_TYPE, std::uint32_t(cmd.mw_type));
+		std::size_t rkey = m.out(UABI_ATTR_MW_RKEY, sizeof(std::uint32_t));
 		int st = exec(m);
 		if (st == kDry)
 			return 0;
@@ -700,6 +701,7 @@ struct Translator::Impl {
 			return lookup_err(st);
 		ib_uverbs_alloc_mw_resp resp{};
 		resp.mw_handle = m.result(0).out_handle;
+		resp.rkey = m.get<std::uint32_t>(rkey);
 		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_MW, resp.mw_handle);
 	}
 

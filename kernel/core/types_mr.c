@@ -97,6 +97,9 @@ static int mr_rereg(struct uabi_call *call)
 		return -EINVAL;
 	if (!(flags & UABI_MR_REREG_PD) != !new_pd)
 		return -EINVAL;
+	/* Memory windows are bound to it (nothing else depends on an MR). */
+	if (atomic_read(&call->target->usecnt))
+		return -EBUSY;
 	if (flags & (UABI_MR_REREG_TRANSLATION | UABI_MR_REREG_ACCESS)) {
 		if (uabi_attr_get(call, UABI_ATTR_MR_REG, &want, sizeof(want)))
 			return -EINVAL;

@@ -773,11 +773,35 @@ Result<uabi_qp_attr> Context::query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
 
 // MW.
 
-Result<Handle> Context::alloc_mw(Ref pd, std::uint32_t type)
+Result<MwInfo> Context::alloc_mw(Ref pd, std::uint32_t type)
 {
 	Command c(UABI_OBJ_MW, UABI_METHOD_CREATE);
 	c.add_object(UABI_ATTR_MW_PD, pd).add_in(UABI_ATTR_MW_TYPE, type);
-	return create(std::move(c));
+	OutAttr o = c.add_out<std::uint32_t>(UABI_ATTR_MW_RKEY);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	MwInfo w{m->result(0).out_handle, 0};
+	if (!m->read(0, o, w.rkey))
+		return make_error(EPROTO);
+	return w;
+}
+
+Result<std::uint32_t> Context::bind_mw(Handle mw, std::optional<Ref> mr, Ref qp,
+				       const uabi_mw_bind &bind)
+{
+	Command c(UABI_OBJ_MW, UABI_MW_BIND, mw);
+	if (mr)
+		c.add_object(UABI_ATTR_MW_MR, *mr);
+	c.add_object(UABI_ATTR_MW_QP, qp).add_in(UABI_ATTR_MW_BIND, bind);
+	OutAttr o = c.add_out<std::uint32_t>(UABI_ATTR_MW_RKEY);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	std::uint32_t rkey = 0;
+	if (!m->read(0, o, rkey))
+		return make_error(EPROTO);
+	return rkey;
 }
 
 Result<void> Context::dealloc_mw(Handle mw)

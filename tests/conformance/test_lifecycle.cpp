@@ -23,14 +23,29 @@ void populate(Context &c, const TempFile &f, std::uint32_t shared_qpn)
 {
 	static char buf[4096];
 	Handle pd = NEED(c.alloc_pd());
-	NEED(c.reg_mr(pd, buf, sizeof(buf), kLocalWrite | kRemoteWrite));
+	MrInfo mr = NEED(c.reg_mr(pd, buf, sizeof(buf), kLocalWrite | kRemoteWrite | 16 /* MW_BIND */));
 	EvqInfo ch = NEED(c.create_comp_channel());
 	CqInfo cq = NEED(c.create_cq(16, Ref(ch.handle), 0, 7));
 	CqInfo cq2 = NEED(c.create_cq(16));
 	NEED(c.create_async_event_queue());
 	QpEnv env{pd, cq.handle};
-	for (std::uint32_t t : {UABI_QPT_RC, UABI_QPT_UC, UABI_QPT_UD, UABI_QPT_XRC_SEND})
-		make_qp(c, env, t);
+	Handle rc = 0;
+	for (std::uint32_t t : {UABI_QPT_RC, UABI_QPT_UC, UABI_QPT_UD, UABI_QPT_XRC_SEND}) {
+		QpInfo q = make_qp(c, env, t);
+		if (t == UABI_QPT_RC)
+			rc = q.handle;
+	}
+	// Windows of both types, bound: each holds the (older) MR, which the
+	// close must still free.
+	for (std::uint32_t type : {UABI_MW_TYPE_1, UABI_MW_TYPE_2}) {
+		MwInfo w = NEED(c.alloc_mw(pd, type));
+		uabi_mw_bind b{};
+		b.addr = reinterpret_cast<std::uintptr_t>(buf);
+		b.length = 64;
+		b.access = kRemoteWrite;
+		b.rkey = (w.rkey & ~0xffu) | ((w.rkey + 1) & 0xffu);
+		NEED(c.bind_mw(w.handle, Ref(mr.handle), Ref(rc), b));
+	}
 
 	SrqCreate sc;
 	sc.pd = pd;
@@ -106,9 +121,7 @@ TEST_F(Lifecycle, ClosingAContextDestroysEverythingItOwned)
 	for (unsigned t = UABI_OBJ_PD; t < UABI_OBJ_MAX_CORE; t++) {
 		EXPECT_EQ(full.c.device[t], base.c.device[t] + own.context[t])
 		    << "device counter of " << object_name(t) << " while the context lives";
-		if (t != UABI_OBJ_MW) {
-			EXPECT_GT(own.context[t], 0u) << "the context made a " << object_name(t);
-		}
+		EXPECT_GT(own.context[t], 0u) << "the context made a " << object_name(t);
 	}
 
 	close_extra(doomed);

@@ -3,9 +3,10 @@
 // contexts in one process (as e2e_inproc_verbs; ctest runs it with
 // same-process copies and with UABI_SW_FORCE_VM=1, and on the write control
 // path): the device's identity and clock, completion timestamps, 8-byte
-// atomic writes.
+// atomic writes, re-registration in place, memory windows.
 #include "verbs_fixture.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <thread>
@@ -338,6 +339,307 @@ TEST_F(Extras, ReregMisuseChangesNothing)
 	auto c = poll_n(a.scq, 1);
 	ASSERT_EQ(c.size(), 1u);
 	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+}
+
+// ---------------------------------------------------------- memory windows
+// b's windows over b's buffer; a reaches them with their rkeys.
+class Windows : public Extras {
+protected:
+	ibv_mr *wmr = nullptr;	// b's MR that windows may bind to
+
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(Extras::SetUp());
+		wmr = ibv_reg_mr(b.pd, b.buf.data(), b.buf.size(), kAccessAll | IBV_ACCESS_MW_BIND);
+		ASSERT_NE(wmr, nullptr) << strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(pair());
+	}
+	void TearDown() override
+	{
+		for (ibv_mw *w : mws)
+			EXPECT_EQ(ibv_dealloc_mw(w), 0);
+		if (wmr) {
+			EXPECT_EQ(ibv_dereg_mr(wmr), 0);
+		}
+	}
+	ibv_mw *alloc(ibv_mw_type t)
+	{
+		ibv_mw *w = ibv_alloc_mw(b.pd, t);
+		EXPECT_NE(w, nullptr) << strerror(errno);
+		if (w)
+			mws.push_back(w);
+		return w;
+	}
+	void drop(ibv_mw *w)
+	{
+		EXPECT_EQ(ibv_dealloc_mw(w), 0);
+		mws.erase(std::find(mws.begin(), mws.end(), w));
+	}
+	ibv_mw_bind_info info(std::size_t off, std::size_t len,
+			      unsigned access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+	{
+		return ibv_mw_bind_info{wmr, b.addr(off), len, access};
+	}
+	// ibv_bind_mw(3) on b's QP; its completion.
+	ibv_wc bind1(ibv_mw *w, const ibv_mw_bind_info &bi)
+	{
+		ibv_mw_bind mb{};
+		mb.wr_id = 77;
+		mb.send_flags = IBV_SEND_SIGNALED;
+		mb.bind_info = bi;
+		EXPECT_EQ(ibv_bind_mw(b.qp, w, &mb), 0);
+		return one(b.scq);
+	}
+	// A type 2 bind posted on @qp with ibv_post_send(3).
+	ibv_wc bind2(ibv_qp *qp, ibv_mw *w, uint32_t rkey, const ibv_mw_bind_info &bi)
+	{
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = 78;
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.bind_mw.mw = w;
+		wr.bind_mw.rkey = rkey;
+		wr.bind_mw.bind_info = bi;
+		EXPECT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+		return one(b.scq);
+	}
+	static ibv_wc one(ibv_cq *cq)
+	{
+		auto c = poll_n(cq, 1);
+		EXPECT_EQ(c.size(), 1u);
+		return c.empty() ? ibv_wc{} : c[0];
+	}
+	// a writes @len bytes to b's @off through @rkey: the status.
+	ibv_wc_status write(std::size_t off, uint32_t len, uint32_t rkey, ibv_qp *qp = nullptr)
+	{
+		fill_a(0, len, static_cast<unsigned char>(off));
+		ibv_sge sg{a.addr(0), len, a.mr->lkey};
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = 5;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = b.addr(off);
+		wr.wr.rdma.rkey = rkey;
+		EXPECT_EQ(ibv_post_send(qp ? qp : a.qp, &wr, &bad), 0);
+		ibv_wc c = one(a.scq);
+		if (c.status == IBV_WC_SUCCESS) {
+			EXPECT_EQ(0, std::memcmp(a.buf.data(), b.buf.data() + off, len));
+		}
+		return c.status;
+	}
+	// a's SEND_WITH_INV of 16 bytes into a receive b posted.
+	void send_inv(uint32_t rkey)
+	{
+		ASSERT_EQ(b.post_recv(31, 4096, 64), 0);
+		ibv_sge sg{a.addr(0), 16, a.mr->lkey};
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = 6;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.invalidate_rkey = rkey;
+		ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	}
+	std::vector<ibv_mw *> mws;
+};
+
+TEST_F(Windows, DeviceSaysItHasWindowsOfBothTypes)
+{
+	ibv_device_attr d{};
+	ASSERT_EQ(ibv_query_device(a.ctx, &d), 0);
+	EXPECT_GT(d.max_mw, 0);
+	EXPECT_TRUE(d.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_TRUE(d.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	ibv_mw *w1 = alloc(IBV_MW_TYPE_1), *w2 = alloc(IBV_MW_TYPE_2);
+	ASSERT_TRUE(w1 && w2);
+	EXPECT_EQ(w1->type, IBV_MW_TYPE_1);
+	EXPECT_EQ(w2->pd, b.pd);
+	EXPECT_NE(w1->rkey, w2->rkey);
+	EXPECT_NE(w1->rkey, wmr->rkey);
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_mw(b.pd, ibv_mw_type(3)), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(ibv_dealloc_pd(b.pd), EBUSY) << "the windows depend on it";
+}
+
+TEST_F(Windows, Type1BindOpensExactlyItsRange)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_1);
+	ASSERT_NE(w, nullptr);
+	const uint32_t first = w->rkey;
+	ibv_wc c = bind1(w, info(1024, 256));
+	EXPECT_EQ(c.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(c.opcode, IBV_WC_BIND_MW);
+	EXPECT_EQ(c.wr_id, 77u);
+	EXPECT_EQ(w->rkey, ibv_inc_rkey(first)) << "the window shows its new key at once";
+	EXPECT_EQ(write(1024, 256, w->rkey), IBV_WC_SUCCESS);
+	EXPECT_EQ(write(1024 + 250, 16, w->rkey), IBV_WC_REM_ACCESS_ERR) << "past the window";
+}
+
+TEST_F(Windows, Type1WindowGivesOnlyTheAccessItWasBoundWith)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_1);
+	ASSERT_NE(w, nullptr);
+	EXPECT_EQ(bind1(w, info(0, 4096, IBV_ACCESS_REMOTE_READ)).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(write(0, 8, w->rkey), IBV_WC_REM_ACCESS_ERR) << "read-only window";
+}
+
+TEST_F(Windows, RebindAndUnbindRetireTheOldKey)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_1);
+	ASSERT_NE(w, nullptr);
+	ASSERT_EQ(bind1(w, info(0, 512)).status, IBV_WC_SUCCESS);
+	const uint32_t old = w->rkey;
+	ASSERT_EQ(bind1(w, info(512, 512)).status, IBV_WC_SUCCESS);
+	EXPECT_NE(w->rkey, old);
+	EXPECT_EQ(write(512, 64, w->rkey), IBV_WC_SUCCESS);
+	EXPECT_EQ(ibv_dereg_mr(wmr), EBUSY) << "a bound window holds its MR";
+	// Unbind: length 0.
+	ASSERT_EQ(bind1(w, ibv_mw_bind_info{wmr, 0, 0, 0}).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(ibv_dereg_mr(wmr), 0) << "unbound, the MR can go";
+	wmr = nullptr;
+	EXPECT_EQ(write(512, 64, w->rkey), IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(Windows, TheOldKeyOfARebindIsRefused)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_1);
+	ASSERT_NE(w, nullptr);
+	ASSERT_EQ(bind1(w, info(0, 512)).status, IBV_WC_SUCCESS);
+	const uint32_t old = w->rkey;
+	ASSERT_EQ(bind1(w, info(0, 512)).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(write(0, 64, old), IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(Windows, AWindowKeyIsNoLocalKey)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_1);
+	ASSERT_NE(w, nullptr);
+	ASSERT_EQ(bind1(w, info(0, 4096)).status, IBV_WC_SUCCESS);
+	// b sends from its buffer naming the window's key as the lkey.
+	ASSERT_EQ(a.post_recv(1, 0, 64), 0);
+	ibv_sge sg{b.addr(0), 16, w->rkey};
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(ibv_post_send(b.qp, &wr, &bad), 0);
+	EXPECT_EQ(one(b.scq).status, IBV_WC_LOC_PROT_ERR);
+}
+
+TEST_F(Windows, Type2BindAndSendWithInvalidate)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_2);
+	ASSERT_NE(w, nullptr);
+	const uint32_t key = ibv_inc_rkey(w->rkey);
+	ibv_wc c = bind2(b.qp, w, key, info(2048, 1024));
+	EXPECT_EQ(c.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(c.opcode, IBV_WC_BIND_MW);
+	EXPECT_EQ(write(2048, 1024, key), IBV_WC_SUCCESS);
+	ASSERT_NO_FATAL_FAILURE(send_inv(key));
+	EXPECT_EQ(one(a.scq).status, IBV_WC_SUCCESS);
+	ibv_wc r = one(b.rcq);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r.opcode, IBV_WC_RECV);
+	EXPECT_TRUE(r.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_FALSE(r.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(r.invalidated_rkey, key);
+	EXPECT_EQ(r.byte_len, 16u);
+	EXPECT_EQ(write(2048, 8, key), IBV_WC_REM_ACCESS_ERR) << "invalidated by the SEND";
+}
+
+TEST_F(Windows, Type2WindowIsReachableOnlyThroughItsQp)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_2);
+	ASSERT_NE(w, nullptr);
+	const uint32_t key = ibv_inc_rkey(w->rkey);
+	ASSERT_EQ(bind2(b.qp, w, key, info(0, 4096)).status, IBV_WC_SUCCESS);
+	// A second connection between the same two processes.
+	ibv_qp *a2 = a.extra_qp(), *b2 = b.extra_qp();
+	ASSERT_TRUE(a2 && b2);
+	ASSERT_NO_FATAL_FAILURE(Endpoint::connect_qp(a2, b2->qp_num));
+	ASSERT_NO_FATAL_FAILURE(Endpoint::connect_qp(b2, a2->qp_num));
+	EXPECT_EQ(write(0, 64, key, a2), IBV_WC_REM_ACCESS_ERR) << "not the QP it is bound to";
+	EXPECT_EQ(write(0, 64, key), IBV_WC_SUCCESS);
+	EXPECT_EQ(ibv_destroy_qp(a2), 0);
+	EXPECT_EQ(ibv_destroy_qp(b2), 0);
+}
+
+TEST_F(Windows, LocalInvalidateThroughTheNewPostSendApi)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_2);
+	ASSERT_NE(w, nullptr);
+	const uint32_t key = ibv_inc_rkey(w->rkey);
+	ibv_qp_ex *qx = ibv_qp_to_qp_ex(b.qp);
+	ibv_wr_start(qx);
+	qx->wr_id = 90;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_mw_bind_info bi = info(0, 256);
+	ibv_wr_bind_mw(qx, w, key, &bi);
+	qx->wr_id = 91;
+	ibv_wr_local_inv(qx, key);
+	ASSERT_EQ(ibv_wr_complete(qx), 0);
+	auto c = poll_n(b.scq, 2);
+	ASSERT_EQ(c.size(), 2u);
+	EXPECT_EQ(c[0].opcode, IBV_WC_BIND_MW);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(c[1].opcode, IBV_WC_LOCAL_INV);
+	EXPECT_EQ(c[1].wr_id, 91u);
+	EXPECT_EQ(c[1].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(write(0, 8, key), IBV_WC_REM_ACCESS_ERR) << "invalidated locally";
+	EXPECT_EQ(ibv_dereg_mr(wmr), 0) << "an invalid window holds nothing";
+	wmr = nullptr;
+}
+
+TEST_F(Windows, SendWithInvalidateOfAForeignKeyIsAnInvalidRequest)
+{
+	// The MR's own key is no window: refused at both ends.
+	ASSERT_NO_FATAL_FAILURE(send_inv(wmr->rkey));
+	EXPECT_EQ(one(a.scq).status, IBV_WC_REM_INV_REQ_ERR);
+	ibv_wc r = one(b.rcq);
+	EXPECT_EQ(r.status, IBV_WC_REM_INV_REQ_ERR);
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr ia{};
+	ASSERT_EQ(ibv_query_qp(b.qp, &qa, IBV_QP_STATE, &ia), 0);
+	EXPECT_EQ(qa.qp_state, IBV_QPS_ERR) << "the responder's QP too";
+}
+
+TEST_F(Windows, BindErrorsCompleteWithMwBindErr)
+{
+	ibv_mw *w = alloc(IBV_MW_TYPE_2);
+	ASSERT_NE(w, nullptr);
+	// Past the MR: the bind's completion says so, and the QP is in error.
+	ibv_wc c = bind2(b.qp, w, ibv_inc_rkey(w->rkey), info(b.buf.size() - 8, 64));
+	EXPECT_EQ(c.status, IBV_WC_MW_BIND_ERR);
+	EXPECT_EQ(c.opcode, IBV_WC_BIND_MW);
+}
+
+TEST_F(Windows, BindVerbChecksWhatLibibverbsChecks)
+{
+	ibv_mw *w2 = alloc(IBV_MW_TYPE_2), *w1 = alloc(IBV_MW_TYPE_1);
+	ASSERT_TRUE(w1 && w2);
+	ibv_mw_bind mb{};
+	mb.bind_info = info(0, 64);
+	EXPECT_EQ(ibv_bind_mw(b.qp, w2, &mb), EINVAL) << "type 2 is bound by a work request";
+	ibv_pd *pd2 = ibv_alloc_pd(b.ctx);
+	ASSERT_NE(pd2, nullptr);
+	ibv_mr *other = ibv_reg_mr(pd2, b.buf.data(), 4096, kAccessAll | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(other, nullptr);
+	mb.bind_info.mr = other;
+	EXPECT_EQ(ibv_bind_mw(b.qp, w1, &mb), EPERM) << "an MR of another PD";
+	EXPECT_EQ(ibv_dereg_mr(other), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd2), 0);
+	// No MW_BIND on the MR: the work request fails in its turn.
+	mb.bind_info.mr = b.mr;
+	mb.send_flags = IBV_SEND_SIGNALED;
+	const uint32_t before = w1->rkey;
+	ASSERT_EQ(ibv_bind_mw(b.qp, w1, &mb), 0);
+	EXPECT_EQ(one(b.scq).status, IBV_WC_MW_BIND_ERR);
+	EXPECT_NE(w1->rkey, before) << "libibverbs' providers set the key when they post";
 }
 
 } // namespace

@@ -146,6 +146,26 @@ TEST_F(LegacyTest, MrRegDereg)
 	EXPECT_EQ(old_counts().context[UABI_OBJ_MR], 0u);
 }
 
+TEST_F(LegacyTest, MwAllocDealloc)
+{
+	both_contexts();
+	Handle opd = *enc->alloc_pd(), npd = *ctx->alloc_pd();
+	auto o = LEGACY_OK(enc->alloc_mw(opd, IBV_MW_TYPE_2));
+	auto n = LEGACY_OK(ctx->alloc_mw(npd, UABI_MW_TYPE_2));
+	EXPECT_EQ(o->handle, n->handle);
+	EXPECT_NE(o->rkey >> 8, n->rkey >> 8) << "two windows of one user: two key indices";
+	EXPECT_NE(o->rkey, 0u);
+	EXPECT_EQ(old_counts().context[UABI_OBJ_MW], 1u);
+	EXPECT_EQ(enc->dealloc_pd(opd).error(), EBUSY);
+	EXPECT_EQ(enc->alloc_mw(opd, ibv_mw_type(3)).error(), EINVAL);
+	LEGACY_OK(enc->dealloc_mw(o->handle));
+	LEGACY_OK(ctx->dealloc_mw(n->handle));
+	EXPECT_EQ(enc->dealloc_mw(o->handle).error(), ENOENT);
+	EXPECT_EQ(old_counts().context[UABI_OBJ_MW], 0u);
+	LEGACY_OK(enc->dealloc_pd(opd));
+	LEGACY_OK(ctx->dealloc_pd(npd));
+}
+
 TEST_F(LegacyTest, CompChannelAndCqLifecycle)
 {
 	both_contexts();

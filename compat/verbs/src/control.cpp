@@ -756,6 +756,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		qp->qp_num = r->resp.qpn;
 		qp->state = IBV_QPS_RESET;
 		qp->qp_type = a->qp_type;
+		if (q->dp)
+			install_mw_control(q, impl);
 		if (!xrc_recv) {
 			struct ibv_qp_cap cap;
 			from_uabi(r->resp.cap, cap);

@@ -206,6 +206,33 @@ Result<void> Control::dereg_mr(Handle mr)
 	return ctx_->dereg_mr(mr);
 }
 
+Result<MwInfo> Control::alloc_mw(Handle pd, std::uint32_t type)
+{
+	WRITE_PATH({
+		auto r = enc_->alloc_mw(pd, ibv_mw_type(type));
+		if (!r)
+			return make_error(r.error());
+		return MwInfo{r->handle, r->rkey};
+	});
+	return ctx_->alloc_mw(Ref(pd), type);
+}
+
+Result<void> Control::dealloc_mw(Handle mw)
+{
+	WRITE_PATH(return enc_->dealloc_mw(mw));
+	return ctx_->dealloc_mw(mw);
+}
+
+// The write ABI never carried a bind (libibverbs' providers posted it as a
+// work request): the new path in both modes.
+Result<std::uint32_t> Control::bind_mw(Handle mw, Handle mr, Handle qp, const uabi_mw_bind &b)
+{
+	std::optional<Ref> m;
+	if (mr)
+		m = Ref(mr);
+	return ctx_->bind_mw(mw, m, Ref(qp), b);
+}
+
 Result<EvqInfo> Control::create_comp_channel()
 {
 	WRITE_PATH({

@@ -71,6 +71,11 @@ class Control
 				      std::uint64_t length, std::uint64_t iova, unsigned access);
 	Result<void> dereg_mr(Handle mr);
 
+	Result<MwInfo> alloc_mw(Handle pd, std::uint32_t type);
+	Result<void> dealloc_mw(Handle mw);
+	// @mr 0: none (an unbind).  Answers the window's key.
+	Result<std::uint32_t> bind_mw(Handle mw, Handle mr, Handle qp, const uabi_mw_bind &b);
+
 	Result<EvqInfo> create_comp_channel();
 	Result<void> destroy_comp_channel(const EvqInfo &ch);
 	// EAGAIN when empty; element is the CQ's user handle.

@@ -17,6 +17,18 @@ using namespace uabi::verbs;
 
 namespace {
 
+sw::MwBind to_sw_bind(struct ibv_mw *mw, std::uint32_t rkey, const struct ibv_mw_bind_info &b)
+{
+	sw::MwBind m;
+	m.mw = mw;
+	m.mr = b.mr;
+	m.addr = b.addr;
+	m.length = b.length;
+	m.access = b.mw_access_flags;
+	m.rkey = rkey;
+	return m;
+}
+
 // Fills the data path's view of a work request; @ah stays owned by the
 // caller.
 int to_sw_wr(const VQp *q, const struct ibv_send_wr *wr, sw::SendWr &s)
@@ -40,6 +52,16 @@ int to_sw_wr(const VQp *q, const struct ibv_send_wr *wr, sw::SendWr &s)
 		s.rkey = wr->wr.atomic.rkey;
 		s.compare_add = wr->wr.atomic.compare_add;
 		s.swap = wr->wr.atomic.swap;
+		break;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_SEND_WITH_INV:
+		s.invalidate_rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_BIND_MW:
+		// ibv_post_send(3): type 2 windows; the key is the caller's.
+		if (!wr->bind_mw.mw)
+			return EINVAL;
+		s.bind = to_sw_bind(wr->bind_mw.mw, wr->bind_mw.rkey, wr->bind_mw.bind_info);
 		break;
 	default:
 		break;
@@ -188,20 +210,58 @@ int req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-struct ibv_mw *alloc_mw(struct ibv_pd *, enum ibv_mw_type)
+struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	errno = EOPNOTSUPP;
-	return nullptr;
+	return guard_ptr([&]() -> struct ibv_mw * {
+		if (!pd || (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2))
+			return fail_ptr<struct ibv_mw>(EINVAL);
+		auto *mw = new (std::nothrow) ibv_mw{};
+		if (!mw)
+			return fail_ptr<struct ibv_mw>(ENOMEM);
+		auto r = impl_of(pd->context)->ctl.alloc_mw(pd->handle, type);
+		if (!r) {
+			delete mw;
+			return fail_ptr<struct ibv_mw>(r.error());
+		}
+		mw->context = pd->context;
+		mw->pd = pd;
+		mw->rkey = r->rkey;
+		mw->handle = r->handle;
+		mw->type = type;
+		return mw;
+	});
 }
 
-int bind_mw(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)
+int dealloc_mw(struct ibv_mw *mw)
 {
-	return EOPNOTSUPP;
+	return guard_int([&] {
+		auto r = impl_of(mw->context)->ctl.dealloc_mw(mw->handle);
+		if (!r)
+			return r.error();
+		delete mw;
+		return 0;
+	});
 }
 
-int dealloc_mw(struct ibv_mw *)
+// ibv_bind_mw(3), type 1: a BIND_MW work request whose key is the next one
+// of the window (ibv_inc_rkey()); the window shows it at once, as
+// libibverbs' providers do.
+int bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
 {
-	return EOPNOTSUPP;
+	VQp *q = vqp(qp);
+	if (!q->dp || !b || mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	if (b->bind_info.mr && b->bind_info.mr->pd != mw->pd)
+		return EPERM;
+	sw::SendWr s;
+	s.wr_id = b->wr_id;
+	s.opcode = IBV_WR_BIND_MW;
+	s.send_flags = b->send_flags;
+	s.bind = to_sw_bind(mw, ibv_inc_rkey(mw->rkey), b->bind_info);
+	int err = q->dp->post_send(s);
+	if (!err)
+		mw->rkey = s.bind.rkey;
+	return err;
 }
 
 // ----------------------------------------------- new post-send API
@@ -321,19 +381,28 @@ void unsupported(struct ibv_qp_ex *q)
 		b->error = EOPNOTSUPP;
 }
 
-void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *, uint32_t, const struct ibv_mw_bind_info *)
+void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
+		const struct ibv_mw_bind_info *info)
 {
-	unsupported(q);
+	if (!mw || !info) {
+		if (WrBuilder *b = builder(q))
+			b->error = EINVAL;
+		return;
+	}
+	if (sw::SendWr *w = begin(q, IBV_WR_BIND_MW))
+		w->bind = to_sw_bind(mw, rkey, *info);
 }
 
-void wr_local_inv(struct ibv_qp_ex *q, uint32_t)
+void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
 {
-	unsupported(q);
+	if (sw::SendWr *w = begin(q, IBV_WR_LOCAL_INV))
+		w->invalidate_rkey = rkey;
 }
 
-void wr_send_inv(struct ibv_qp_ex *q, uint32_t)
+void wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey)
 {
-	unsupported(q);
+	if (sw::SendWr *w = begin(q, IBV_WR_SEND_WITH_INV))
+		w->invalidate_rkey = rkey;
 }
 
 void wr_send_tso(struct ibv_qp_ex *q, void *, uint16_t, uint16_t)
@@ -494,6 +563,34 @@ void install_cq_ex_ops(VCq *c, std::uint64_t wc_flags)
 			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK))
 		c->dp->want_timestamps();
 	x.read_wc_flags = cqx_wc_flags;
+}
+
+void install_mw_control(VQp *q, ContextImpl *impl)
+{
+	const Handle qp = q->qpx.qp_base.handle;
+	q->dp->set_mw_control([impl, qp](const sw::MwRequest &r) -> int {
+		try {
+			if (r.kind == sw::MwRequest::Bind) {
+				const auto *mw = static_cast<const struct ibv_mw *>(r.bind->mw);
+				const auto *mr = static_cast<const struct ibv_mr *>(r.bind->mr);
+				uabi_mw_bind b{};
+				b.addr = r.bind->addr;
+				b.length = r.bind->length;
+				b.access = r.bind->access;
+				b.rkey = r.bind->rkey;
+				auto res = impl->ctl.bind_mw(mw->handle, mr ? mr->handle : 0, qp, b);
+				return res ? 0 : res.error();
+			}
+			Command c(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_INVALIDATE);
+			c.add_in(UABI_SW_ATTR_QPN, r.qpn).add_in(UABI_SW_ATTR_RKEY, r.rkey);
+			if (r.kind == sw::MwRequest::RemoteInv)
+				c.add_in(UABI_SW_ATTR_INV_FLAGS, std::uint32_t(UABI_SW_INV_REMOTE));
+			auto res = impl->ctl.raw().call(std::move(c));
+			return res ? 0 : res.error();
+		} catch (...) {
+			return ENOMEM;
+		}
+	});
 }
 
 void install_data_ops(struct ibv_context *ctx)

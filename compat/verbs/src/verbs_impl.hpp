@@ -167,6 +167,9 @@ void install_cq_ex_ops(VCq *c, std::uint64_t wc_flags);
 // Data-path ops installed in every context (data.cpp).
 void install_data_ops(struct ibv_context *ctx);
 void install_qp_ex_ops(VQp *q);
+// Memory window work requests of @q call the control path (after its
+// handle is set).
+void install_mw_control(VQp *q, ContextImpl *impl);
 // Blocks until fd is readable or timeout_ms passes, running the data
 // path's deferred work meanwhile.
 int wait_readable(ContextImpl *impl, int fd);

@@ -157,10 +157,23 @@ enum {
 };
 
 /* -------------------------------------------------------------------- MW */
-/* CREATE answers -EOPNOTSUPP on the software device. */
+/* CREATE allocates an unbound window (its first rkey out); BIND binds it to
+ * a range of an MR through a QP (ibv_bind_mw(3) for type 1, a BIND_MW work
+ * request for type 2: the data path asks when it executes that request).
+ * Invalidations name a key and are the driver's (LOCAL_INV, SEND_WITH_INV:
+ * UABI_SW_ARENA_INVALIDATE on the software device).  CREATE answers
+ * -EOPNOTSUPP on a device without windows (max_mw 0). */
 enum {
-	UABI_ATTR_MW_PD = 1,
-	UABI_ATTR_MW_TYPE,
+	UABI_MW_BIND = UABI_METHOD_OBJECT_FIRST,
+};
+
+enum {
+	UABI_ATTR_MW_PD = 1,		/* CREATE: in handle */
+	UABI_ATTR_MW_TYPE,		/* CREATE: in __u32 UABI_MW_TYPE_* */
+	UABI_ATTR_MW_RKEY,		/* CREATE, BIND: out __u32 */
+	UABI_ATTR_MW_MR,		/* BIND: in handle */
+	UABI_ATTR_MW_QP,		/* BIND: in handle */
+	UABI_ATTR_MW_BIND,		/* BIND: in struct uabi_mw_bind */
 };
 
 #endif /* RDMA_UABI_CMDS_H */

@@ -87,6 +87,16 @@ enum {
 	 * raise it for the QP's owner, or every context registered on an XRC
 	 * receive QP, and let the core's state follow. */
 	UABI_SW_ARENA_QP_ERROR,
+	/* Invalidates the memory window whose key is UABI_SW_ATTR_RKEY
+	 * through QP UABI_SW_ATTR_QPN: a LOCAL_INV work request of that QP,
+	 * or (UABI_SW_INV_REMOTE) a SEND_WITH_INV that QP received.  The
+	 * window must be bound under that key, in the QP's PD, and of type 2
+	 * (bound to that QP, for a remote invalidation): else -EINVAL. */
+	UABI_SW_ARENA_INVALIDATE,
+};
+
+enum {
+	UABI_SW_INV_REMOTE = 1 << 0,
 };
 
 enum {
@@ -97,10 +107,12 @@ enum {
 	UABI_SW_ATTR_SRQ_SLOT,				/* out __u32 */
 	UABI_SW_ATTR_QPN,				/* in __u32 */
 	UABI_SW_ATTR_ARENA_RW_FD,			/* out __s32 (UABI_ATTR_F_FD): writable part */
+	UABI_SW_ATTR_RKEY,				/* in __u32 */
+	UABI_SW_ATTR_INV_FLAGS,				/* in __u32 UABI_SW_INV_* */
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 3
+#define UABI_SW_ARENA_VERSION 4
 #define UABI_SW_HEAP_GRANULE 256u
 
 /*
@@ -299,18 +311,28 @@ struct uabi_sw_srq_rw {
 	__aligned_u64 reserved[4];
 };
 
-/* One per memory key, 64 bytes, read-only. */
+/* One per memory key, 64 bytes, read-only: an MR, or a bound memory
+ * window (then the range and access are the window's, the address its
+ * place in the MR's memory). */
 struct uabi_sw_mr {
 	__u32 seq;
-	__u32 key;		/* lkey == rkey; 0: free */
+	__u32 key;		/* lkey == rkey; 0: free (or an unbound window) */
 	__s32 pid;		/* owner */
 	__u32 pd;
 	__u32 access;		/* IBV_ACCESS_* */
-	__u32 reserved0;
-	__aligned_u64 iova;		/* first address peers use */
+	__u32 type;		/* UABI_SW_KEY_* */
+	__aligned_u64 iova;	/* first address peers use */
 	__aligned_u64 length;
-	__aligned_u64 addr;		/* same byte in the owner's address space */
-	__aligned_u64 reserved[2];
+	__aligned_u64 addr;	/* same byte in the owner's address space */
+	__u32 qpn;		/* type 2 window: the QP it is bound to */
+	__u32 reserved0;
+	__aligned_u64 reserved;
+};
+
+enum {
+	UABI_SW_KEY_MR = 0,	/* local and remote access */
+	UABI_SW_KEY_MW1 = 1,	/* a type 1 window: remote access only */
+	UABI_SW_KEY_MW2 = 2,	/* a type 2 window: remote, through its QP only */
 };
 
 struct uabi_sw_sge {
@@ -350,6 +372,8 @@ UABI_ASSERT_SIZE(struct uabi_sw_srq, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_srq, ring_off, 40);
 UABI_ASSERT_SIZE(struct uabi_sw_srq_rw, 64);
 UABI_ASSERT_SIZE(struct uabi_sw_mr, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_mr, type, 20);
+UABI_ASSERT_OFFSET(struct uabi_sw_mr, qpn, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_mr, iova, 24);
 UABI_ASSERT_SIZE(struct uabi_sw_sge, 16);
 UABI_ASSERT_SIZE(struct uabi_sw_recv_wqe, 16);

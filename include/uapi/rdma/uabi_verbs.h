@@ -497,4 +497,17 @@ enum {
 	UABI_MW_TYPE_2 = 2,
 };
 
+/* A bind (struct ibv_mw_bind_info): [addr, addr + length) of the MR, with
+ * UABI_ACCESS_REMOTE_*; length 0 unbinds a type 1 window.  @rkey: the key
+ * the window has after the bind: its index the window's, its low byte
+ * chosen by the caller (libibverbs' ibv_inc_rkey() for type 1, the
+ * application's for type 2). */
+struct uabi_mw_bind {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 access;
+	__u32 rkey;
+};
+UABI_ASSERT_SIZE(struct uabi_mw_bind, 24);
+
 #endif /* RDMA_UABI_VERBS_H */

@@ -288,7 +288,7 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 		.qp_count = SW_DOM_QP,
 		.cq_count = SW_DOM_CQ,
 		.srq_count = SW_DOM_SRQ,
-		.mr_count = SW_DOM_MR + 1,	/* key index 0 is never used */
+		.mr_count = SW_DOM_KEYS + 1,	/* key index 0 is never used */
 		.uid = dom->uid,
 	};
 	void *ro = NULL, *rw = NULL;
@@ -395,10 +395,33 @@ void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 id
 	e->pid = mr->ctx->peer.pid;
 	e->pd = sw_pd_number(mr->pd);
 	e->access = mr->reg.access;
+	e->type = UABI_SW_KEY_MR;
+	e->qpn = 0;
 	e->iova = mr->reg.iova;
 	e->length = mr->reg.length;
 	e->addr = mr->reg.addr;
 	WRITE_ONCE(e->key, mr->lkey);
+	seq_end(&e->seq);
+}
+
+void sw_arena_mw_publish(struct sw_domain *dom, const struct uabi_mw *mw, const struct uabi_mr *mr,
+			 const struct uabi_mw_bind *bind, u32 rkey, u32 qpn)
+{
+	struct uabi_sw_mr *e;
+
+	if (!sw_has_arena(dom))
+		return;
+	e = &dom->arena.mrs[rkey >> 8];
+	seq_begin(&e->seq);
+	e->pid = mr->ctx->peer.pid;
+	e->pd = sw_pd_number(mw->pd);
+	e->access = bind->access;
+	e->type = mw->type == UABI_MW_TYPE_2 ? UABI_SW_KEY_MW2 : UABI_SW_KEY_MW1;
+	e->qpn = qpn;
+	e->iova = bind->addr;
+	e->length = bind->length;
+	e->addr = mr->reg.addr + (bind->addr - mr->reg.iova);
+	WRITE_ONCE(e->key, rkey);
 	seq_end(&e->seq);
 }
 

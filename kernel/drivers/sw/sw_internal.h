@@ -25,6 +25,8 @@
 #define SW_DOM_CQ 4096
 #define SW_DOM_SRQ 4096
 #define SW_DOM_MR 16384
+#define SW_DOM_MW 4096
+#define SW_DOM_KEYS (SW_DOM_MR + SW_DOM_MW)	/* MRs and windows share keys */
 #define SW_DOM_PD 16384
 /* QPNs: domain d has [SW_FIRST_QPN + d * SW_DOM_QP, + SW_DOM_QP); QP0,
  * QP1 and a few more stay reserved below. */
@@ -97,6 +99,7 @@ struct sw_domain {
 	struct uabi_cq **cq_table;	/* cqn - 1 -> CQ */
 	struct uabi_srq **srq_table;	/* slot - 1 -> SRQ */
 	struct uabi_qp **qp_table;	/* qpn - first -> QP */
+	struct uabi_mw **mw_table;	/* key index -> window */
 	struct sw_arena arena;
 };
 
@@ -141,6 +144,9 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 void sw_arena_fini(struct sw_domain *dom);
 void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 idx);
 void sw_arena_mr_clear(struct sw_domain *dom, u32 idx);
+/* A bound window's entry: @mr's memory [bind->addr, + length). */
+void sw_arena_mw_publish(struct sw_domain *dom, const struct uabi_mw *mw, const struct uabi_mr *mr,
+			 const struct uabi_mw_bind *bind, u32 rkey, u32 qpn);
 int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp);
 int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		       const struct uabi_qp_attr *attr, u32 mask);

@@ -69,7 +69,8 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->device_cap_flags = UABI_DEVICE_CAP_PORT_ACTIVE_EVENT |
 			      UABI_DEVICE_CAP_SYS_IMAGE_GUID |
 			      UABI_DEVICE_CAP_RC_RNR_NAK_GEN |
-			      UABI_DEVICE_CAP_SRQ_RESIZE | UABI_DEVICE_CAP_XRC;
+			      UABI_DEVICE_CAP_SRQ_RESIZE | UABI_DEVICE_CAP_XRC |
+			      UABI_DEVICE_CAP_MEM_WINDOW | UABI_DEVICE_CAP_MEM_WINDOW_TYPE_2B;
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
 	a->max_cq = SW_DOM_CQ;
@@ -80,7 +81,7 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->max_qp_init_rd_atom = 128;
 	a->max_res_rd_atom = 16384;
 	a->atomic_cap = UABI_ATOMIC_HCA;
-	a->max_mw = 0;
+	a->max_mw = SW_DOM_MW;
 	a->max_ah = 65536;
 	a->max_srq = SW_DOM_SRQ;
 	a->max_srq_wr = 16384;
@@ -221,6 +222,89 @@ static void sw_dereg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 
 	sw_arena_mr_clear(dom, mr->lkey >> 8);
 	numbers_put(dom, &dom->keys, mr->lkey >> 8);
+}
+
+/* ------------------------------------------------------- memory windows */
+/* A window has a key index of its own (from the MRs' keys); its entry in
+ * the arena's key table is there only while it is bound.  Binds and
+ * invalidations change it under dom->lock. */
+static int sw_alloc_mw(struct uabi_device *dev, struct uabi_mw *mw)
+{
+	struct sw_domain *dom = sw_dom_of_ctx(mw->ctx);
+	u32 idx;
+	int ret = numbers_get(dom, &dom->keys, &idx);
+
+	if (ret)
+		return ret;
+	mutex_lock(&dom->lock);
+	mw->rkey = (idx << 8) | ++dom->keygen[idx];
+	dom->mw_table[idx] = mw;
+	mutex_unlock(&dom->lock);
+	return 0;
+}
+
+static void sw_dealloc_mw(struct uabi_device *dev, struct uabi_mw *mw)
+{
+	struct sw_domain *dom = sw_dom_of_ctx(mw->ctx);
+	u32 idx = mw->rkey >> 8;
+
+	mutex_lock(&dom->lock);
+	dom->mw_table[idx] = NULL;
+	sw_arena_mr_clear(dom, idx);
+	uabi_mw_set_binding(mw, NULL, mw->rkey);
+	mutex_unlock(&dom->lock);
+	numbers_put(dom, &dom->keys, idx);
+}
+
+static int sw_bind_mw(struct uabi_device *dev, struct uabi_mw *mw, struct uabi_mr *mr,
+		      struct uabi_qp *qp, const struct uabi_mw_bind *bind)
+{
+	struct sw_domain *dom = sw_dom_of_ctx(mw->ctx);
+	u32 idx = mw->rkey >> 8;
+
+	if ((bind->rkey >> 8) != idx)
+		return -EINVAL;
+	mutex_lock(&dom->lock);
+	if (mw->type == UABI_MW_TYPE_2 && mw->bound_mr) {
+		/* invalidated and bound again meanwhile? the core's check
+		 * ran outside this lock */
+		mutex_unlock(&dom->lock);
+		return -EINVAL;
+	}
+	if (!mr)
+		sw_arena_mr_clear(dom, idx);	/* type 1, length 0: unbound */
+	else
+		sw_arena_mw_publish(dom, mw, mr, bind, bind->rkey,
+				    mw->type == UABI_MW_TYPE_2 ? qp->qpn : 0);
+	mw->qpn = mw->type == UABI_MW_TYPE_2 ? qp->qpn : 0;
+	uabi_mw_set_binding(mw, mr, bind->rkey);
+	mutex_unlock(&dom->lock);
+	return 0;
+}
+
+/*
+ * LOCAL_INV and SEND_WITH_INV: the window bound under @rkey, found by its
+ * index in the caller's domain, is unbound if the key is its current one,
+ * it is in @qp's PD, and (remote) it is a type 2 window bound to @qp.
+ * Type 1 windows are unbound by a bind of length 0 only.
+ */
+static int sw_invalidate(struct sw_domain *dom, struct uabi_qp *qp, u32 rkey, bool remote)
+{
+	u32 idx = rkey >> 8;
+	struct uabi_mw *mw;
+	int ret = -EINVAL;
+
+	if (idx < 1 || idx > SW_DOM_KEYS)
+		return -EINVAL;
+	mw = dom->mw_table[idx];
+	if (!mw || !mw->bound_mr || mw->rkey != rkey || mw->type != UABI_MW_TYPE_2 ||
+	    mw->pd != qp->pd)
+		return ret;
+	if (remote && mw->qpn != qp->qpn)
+		return ret;
+	sw_arena_mr_clear(dom, idx);
+	uabi_mw_set_binding(mw, NULL, rkey);
+	return 0;
 }
 
 static u32 cq_entries(u32 cqe)
@@ -404,6 +488,7 @@ static void domain_free(struct sw_domain *dom)
 	kvfree(dom->cq_table);
 	kvfree(dom->srq_table);
 	kvfree(dom->qp_table);
+	kvfree(dom->mw_table);
 	kfree(dom);
 }
 
@@ -435,7 +520,7 @@ static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 
 	ret = numbers_init(&dom->qpns, sw_qp_first(dom), SW_DOM_QP);
 	if (!ret)
-		ret = numbers_init(&dom->keys, 1, SW_DOM_MR);
+		ret = numbers_init(&dom->keys, 1, SW_DOM_KEYS);
 	if (!ret)
 		ret = numbers_init(&dom->cqns, 1, SW_DOM_CQ);
 	if (!ret)
@@ -445,11 +530,12 @@ static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 	if (ret)
 		goto err;
 	ret = -ENOMEM;
-	dom->keygen = kvzalloc(SW_DOM_MR + 1, GFP_KERNEL_ACCOUNT);
+	dom->keygen = kvzalloc(SW_DOM_KEYS + 1, GFP_KERNEL_ACCOUNT);
+	dom->mw_table = kvzalloc(sizeof(*dom->mw_table) * (SW_DOM_KEYS + 1), GFP_KERNEL_ACCOUNT);
 	dom->cq_table = kvzalloc(sizeof(*dom->cq_table) * SW_DOM_CQ, GFP_KERNEL_ACCOUNT);
 	dom->srq_table = kvzalloc(sizeof(*dom->srq_table) * SW_DOM_SRQ, GFP_KERNEL_ACCOUNT);
 	dom->qp_table = kvzalloc(sizeof(*dom->qp_table) * SW_DOM_QP, GFP_KERNEL_ACCOUNT);
-	if (!dom->keygen || !dom->cq_table || !dom->srq_table || !dom->qp_table)
+	if (!dom->keygen || !dom->cq_table || !dom->srq_table || !dom->qp_table || !dom->mw_table)
 		goto err;
 	ret = sw_arena_init(dom, sw->shm, sw->heap_bytes);
 	if (ret)
@@ -676,6 +762,29 @@ static int sw_arena_qp_error(struct uabi_call *call)
 	return qp ? 0 : -ENOENT;
 }
 
+/* A LOCAL_INV work request of QP UABI_SW_ATTR_QPN, or a SEND_WITH_INV
+ * that it received (UABI_SW_INV_REMOTE): both QPs are the caller's user's. */
+static int sw_arena_invalidate(struct uabi_call *call)
+{
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
+	u32 qpn = uabi_attr_get_u32(call, UABI_SW_ATTR_QPN, 0);
+	u32 rkey = uabi_attr_get_u32(call, UABI_SW_ATTR_RKEY, 0);
+	u32 flags = uabi_attr_get_u32(call, UABI_SW_ATTR_INV_FLAGS, 0);
+	struct uabi_qp *qp;
+	int ret = -ENOENT;
+
+	if (flags & ~UABI_SW_INV_REMOTE)
+		return -EINVAL;
+	if (qpn < sw_qp_first(dom) || qpn - sw_qp_first(dom) >= SW_DOM_QP)
+		return -EINVAL;
+	mutex_lock(&dom->lock);
+	qp = dom->qp_table[qpn - sw_qp_first(dom)];
+	if (qp)
+		ret = sw_invalidate(dom, qp, rkey, flags & UABI_SW_INV_REMOTE);
+	mutex_unlock(&dom->lock);
+	return ret;
+}
+
 static int sw_arena_locate_srq(struct uabi_call *call)
 {
 	struct uabi_srq *srq = uobj_data(uabi_attr_uobj(call, UABI_SW_ATTR_SRQ));
@@ -706,6 +815,10 @@ static const struct uabi_object_def sw_arena_object = {
 		{ .id = UABI_SW_ARENA_QP_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_qp_error,
 		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_QPN, u32, MAND)) },
+		{ .id = UABI_SW_ARENA_INVALIDATE, .handler = sw_arena_invalidate,
+		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_QPN, u32, MAND),
+			     UABI_IN(UABI_SW_ATTR_RKEY, u32, MAND),
+			     UABI_IN(UABI_SW_ATTR_INV_FLAGS, u32, 0)) },
 		{ .id = UABI_SW_ARENA_LOCATE_SRQ, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_locate_srq,
 		  UABI_ATTRS(UABI_HANDLE(UABI_SW_ATTR_SRQ, UABI_OBJ_SRQ,
@@ -728,6 +841,9 @@ static const struct uabi_device_ops sw_ops = {
 	.dealloc_pd = sw_dealloc_pd,
 	.reg_mr = sw_reg_mr,
 	.dereg_mr = sw_dereg_mr,
+	.alloc_mw = sw_alloc_mw,
+	.dealloc_mw = sw_dealloc_mw,
+	.bind_mw = sw_bind_mw,
 	.rereg_mr = sw_rereg_mr,
 	.create_cq = sw_create_cq,
 	.resize_cq = sw_resize_cq,

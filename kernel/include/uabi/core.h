@@ -188,6 +188,14 @@ static inline void *uobj_data(struct uabi_uobject *uobj)
 	return uobj->data;
 }
 
+/* The uobject whose type data @data is (the inverse of uobj_data()): for
+ * drivers that keep the core's type structs (a struct uabi_srq...) in
+ * their tables and need the handle or user handle of one. */
+static inline struct uabi_uobject *uabi_uobj_of(void *data)
+{
+	return container_of(data, struct uabi_uobject, data);
+}
+
 /* objects.c: the only place that decides object lifetime. */
 struct uabi_uobject *uabi_uobj_lookup(struct uabi_context *ctx, u32 handle,
 				      u16 type, u8 access);
@@ -380,6 +388,25 @@ struct uabi_ah {
 	struct uabi_ah_attr attr;
 	void *drv;
 };
+
+/* A memory window.  While bound it holds a use count on its MR's uobject
+ * (the MR cannot be deregistered meanwhile: -EBUSY).  Its binding changes
+ * only through uabi_mw_set_binding(), which the driver calls under the lock
+ * that orders its binds and invalidations (an invalidation may come from
+ * another context of the user: a peer's SEND_WITH_INV). */
+struct uabi_mw {
+	u32 type;			/* UABI_MW_TYPE_* */
+	u32 rkey;			/* the current key */
+	struct uabi_context *ctx;
+	struct uabi_pd *pd;
+	struct uabi_uobject *bound_mr;	/* NULL: not bound */
+	u32 qpn;			/* type 2: bound through this QP (driver's) */
+	void *drv;
+};
+
+/* The window is bound to @mr (NULL: to nothing) under @rkey: moves the
+ * hold from the old MR to the new one. */
+void uabi_mw_set_binding(struct uabi_mw *mw, struct uabi_mr *mr, u32 rkey);
 
 /* A QP.  Ordinary QPs belong to one uobject; an XRC receive QP belongs to
  * its domain and lives while any registration (a QP uobject of type

@@ -42,7 +42,16 @@ struct uabi_device_ops {
 	void (*destroy_srq)(struct uabi_device *dev, struct uabi_srq *srq);
 	int (*create_ah)(struct uabi_device *dev, struct uabi_ah *ah);
 	void (*destroy_ah)(struct uabi_device *dev, struct uabi_ah *ah);
-	int (*alloc_mw)(struct uabi_device *dev, u32 type);
+	/* Memory windows: alloc_mw fills mw->rkey; dealloc_mw forgets the
+	 * window (and unbinds it).  bind_mw gets a bind the core checked
+	 * (PDs, access, the range within @mr; @mr NULL: unbind a type 1
+	 * window), checks that bind->rkey keeps the window's index, and
+	 * publishes it with uabi_mw_set_binding().  Invalidations are the
+	 * driver's own (they name a key). */
+	int (*alloc_mw)(struct uabi_device *dev, struct uabi_mw *mw);
+	void (*dealloc_mw)(struct uabi_device *dev, struct uabi_mw *mw);
+	int (*bind_mw)(struct uabi_device *dev, struct uabi_mw *mw, struct uabi_mr *mr,
+		       struct uabi_qp *qp, const struct uabi_mw_bind *bind);
 
 	/* A user's first context opens, its last one closed: per-user
 	 * state in user->drv (called with dev->lock held). */

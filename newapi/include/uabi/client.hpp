@@ -32,6 +32,11 @@ struct MrInfo {
 	std::uint32_t rkey;
 };
 
+struct MwInfo {
+	Handle handle;
+	std::uint32_t rkey;
+};
+
 struct CqInfo {
 	Handle handle;
 	std::uint32_t cqe;
@@ -235,8 +240,13 @@ public:
 				       const uabi_qp_attr &attr, std::uint32_t mask);
 	Result<uabi_qp_attr> query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn);
 
-	// EOPNOTSUPP on the software device.
-	Result<Handle> alloc_mw(Ref pd, std::uint32_t type);
+	// Memory windows (type UABI_MW_TYPE_1 or _2): an unbound window and
+	// its first key.  bind_mw binds it through @qp to @mr's range (length
+	// 0: unbinds a type 1 window; @mr may be absent then) and answers the
+	// key, bind.rkey.  Work requests (BIND_MW) call it in their turn.
+	Result<MwInfo> alloc_mw(Ref pd, std::uint32_t type);
+	Result<std::uint32_t> bind_mw(Handle mw, std::optional<Ref> mr, Ref qp,
+				      const uabi_mw_bind &bind);
 	Result<void> dealloc_mw(Handle mw);
 
 	Result<void> destroy(std::uint16_t object, Handle h);

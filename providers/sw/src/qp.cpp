@@ -53,10 +53,13 @@ std::uint32_t state_of(const QpRef &q)
 	return __atomic_load_n(&q.d->state, __ATOMIC_ACQUIRE);
 }
 
-// Translates [addr, addr+len) of key in the MR table; pd 0 = any.
+// Translates [addr, addr+len) of key in the MR table; pd 0 = any.  @via:
+// 0 for a local access (an lkey: MRs only), else the responder QP a remote
+// access comes through (an rkey: an MR, a window, or a type 2 window bound
+// to that QP).
 bool mr_check(const Device &dev, std::uint32_t key, std::uint64_t addr, std::uint64_t len,
 	      pid_t owner, std::uint32_t pd, std::uint32_t need, std::uint64_t *va,
-	      pid_t *mr_owner = nullptr)
+	      std::uint32_t via, pid_t *mr_owner = nullptr)
 {
 	uabi_sw_mr m;
 	if (!dev.mr_lookup(key, m))
@@ -64,6 +67,8 @@ bool mr_check(const Device &dev, std::uint32_t key, std::uint64_t addr, std::uin
 	if (owner && m.pid != owner)
 		return false;
 	if (pd && m.pd != pd)
+		return false;
+	if (m.type != UABI_SW_KEY_MR && (!via || (m.type == UABI_SW_KEY_MW2 && m.qpn != via)))
 		return false;
 	if ((m.access & need) != need)
 		return false;
@@ -170,7 +175,7 @@ std::uint32_t recv_iov(const Device &dev, const Wqe &w, std::uint32_t stride,
 		std::uint64_t lo = std::max(a, from), hi = std::min(b, from + len);
 		std::uint64_t va;
 		if (!mr_check(dev, sg[i].lkey, sg[i].addr, sg[i].length, t.owner, t.pd,
-			      kAccessLocalWrite, &va))
+			      kAccessLocalWrite, &va, 0))
 			return kWcLocProtErr;
 		if (lo < hi && !out.add(va + (lo - a), hi - lo, sg[i].lkey))
 			return kWcLocLenErr;
@@ -260,6 +265,10 @@ std::uint32_t wc_opcode(std::uint32_t wr_opcode)
 		return kWcFetchAdd;
 	case kWrAtomicWrite:
 		return kWcAtomicWrite;
+	case kWrBindMw:
+		return kWcBindMw;
+	case kWrLocalInv:
+		return kWcLocalInv;
 	default:
 		return kWcSend;
 	}
@@ -267,7 +276,13 @@ std::uint32_t wc_opcode(std::uint32_t wr_opcode)
 
 bool consumes_recv(std::uint32_t op)
 {
-	return op == kWrSend || op == kWrSendWithImm || op == kWrRdmaWriteWithImm;
+	return op == kWrSend || op == kWrSendWithImm || op == kWrSendWithInv ||
+	       op == kWrRdmaWriteWithImm;
+}
+
+bool is_send(std::uint32_t op)
+{
+	return op == kWrSend || op == kWrSendWithImm || op == kWrSendWithInv;
 }
 
 bool is_atomic(std::uint32_t op)
@@ -505,7 +520,7 @@ int Qp::check_local(const Sge *sg, int n, std::uint32_t need, bool inl, Iov &iov
 			continue;
 		std::uint64_t va = sg[i].addr;
 		if (!inl && !mr_check(dev_, sg[i].lkey, sg[i].addr, sg[i].length, dev_.pid(), pd,
-				      need, &va))
+				      need, &va, 0))
 			return kWcLocProtErr;
 		if (!out->add(va, sg[i].length))
 			return kWcLocLenErr;
@@ -514,9 +529,31 @@ int Qp::check_local(const Sge *sg, int n, std::uint32_t need, bool inl, Iov &iov
 	return 0;
 }
 
+// BIND_MW and LOCAL_INV: no responder, no data; the control half does them
+// now that their turn has come.
+Qp::Result Qp::exec_local(const SendWr &wr)
+{
+	MwRequest r;
+	r.qpn = qpn_;
+	if (wr.opcode == kWrBindMw) {
+		r.kind = MwRequest::Bind;
+		r.bind = &wr.bind;
+		r.rkey = wr.bind.rkey;
+	} else {
+		r.kind = MwRequest::LocalInv;
+		r.rkey = wr.invalidate_rkey;
+	}
+	const int err = mw_control_ ? mw_control_(r) : EOPNOTSUPP;
+	if (!err)
+		return {Outcome::Done, kWcSuccess, 0};
+	return {Outcome::Done, wr.opcode == kWrBindMw ? kWcMwBindErr : kWcLocQpOpErr, 0};
+}
+
 Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 {
 	const std::uint32_t op = wr.opcode;
+	if (op == kWrBindMw || op == kWrLocalInv)
+		return exec_local(wr);
 	const bool reliable = type_ != UABI_QPT_UC;
 	const Result dropped{Outcome::Done, kWcSuccess, 0};
 
@@ -555,7 +592,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	// A zero-length RDMA READ or WRITE needs no valid rkey or address
 	// (IBTA C9-88): only the responder QP's access flags are checked.
 	const bool zero_rdma = !is_atomic(op) && !total;
-	if (zero_rdma && op != kWrSend && op != kWrSendWithImm) {
+	if (zero_rdma && !is_send(op)) {
 		std::uint32_t need = op == kWrRdmaRead ? kAccessRemoteRead : kAccessRemoteWrite;
 		if (!(dest.access & need)) {
 			if (!reliable)
@@ -572,7 +609,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return reliable ? Result{Outcome::Done, kWcRemInvReqErr, 0} : dropped;
 		if (!(dest.access & need) ||
 		    !mr_check(dev_, wr.rkey, wr.remote_addr, len, xrc ? 0 : dest.pid,
-			      xrc ? 0 : dest.pd, need, &rva, &rowner)) {
+			      xrc ? 0 : dest.pd, need, &rva, dest_qpn, &rowner)) {
 			if (!reliable)
 				return dropped;
 			// IB: the responder NAKs and its QP goes to ERR with a
@@ -648,7 +685,10 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		rc.slid = UABI_SW_PORT_LID;
 		rc.sl = desc_->sl;
 		rc.solicited = (wr.send_flags & kSendSolicited) ? 1 : 0;
-		if (op != kWrSend) {
+		if (op == kWrSendWithInv) {
+			rc.wc_flags = kWcWithInv;
+			rc.imm_data = wr.invalidate_rkey;	// ibv_wc's invalidated_rkey
+		} else if (op != kWrSend) {
 			rc.wc_flags = kWcWithImm;
 			rc.imm_data = wr.imm_data;
 		}
@@ -661,16 +701,30 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		push_or_fail(dev_, t.cqn, rc, t.qp);
 		if (reliable)
 			mark_error(dev_, t.qp,
-				   local_status == kWcLocLenErr ? kEventQpReqErr : kEventQpAccessErr);
+				   local_status == kWcLocLenErr || local_status == kWcRemInvReqErr
+					   ? kEventQpReqErr
+					   : kEventQpAccessErr);
 		return reliable ? Result{Outcome::Done, remote_status, 0} : dropped;
 	};
 
 	switch (op) {
 	case kWrSend:
-	case kWrSendWithImm: {
+	case kWrSendWithImm:
+	case kWrSendWithInv: {
 		Iov remote;
 		if (std::uint32_t st = recv_iov(dev_, w, t.stride ? t.stride : kWqeMax, 0, total, t, remote))
 			return responder_error(st, st == kWcLocLenErr ? kWcRemInvReqErr : kWcRemOpErr);
+		// The window is invalid before the receiver sees the completion
+		// (and before the payload lands: IB invalidates at the first
+		// packet).
+		if (op == kWrSendWithInv) {
+			MwRequest inv;
+			inv.kind = MwRequest::RemoteInv;
+			inv.qpn = t.qpn;
+			inv.rkey = wr.invalidate_rkey;
+			if (!mw_control_ || mw_control_(inv))
+				return responder_error(kWcRemInvReqErr, kWcRemInvReqErr);
+		}
 		rc.opcode = kWcRecv;
 		rc.byte_len = std::uint32_t(total);
 		if (send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total))
@@ -959,11 +1013,12 @@ int Qp::post_send(const SendWr &wr)
 		break;
 	case UABI_QPT_UC:
 		ok = op == kWrSend || op == kWrSendWithImm || op == kWrRdmaWrite ||
-		     op == kWrRdmaWriteWithImm;
+		     op == kWrRdmaWriteWithImm || op == kWrLocalInv || op == kWrBindMw ||
+		     op == kWrSendWithInv;
 		break;
 	case UABI_QPT_RC:
 	case UABI_QPT_XRC_SEND:
-		ok = op <= kWrAtomicFetchAndAdd || op == kWrAtomicWrite;
+		ok = op <= kWrSendWithInv || op == kWrAtomicWrite;
 		break;
 	default:
 		ok = false;

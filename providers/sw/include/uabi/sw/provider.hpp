@@ -33,6 +33,7 @@ enum WcStatus : std::uint32_t {
 	kWcLocQpOpErr = 2,
 	kWcLocProtErr = 4,
 	kWcWrFlushErr = 5,
+	kWcMwBindErr = 6,
 	kWcLocAccessErr = 8,
 	kWcRemInvReqErr = 9,
 	kWcRemAccessErr = 10,
@@ -49,6 +50,8 @@ enum WcOpcode : std::uint32_t {
 	kWcRdmaRead = 2,
 	kWcCompSwap = 3,
 	kWcFetchAdd = 4,
+	kWcBindMw = 5,
+	kWcLocalInv = 6,
 	kWcAtomicWrite = 9,
 	kWcRecv = 128,
 	kWcRecvRdmaWithImm = 129,
@@ -57,6 +60,7 @@ enum WcOpcode : std::uint32_t {
 enum WcFlags : std::uint32_t {
 	kWcGrh = 1u << 0,
 	kWcWithImm = 1u << 1,
+	kWcWithInv = 1u << 3,	// Cqe::imm_data holds the invalidated rkey
 };
 
 enum WrOpcode : std::uint32_t {
@@ -67,6 +71,9 @@ enum WrOpcode : std::uint32_t {
 	kWrRdmaRead = 4,
 	kWrAtomicCmpAndSwp = 5,
 	kWrAtomicFetchAndAdd = 6,
+	kWrLocalInv = 7,	// SendWr::invalidate_rkey
+	kWrBindMw = 8,		// SendWr::bind
+	kWrSendWithInv = 9,	// SendWr::invalidate_rkey, the responder's
 	kWrAtomicWrite = 15,	// 8 bytes, in SendWr::compare_add
 };
 
@@ -82,6 +89,7 @@ enum Access : std::uint32_t {
 	kAccessRemoteWrite = 1u << 1,
 	kAccessRemoteRead = 1u << 2,
 	kAccessRemoteAtomic = 1u << 3,
+	kAccessMwBind = 1u << 4,
 };
 
 inline constexpr std::uint32_t kGrhBytes = 40;	// UD receive buffers start with it
@@ -105,6 +113,27 @@ struct AddressHandle {
 	std::uint8_t dgid[16] = {};
 };
 
+// A memory window bind (ibv_mw_bind_info): the window and the MR are the
+// verbs layer's objects, which it names to the control half.
+struct MwBind {
+	const void *mw = nullptr;
+	const void *mr = nullptr;
+	std::uint64_t addr = 0;
+	std::uint64_t length = 0;	// 0: unbind (type 1)
+	std::uint32_t access = 0;	// kAccessRemote*
+	std::uint32_t rkey = 0;		// the window's key after the bind
+};
+
+// What a memory window work request asks of the control half when its
+// turn comes (the bind or invalidation happens in order with the QP's
+// other work requests).
+struct MwRequest {
+	enum Kind : std::uint32_t { Bind, LocalInv, RemoteInv } kind = Bind;
+	std::uint32_t qpn = 0;		// LocalInv: this QP; RemoteInv: the responder
+	std::uint32_t rkey = 0;		// LocalInv, RemoteInv: the key
+	const MwBind *bind = nullptr;	// Bind
+};
+
 struct SendWr {
 	std::uint64_t wr_id = 0;
 	std::uint32_t opcode = kWrSend;	// WrOpcode
@@ -120,6 +149,8 @@ struct SendWr {
 	std::uint32_t remote_qpn = 0;		// UD
 	std::uint32_t remote_qkey = 0;		// UD
 	std::uint32_t remote_srqn = 0;		// XRC
+	std::uint32_t invalidate_rkey = 0;	// LOCAL_INV, SEND_WITH_INV
+	MwBind bind;				// BIND_MW
 };
 
 using Cqe = uabi_sw_cqe;
@@ -325,6 +356,10 @@ public:
 
 	// 0 or an errno for the verbs layer's bad_wr (EINVAL, ENOMEM).
 	int post_send(const SendWr &wr);
+	// Who executes memory window requests (0 or an errno); without it
+	// BIND_MW, LOCAL_INV and SEND_WITH_INV complete in error.
+	using MwControl = std::function<int(const MwRequest &)>;
+	void set_mw_control(MwControl c) { mw_control_ = std::move(c); }
 	int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge);
 	// After a successful modify: a QP entering ERR flushes what is
 	// outstanding.
@@ -357,6 +392,7 @@ private:
 	Result execute(const SendWr &wr);
 	Result exec_rc_uc(const SendWr &wr);
 	Result exec_ud(const SendWr &wr);
+	Result exec_local(const SendWr &wr);
 	void complete_send(const SendWr &wr, std::uint32_t status,
 			   std::uint32_t byte_len);
 	void enter_error();
@@ -379,6 +415,7 @@ private:
 	std::recursive_mutex lock_;
 	std::deque<Pending> pending_;
 	std::uint64_t last_rnr_ns_ = 0;
+	MwControl mw_control_;
 };
 
 } // namespace uabi::sw
