@@ -19,7 +19,8 @@ namespace
 	X(max_qp) X(max_qp_wr) X(device_cap_flags) X(max_sge) X(max_sge_rd) X(max_cq)              \
 	X(max_cqe) X(max_mr) X(max_pd) X(max_qp_rd_atom) X(max_res_rd_atom)                        \
 	X(max_qp_init_rd_atom) X(atomic_cap) X(max_mw) X(max_ah) X(max_srq) X(max_srq_wr)          \
-	X(max_srq_sge) X(max_pkeys) X(local_ca_ack_delay) X(phys_port_cnt)
+	X(max_srq_sge) X(max_pkeys) X(local_ca_ack_delay) X(phys_port_cnt) X(max_mcast_grp)        \
+	X(max_mcast_qp_attach) X(max_total_mcast_qp_attach)
 
 #define PORT_FIELDS(X)                                                                             \
 	X(port_cap_flags) X(max_msg_sz) X(bad_pkey_cntr) X(qkey_viol_cntr) X(gid_tbl_len)          \

@@ -299,6 +299,26 @@ Result<void> Encoder::dealloc_mw(Handle mw)
 	return send(&c, sizeof(c));
 }
 
+Result<void> Encoder::attach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid)
+{
+	Cmd<ib_uverbs_attach_mcast> c{};
+	frame(c, IB_USER_VERBS_CMD_ATTACH_MCAST, 0);
+	std::memcpy(c.core.gid, gid, 16);
+	c.core.qp_handle = qp;
+	c.core.mlid = lid;
+	return send(&c, sizeof(c));
+}
+
+Result<void> Encoder::detach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid)
+{
+	Cmd<ib_uverbs_detach_mcast> c{};
+	frame(c, IB_USER_VERBS_CMD_DETACH_MCAST, 0);
+	std::memcpy(c.core.gid, gid, 16);
+	c.core.qp_handle = qp;
+	c.core.mlid = lid;
+	return send(&c, sizeof(c));
+}
+
 // ------------------------------------------------------------------- CQ
 
 Result<int> Encoder::create_comp_channel()

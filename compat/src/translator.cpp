@@ -1171,6 +1171,27 @@ struct Translator::Impl {
 		return lookup_err(st);
 	}
 
+	// ATTACH_MCAST, DETACH_MCAST: QP/ATTACH_MCAST and DETACH_MCAST.
+	int mcast(const Req &r, std::uint16_t method)
+	{
+		ib_uverbs_attach_mcast cmd;
+		if (int e = request(r, cmd))
+			return e;
+		uabi_mcast mc{};
+		std::memcpy(mc.gid, cmd.gid, sizeof(mc.gid));
+		mc.lid = cmd.mlid;
+		Wire m = w();
+		m.begin();
+		m.cmd(UABI_OBJ_QP, method, cmd.qp_handle);
+		m.in(UABI_ATTR_QP_MCAST, mc);
+		int st = exec(m);
+		if (st == kDry)
+			return 0;
+		return lookup_err(st);
+	}
+	int attach_mcast(const Req &r) { return mcast(r, UABI_QP_ATTACH_MCAST); }
+	int detach_mcast(const Req &r) { return mcast(r, UABI_QP_DETACH_MCAST); }
+
 	int query_srq(const Req &r)
 	{
 		ib_uverbs_query_srq cmd;
@@ -1563,8 +1584,8 @@ const I::Spec I::kUpstream[] = {
     {K::Io, RQ(ib_uverbs_destroy_qp), RQ(ib_uverbs_destroy_qp_resp), &I::destroy_qp},
     /* 28 POST_SEND */ {K::NotSupp, 0, 0, nullptr},
     /* 29 POST_RECV */ {K::NotSupp, 0, 0, nullptr},
-    /* 30 ATTACH_MCAST */ {K::NotSupp, 0, 0, nullptr},
-    /* 31 DETACH_MCAST */ {K::NotSupp, 0, 0, nullptr},
+    /* 30 ATTACH_MCAST */ {K::I, RQ(ib_uverbs_attach_mcast), 0, &I::attach_mcast},
+    /* 31 DETACH_MCAST */ {K::I, RQ(ib_uverbs_detach_mcast), 0, &I::detach_mcast},
     /* 32 CREATE_SRQ */
     {K::UdataIo, RQ(ib_uverbs_create_srq), RQ(ib_uverbs_create_srq_resp), &I::create_srq},
     /* 33 MODIFY_SRQ */ {K::UdataI, RQ(ib_uverbs_modify_srq), 0, &I::modify_srq},

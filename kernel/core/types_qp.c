@@ -17,7 +17,12 @@ static int check_cap(struct uabi_device *dev, const struct uabi_qp_init *init,
 	const struct uabi_qp_cap *c = &init->cap;
 	const struct uabi_device_attr *d = &dev->attr;
 
-	if (init->create_flags || init->reserved || c->reserved)
+	if (init->reserved || c->reserved)
+		return -EINVAL;
+	if (init->create_flags & ~UABI_QP_CREATE_BLOCK_SELF_MCAST_LB)
+		return -EINVAL;
+	/* Loopback of multicast: only UD QPs send multicast. */
+	if (init->create_flags && init->qp_type != UABI_QPT_UD)
 		return -EINVAL;
 	if (c->max_send_wr > d->max_qp_wr || c->max_send_sge > d->max_sge ||
 	    c->max_inline_data > d->max_inline_data)
@@ -155,6 +160,7 @@ static int qp_create(struct uabi_call *call)
 	qp->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_QP_PD));
 	INIT_LIST_HEAD(&qp->regs);
 	INIT_LIST_HEAD(&qp->dev_node);
+	INIT_LIST_HEAD(&qp->mcast);
 
 	uobj = uabi_call_create(call, UABI_OBJ_QP);
 	if (IS_ERR(uobj)) {
@@ -242,6 +248,99 @@ static int qp_query(struct uabi_call *call)
 	return 0;
 }
 
+/* ------------------------------------------------------------- multicast */
+struct mcast_node {
+	struct list_head node;
+	struct uabi_mcast m;
+};
+
+/* ff00::/8, or an IPv4-mapped multicast address (::ffff:224.0.0.0/4), as
+ * Linux's rdma_is_multicast_addr(). */
+static bool gid_is_multicast(const u8 *gid)
+{
+	static const u8 v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (gid[0] == 0xff)
+		return true;
+	return !memcmp(gid, v4_mapped, sizeof(v4_mapped)) && (gid[12] & 0xf0) == 0xe0;
+}
+
+static struct mcast_node *mcast_find(struct uabi_qp *qp, const struct uabi_mcast *m)
+{
+	struct mcast_node *n;
+
+	list_for_each_entry(n, &qp->mcast, node)
+		if (n->m.lid == m->lid && !memcmp(n->m.gid, m->gid, sizeof(m->gid)))
+			return n;
+	return NULL;
+}
+
+/* Checks as Linux's ib_attach_mcast(): a UD QP, a multicast GID, and (the
+ * port is InfiniBand) a multicast LID that is not the permissive one. */
+static int mcast_args(struct uabi_call *call, struct uabi_qp **qp, struct uabi_mcast *m)
+{
+	struct uabi_qp_handle *h = uobj_data(call->target);
+
+	uabi_attr_get(call, UABI_ATTR_QP_MCAST, m, sizeof(*m));
+	*qp = h->qp;
+	if (!call->dev->ops->attach_mcast)
+		return -EOPNOTSUPP;
+	if (m->reserved0 || m->reserved1)
+		return -EINVAL;
+	if ((*qp)->qp_type != UABI_QPT_UD || !gid_is_multicast(m->gid) ||
+	    m->lid < 0xc000 || m->lid == 0xffff)
+		return -EINVAL;
+	return 0;
+}
+
+static int qp_attach_mcast(struct uabi_call *call)
+{
+	struct uabi_device *dev = call->dev;
+	struct mcast_node *n;
+	struct uabi_mcast m;
+	struct uabi_qp *qp;
+	int ret = mcast_args(call, &qp, &m);
+
+	if (ret)
+		return ret;
+	if (mcast_find(qp, &m))
+		return 0;	/* attached already */
+	n = kzalloc(sizeof(*n), GFP_KERNEL_ACCOUNT);
+	if (!n)
+		return -ENOMEM;
+	n->m = m;
+	ret = dev->ops->attach_mcast(dev, qp, &m);
+	if (ret) {
+		kfree(n);
+		return ret;
+	}
+	list_add_tail(&n->node, &qp->mcast);
+	return 0;
+}
+
+static void mcast_drop(struct uabi_device *dev, struct uabi_qp *qp, struct mcast_node *n)
+{
+	dev->ops->detach_mcast(dev, qp, &n->m);
+	list_del(&n->node);
+	kfree(n);
+}
+
+static int qp_detach_mcast(struct uabi_call *call)
+{
+	struct mcast_node *n;
+	struct uabi_mcast m;
+	struct uabi_qp *qp;
+	int ret = mcast_args(call, &qp, &m);
+
+	if (ret)
+		return ret;
+	n = mcast_find(qp, &m);
+	if (!n)
+		return -EINVAL;
+	mcast_drop(call->dev, qp, n);
+	return 0;
+}
+
 int uabi_qp_handle_destroy(struct uabi_uobject *uobj)
 {
 	struct uabi_qp_handle *h = uobj_data(uobj);
@@ -250,6 +349,8 @@ int uabi_qp_handle_destroy(struct uabi_uobject *uobj)
 
 	if (qp_shared(qp))
 		return uabi_xrc_unregister(dev, h);
+	while (!list_empty(&qp->mcast))
+		mcast_drop(dev, qp, list_first_entry(&qp->mcast, struct mcast_node, node));
 	if (dev->ops->destroy_qp)
 		dev->ops->destroy_qp(dev, qp);
 	kfree(qp);
@@ -287,6 +388,12 @@ const struct uabi_object_def uabi_type_qp = {
 			     UABI_OUT(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, 0),
 			     UABI_OUT(UABI_ATTR_QP_INIT_OUT, struct uabi_qp_init, 0),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
+		{ .id = UABI_QP_ATTACH_MCAST, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = qp_attach_mcast,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_MCAST, struct uabi_mcast, MAND)) },
+		{ .id = UABI_QP_DETACH_MCAST, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = qp_detach_mcast,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_MCAST, struct uabi_mcast, MAND)) },
 		UABI_DESTROY_METHOD,
 	),
 };

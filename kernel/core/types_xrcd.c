@@ -131,6 +131,7 @@ static struct uabi_qp *new_rcv_qp(struct uabi_device *dev, struct uabi_user *use
 	qp->xrcd = x;
 	qp->user = user;	/* the domain's user: every registration is */
 	INIT_LIST_HEAD(&qp->regs);
+	INIT_LIST_HEAD(&qp->mcast);
 	if (dev->ops->create_qp) {
 		ret = dev->ops->create_qp(dev, qp);
 		if (ret)

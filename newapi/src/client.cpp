@@ -773,6 +773,28 @@ Result<uabi_qp_attr> Context::query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn)
 
 // MW.
 
+namespace {
+Command mcast_cmd(std::uint16_t method, Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid)
+{
+	uabi_mcast m{};
+	std::memcpy(m.gid, gid, sizeof(m.gid));
+	m.lid = lid;
+	Command c(UABI_OBJ_QP, method, qp);
+	c.add_in(UABI_ATTR_QP_MCAST, m);
+	return c;
+}
+} // namespace
+
+Result<void> Context::attach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid)
+{
+	return simple(mcast_cmd(UABI_QP_ATTACH_MCAST, qp, gid, lid));
+}
+
+Result<void> Context::detach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid)
+{
+	return simple(mcast_cmd(UABI_QP_DETACH_MCAST, qp, gid, lid));
+}
+
 Result<MwInfo> Context::alloc_mw(Ref pd, std::uint32_t type)
 {
 	Command c(UABI_OBJ_MW, UABI_METHOD_CREATE);

@@ -3,6 +3,8 @@
 // creating a QP directly in INIT, RTR or RTS.
 #include "support/uabi_test.hpp"
 
+#include <array>
+
 using namespace uabi;
 using namespace uabi::test;
 
@@ -309,3 +311,113 @@ TEST_F(Qp, CreateWithAnInvalidValueOrTargetIsEINVALAndCreatesNothing)
 }
 
 } // namespace
+
+// ------------------------------------------------------------- multicast
+namespace
+{
+constexpr std::uint8_t kGroupGid[16] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+std::array<std::uint8_t, 16> group_gid(std::uint32_t n)
+{
+	std::array<std::uint8_t, 16> g{};
+	std::memcpy(g.data(), kGroupGid, 16);
+	g[12] = std::uint8_t(n >> 24);
+	g[13] = std::uint8_t(n >> 16);
+	g[14] = std::uint8_t(n >> 8);
+	g[15] = std::uint8_t(n);
+	return g;
+}
+
+Result<void> attach(Context &c, Handle qp, const std::array<std::uint8_t, 16> &g, std::uint16_t lid,
+		    bool on = true)
+{
+	std::uint8_t gid[16];
+	std::memcpy(gid, g.data(), 16);
+	return on ? c.attach_mcast(qp, gid, lid) : c.detach_mcast(qp, gid, lid);
+}
+} // namespace
+
+TEST_F(Qp, DeviceReportsItsMulticastLimits)
+{
+	DeviceInfo d = NEED(ctx().query_device());
+	EXPECT_GT(d.attr.max_mcast_grp, 0u);
+	EXPECT_GT(d.attr.max_mcast_qp_attach, 0u);
+	EXPECT_EQ(d.attr.max_total_mcast_qp_attach, d.attr.max_mcast_grp * d.attr.max_mcast_qp_attach);
+}
+
+TEST_F(Qp, MulticastAttachChecksAsLinuxDoes)
+{
+	QpInfo ud = make_qp(ctx(), env_, UABI_QPT_UD);
+	QpInfo rc = make_qp(ctx(), env_, UABI_QPT_RC);
+	const auto g = group_gid(1);
+	EXPECT_ERRNO(attach(ctx(), rc.handle, g, 0xc001), EINVAL) << "UD QPs only";
+	auto unicast = g;
+	unicast[0] = 0xfe;
+	EXPECT_ERRNO(attach(ctx(), ud.handle, unicast, 0xc001), EINVAL) << "not a multicast GID";
+	EXPECT_ERRNO(attach(ctx(), ud.handle, g, 0xbfff), EINVAL) << "a unicast LID";
+	EXPECT_ERRNO(attach(ctx(), ud.handle, g, 0xffff), EINVAL) << "the permissive LID";
+	EXPECT_ERRNO(attach(ctx(), Handle(9999), g, 0xc001), ENOENT);
+	// IPv4-mapped multicast (224.0.0.0/4) is a multicast GID too.
+	std::array<std::uint8_t, 16> v4{};
+	v4[10] = v4[11] = 0xff;
+	v4[12] = 239;
+	v4[15] = 1;
+	EXPECT_OK(attach(ctx(), ud.handle, v4, 0xc002));
+	v4[12] = 192;
+	EXPECT_ERRNO(attach(ctx(), ud.handle, v4, 0xc002), EINVAL) << "IPv4-mapped unicast";
+
+	EXPECT_OK(attach(ctx(), ud.handle, g, 0xc001));
+	EXPECT_OK(attach(ctx(), ud.handle, g, 0xc001)) << "attached already: nothing to do";
+	EXPECT_OK(attach(ctx(), ud.handle, g, 0xc001, false));
+	EXPECT_ERRNO(attach(ctx(), ud.handle, g, 0xc001, false), EINVAL) << "not attached";
+	EXPECT_ERRNO(attach(ctx(), ud.handle, g, 0xc003, false), EINVAL) << "another LID";
+	// A QP attached to groups is destroyed as any other.
+	EXPECT_OK(attach(ctx(), ud.handle, g, 0xc001));
+	EXPECT_OK(ctx().destroy_qp(ud.handle));
+	EXPECT_OK(ctx().destroy_qp(rc.handle));
+}
+
+TEST_F(Qp, MulticastLimitsAreEnforcedAndFreedWithTheQps)
+{
+	DeviceInfo d = NEED(ctx().query_device());
+	const std::uint32_t per_group = d.attr.max_mcast_qp_attach;
+	const std::uint32_t groups = d.attr.max_mcast_grp;
+	ASSERT_LE(per_group, 1024u);
+	ASSERT_LE(groups, 4096u);
+	std::vector<Handle> qps;
+	for (std::uint32_t i = 0; i <= per_group; i++)
+		qps.push_back(make_qp(ctx(), env_, UABI_QPT_UD).handle);
+	const auto g = group_gid(7);
+	for (std::uint32_t i = 0; i < per_group; i++)
+		ASSERT_OK(attach(ctx(), qps[i], g, 0xc007)) << i;
+	EXPECT_ERRNO(attach(ctx(), qps[per_group], g, 0xc007), ENOMEM) << "max_mcast_qp_attach";
+	// One QP in every other group the user may have.
+	for (std::uint32_t n = 1; n < groups; n++)
+		ASSERT_OK(attach(ctx(), qps[per_group], group_gid(1000 + n), 0xc100)) << n;
+	EXPECT_ERRNO(attach(ctx(), qps[per_group], group_gid(99999), 0xc100), ENOMEM) << "max_mcast_grp";
+	// Destroying the QPs detaches them: every group is free again.
+	for (Handle q : qps)
+		EXPECT_OK(ctx().destroy_qp(q));
+	QpInfo ud = make_qp(ctx(), env_, UABI_QPT_UD);
+	for (std::uint32_t n = 0; n < groups; n++)
+		ASSERT_OK(attach(ctx(), ud.handle, group_gid(5000 + n), 0xc200)) << n;
+	EXPECT_OK(ctx().destroy_qp(ud.handle));
+}
+
+TEST_F(Qp, BlockingMulticastLoopbackIsForUdQps)
+{
+	QpCreate c = create_args(UABI_QPT_UD);
+	c.init.create_flags = UABI_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	QpInfo ud = NEED(ctx().create_qp(c));
+	QpQuery q = NEED(ctx().query_qp(ud.handle));
+	EXPECT_EQ(q.init.create_flags, unsigned(UABI_QP_CREATE_BLOCK_SELF_MCAST_LB));
+	EXPECT_OK(ctx().destroy_qp(ud.handle));
+	Snapshot before = snapshot(ctx());
+	c = create_args(UABI_QPT_RC);
+	c.init.create_flags = UABI_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	EXPECT_ERRNO(ctx().create_qp(c), EINVAL);
+	c = create_args(UABI_QPT_UD);
+	c.init.create_flags = 1u << 0;
+	EXPECT_ERRNO(ctx().create_qp(c), EINVAL) << "a flag the device does not have";
+	expect_snapshot_eq(before, snapshot(ctx()), "after the refused QPs");
+}

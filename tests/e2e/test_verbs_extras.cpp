@@ -10,6 +10,8 @@
 #include <atomic>
 #include <ctime>
 #include <thread>
+#include <unistd.h>
+#include <sys/wait.h>
 
 using namespace e2e;
 
@@ -640,6 +642,277 @@ TEST_F(Windows, BindVerbChecksWhatLibibverbsChecks)
 	ASSERT_EQ(ibv_bind_mw(b.qp, w1, &mb), 0);
 	EXPECT_EQ(one(b.scq).status, IBV_WC_MW_BIND_ERR);
 	EXPECT_NE(w1->rkey, before) << "libibverbs' providers set the key when they post";
+}
+
+// --------------------------------------------------------------- multicast
+// UD multicast: a send to a group's LID and GID reaches every QP of the
+// user attached to it, once each.
+constexpr uint16_t kMlid = 0xc001;
+constexpr uint32_t kQkey = 0x11111111; // the fixture's UD qkey
+
+ibv_gid group(uint8_t n)
+{
+	ibv_gid g{};
+	g.raw[0] = 0xff;
+	g.raw[1] = 0x0e;
+	g.raw[15] = n;
+	return g;
+}
+
+ibv_ah *mcast_ah(ibv_pd *pd, const ibv_gid &g, uint16_t lid = kMlid)
+{
+	ibv_ah_attr aa{};
+	aa.dlid = lid;
+	aa.port_num = 1;
+	aa.is_global = 1;
+	aa.grh.dgid = g;
+	aa.grh.hop_limit = 1;
+	return ibv_create_ah(pd, &aa);
+}
+
+class Multicast : public ::testing::Test {
+protected:
+	// Receive buffers are the first 8 KiB of each endpoint's buffer; a
+	// sends from further on.
+	static constexpr std::size_t kSendOff = 60000;
+	Endpoint a, b, c;
+	ibv_ah *ah = nullptr;
+
+	void SetUp() override
+	{
+		for (Endpoint *e : {&a, &b, &c}) {
+			ASSERT_NO_FATAL_FAILURE(e->open());
+			ASSERT_NO_FATAL_FAILURE(e->make_qp(IBV_QPT_UD));
+			ASSERT_NO_FATAL_FAILURE(e->connect(0));
+			for (int i = 0; i < 8; i++)
+				ASSERT_EQ(e->post_recv(100 + i, 1024 * i, 1024), 0);
+		}
+		ah = mcast_ah(a.pd, group(1));
+		ASSERT_NE(ah, nullptr) << strerror(errno);
+	}
+	void TearDown() override
+	{
+		if (ah) {
+			EXPECT_EQ(ibv_destroy_ah(ah), 0);
+		}
+	}
+	// a sends @len bytes of a pattern to the group.
+	void send(uint32_t len = 100, uint32_t qkey = kQkey)
+	{
+		for (uint32_t i = 0; i < len; i++)
+			a.buf[kSendOff + i] = static_cast<unsigned char>(0x40 + i);
+		ASSERT_EQ(a.post_ud_send(1, kSendOff, len, ah, 0xffffff, qkey), 0);
+		auto s = poll_n(a.scq, 1);
+		ASSERT_EQ(s.size(), 1u);
+		EXPECT_EQ(s[0].status, IBV_WC_SUCCESS);
+	}
+	// What @e received: each completion checked (the GRH and payload of
+	// a 100-byte send from a).
+	int received(Endpoint &e, int ms = 200)
+	{
+		auto r = poll_n(e.rcq, 16, ms);
+		for (const ibv_wc &w : r) {
+			EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+			EXPECT_EQ(w.opcode, IBV_WC_RECV);
+			EXPECT_EQ(w.byte_len, 140u);
+			EXPECT_TRUE(w.wc_flags & IBV_WC_GRH);
+			EXPECT_EQ(w.src_qp, a.qp->qp_num);
+			const unsigned char *buf = e.buf.data() + 1024 * (w.wr_id - 100);
+			const auto *grh = reinterpret_cast<const ibv_grh *>(buf);
+			EXPECT_EQ(0, std::memcmp(grh->dgid.raw, group(1).raw, 16)) << "the GRH names the group";
+			for (int i = 0; i < 100; i++)
+				if (buf[40 + i] != static_cast<unsigned char>(0x40 + i)) {
+					ADD_FAILURE() << "payload byte " << i;
+					break;
+				}
+		}
+		return int(r.size());
+	}
+};
+
+TEST_F(Multicast, DeviceReportsItsLimits)
+{
+	ibv_device_attr d{};
+	ASSERT_EQ(ibv_query_device(a.ctx, &d), 0);
+	EXPECT_GT(d.max_mcast_grp, 0);
+	EXPECT_GT(d.max_mcast_qp_attach, 0);
+	EXPECT_EQ(d.max_total_mcast_qp_attach, d.max_mcast_grp * d.max_mcast_qp_attach);
+}
+
+TEST_F(Multicast, EveryAttachedQpReceivesOnce)
+{
+	const ibv_gid g = group(1);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, kMlid), 0);
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g, kMlid), 0);
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g, kMlid), 0) << "again: still one membership";
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(received(b), 1);
+	EXPECT_EQ(received(c), 1);
+	EXPECT_EQ(received(a, 50), 0) << "the sender is not a member";
+}
+
+TEST_F(Multicast, TheSendersOwnQpReceivesUnlessItBlocksLoopback)
+{
+	const ibv_gid g = group(1);
+	ASSERT_EQ(ibv_attach_mcast(a.qp, &g, kMlid), 0);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, kMlid), 0);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(received(a), 1) << "loopback, as IB delivers to every member";
+	EXPECT_EQ(received(b), 1);
+
+	// A second sender on a, created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+	ibv_qp_init_attr_ex x{};
+	x.send_cq = a.scq;
+	x.recv_cq = a.rcq;
+	x.qp_type = IBV_QPT_UD;
+	x.cap.max_send_wr = x.cap.max_recv_wr = 8;
+	x.cap.max_send_sge = x.cap.max_recv_sge = 1;
+	x.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	x.pd = a.pd;
+	x.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	ibv_qp *quiet = ibv_create_qp_ex(a.ctx, &x);
+	ASSERT_NE(quiet, nullptr) << strerror(errno);
+	ASSERT_NO_FATAL_FAILURE(Endpoint::connect_qp(quiet, 0));
+	ASSERT_EQ(ibv_attach_mcast(quiet, &g, kMlid), 0);
+	ibv_sge rs{a.addr(8 * 1024), 1024, a.mr->lkey};
+	ibv_recv_wr rw{}, *rbad = nullptr;
+	rw.wr_id = 500;
+	rw.sg_list = &rs;
+	rw.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(quiet, &rw, &rbad), 0);
+	for (uint32_t i = 0; i < 100; i++)
+		a.buf[kSendOff + i] = static_cast<unsigned char>(0x40 + i);
+	ibv_sge ss{a.addr(kSendOff), 100, a.mr->lkey};
+	ibv_send_wr sw{}, *sbad = nullptr;
+	sw.sg_list = &ss;
+	sw.num_sge = 1;
+	sw.opcode = IBV_WR_SEND;
+	sw.send_flags = IBV_SEND_SIGNALED;
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = 0xffffff;
+	sw.wr.ud.remote_qkey = kQkey;
+	ASSERT_EQ(ibv_post_send(quiet, &sw, &sbad), 0);
+	ASSERT_EQ(poll_n(a.scq, 1).size(), 1u);
+	auto r = poll_n(a.rcq, 16, 200);
+	ASSERT_EQ(r.size(), 1u) << "a's first QP receives, the blocking sender does not";
+	EXPECT_EQ(r[0].qp_num, a.qp->qp_num);
+	EXPECT_EQ(r[0].src_qp, quiet->qp_num);
+	auto rb = poll_n(b.rcq, 16, 200);
+	ASSERT_EQ(rb.size(), 1u) << "the other members do";
+	EXPECT_EQ(rb[0].src_qp, quiet->qp_num);
+	EXPECT_EQ(ibv_destroy_qp(quiet), 0);
+}
+
+TEST_F(Multicast, DetachedQpsAndOtherGroupsReceiveNothing)
+{
+	const ibv_gid g1 = group(1), g2 = group(2);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g1, kMlid), 0);
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g2, kMlid + 1), 0);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(received(b), 1);
+	EXPECT_EQ(received(c, 50), 0) << "another group";
+	ASSERT_EQ(ibv_detach_mcast(b.qp, &g1, kMlid), 0);
+	EXPECT_EQ(ibv_detach_mcast(b.qp, &g1, kMlid), EINVAL) << "not attached any more";
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(received(b, 50), 0) << "detached";
+}
+
+TEST_F(Multicast, EachMemberChecksItsQkey)
+{
+	const ibv_gid g = group(1);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, kMlid), 0);
+	ASSERT_NO_FATAL_FAILURE(send(100, 0x2222));
+	EXPECT_EQ(received(b, 50), 0) << "a wrong qkey is dropped";
+}
+
+TEST_F(Multicast, AttachErrnos)
+{
+	const ibv_gid g = group(1);
+	ibv_gid unicast = g;
+	unicast.raw[0] = 0xfe;
+	EXPECT_EQ(ibv_attach_mcast(b.qp, &unicast, kMlid), EINVAL);
+	EXPECT_EQ(ibv_attach_mcast(b.qp, &g, 0x0005), EINVAL) << "a unicast LID";
+	Endpoint r;
+	ASSERT_NO_FATAL_FAILURE(r.open());
+	ASSERT_NO_FATAL_FAILURE(r.make_qp(IBV_QPT_RC));
+	EXPECT_EQ(ibv_attach_mcast(r.qp, &g, kMlid), EINVAL) << "UD QPs only";
+}
+
+// Members in other processes (a backend the processes share: ctest runs
+// this on uabid, and the qemu guest on the kernel module).
+int member(int ready_fd, int go_fd)
+{
+	Endpoint e;
+	e.open();
+	e.make_qp(IBV_QPT_UD);
+	e.connect(0);
+	if (::testing::Test::HasFailure())
+		return 10;
+	const ibv_gid g = group(1);
+	if (ibv_attach_mcast(e.qp, &g, kMlid) || e.post_recv(1, 0, 1024) || e.post_recv(2, 1024, 1024))
+		return 11;
+	uint32_t sender = 0;
+	if (write(ready_fd, "R", 1) != 1 || read(go_fd, &sender, 4) != 4)
+		return 12;
+	auto r = poll_n(e.rcq, 1, 5000);
+	if (r.empty())
+		return 13;	// no copy
+	if (poll_quiet(e.rcq, 200))
+		return 14;	// more than one
+	if (r[0].status != IBV_WC_SUCCESS || r[0].byte_len != 140 || r[0].src_qp != sender)
+		return 15;
+	for (int i = 0; i < 100; i++)
+		if (e.buf[40 + i] != static_cast<unsigned char>(0x40 + i))
+			return 16;
+	return 0;
+}
+
+TEST(MulticastProcesses, EveryMemberProcessReceivesOneCopy)
+{
+	constexpr int kKids = 2;
+	pid_t kid[kKids];
+	int ready[kKids][2], go[kKids][2];
+	for (int k = 0; k < kKids; k++) {
+		ASSERT_EQ(pipe(ready[k]), 0);
+		ASSERT_EQ(pipe(go[k]), 0);
+		kid[k] = fork();
+		ASSERT_GE(kid[k], 0);
+		if (kid[k] == 0) {
+			alarm(30);
+			_exit(member(ready[k][1], go[k][0]));
+		}
+	}
+	for (int k = 0; k < kKids; k++) {
+		char c = 0;
+		EXPECT_EQ(read(ready[k][0], &c, 1), 1) << "member " << k << " joined";
+	}
+	{
+		Endpoint a;
+		ASSERT_NO_FATAL_FAILURE(a.open());
+		ASSERT_NO_FATAL_FAILURE(a.make_qp(IBV_QPT_UD));
+		ASSERT_NO_FATAL_FAILURE(a.connect(0));
+		ibv_ah *ah = mcast_ah(a.pd, group(1));
+		ASSERT_NE(ah, nullptr);
+		for (int k = 0; k < kKids; k++)
+			EXPECT_EQ(write(go[k][1], &a.qp->qp_num, 4), 4);
+		for (int i = 0; i < 100; i++)
+			a.buf[i] = static_cast<unsigned char>(0x40 + i);
+		ASSERT_EQ(a.post_ud_send(1, 0, 100, ah, 0xffffff, kQkey), 0);
+		auto s = poll_n(a.scq, 1);
+		ASSERT_EQ(s.size(), 1u);
+		EXPECT_EQ(s[0].status, IBV_WC_SUCCESS);
+		for (int k = 0; k < kKids; k++) {
+			int st = 0;
+			ASSERT_EQ(waitpid(kid[k], &st, 0), kid[k]);
+			EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				<< "member " << k << ": status " << st
+				<< " (13: no copy, 14: more than one, 15/16: a wrong one)";
+		}
+		EXPECT_EQ(ibv_destroy_ah(ah), 0);
+	}
+	for (int k = 0; k < kKids; k++)
+		for (int fd : {ready[k][0], ready[k][1], go[k][0], go[k][1]})
+			close(fd);
 }
 
 } // namespace

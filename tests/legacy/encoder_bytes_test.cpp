@@ -96,6 +96,14 @@ TEST_F(EncoderBytes, EveryUpstreamVerb)
 	expect(IB_USER_VERBS_CMD_ALLOC_MW, 24, 2);
 	(void)enc->dealloc_mw(1);
 	expect(IB_USER_VERBS_CMD_DEALLOC_MW, 12, 0);
+	const std::uint8_t g[16] = {0xff, 0x0e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+	(void)enc->attach_mcast(7, g, 0xc00d);
+	expect(IB_USER_VERBS_CMD_ATTACH_MCAST, 32, 0);
+	EXPECT_EQ(0, std::memcmp(enc->last_command().data() + 8, g, 16));
+	EXPECT_EQ(at<std::uint32_t>(enc->last_command(), 24), 7u);
+	EXPECT_EQ(at<std::uint16_t>(enc->last_command(), 28), 0xc00du);
+	(void)enc->detach_mcast(7, g, 0xc00d);
+	expect(IB_USER_VERBS_CMD_DETACH_MCAST, 32, 0);
 
 	int ch = *enc->create_comp_channel();
 	expect(IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, 16, 1);

@@ -402,6 +402,18 @@ TEST_F(LegacyTest, UdUcAndSrqQps)
 		auto oq = LEGACY_OK(enc->query_qp(o->handle, 0));
 		auto nq = LEGACY_OK(ctx->query_qp(n->handle));
 		expect_same_query(oq->get(), *nq);
+		// ATTACH_MCAST / DETACH_MCAST: UD only, the same answers.
+		const std::uint8_t g[16] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9};
+		if (t == IBV_QPT_UD) {
+			LEGACY_OK(enc->attach_mcast(o->handle, g, 0xc009));
+			LEGACY_OK(ctx->attach_mcast(n->handle, g, 0xc009));
+			LEGACY_OK(enc->detach_mcast(o->handle, g, 0xc009));
+			EXPECT_EQ(enc->detach_mcast(o->handle, g, 0xc009).error(), EINVAL);
+			LEGACY_OK(enc->attach_mcast(o->handle, g, 0xc009)); // destroyed attached
+		} else {
+			EXPECT_EQ(enc->attach_mcast(o->handle, g, 0xc009).error(), EINVAL) << t;
+			EXPECT_EQ(ctx->attach_mcast(n->handle, g, 0xc009).error(), EINVAL) << t;
+		}
 	}
 	EXPECT_EQ(enc->destroy_srq(osrq->handle).error(), EBUSY);
 

@@ -86,6 +86,8 @@ class Encoder
 	Result<void> dereg_mr(Handle mr);
 	Result<LegacyMw> alloc_mw(Handle pd, ibv_mw_type type);
 	Result<void> dealloc_mw(Handle mw);
+	Result<void> attach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid);
+	Result<void> detach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid);
 
 	Result<int> create_comp_channel(); // the channel's fd
 	// channel_fd -1: none.  cqe/cqn of CqInfo: cqe granted, cqn 0 (the

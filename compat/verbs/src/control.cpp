@@ -692,7 +692,11 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 					    IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		if (a->comp_mask & ~known)
 			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
-		if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags)
+		// Of the create flags, the sw device has multicast loopback
+		// blocking (UD).
+		const std::uint32_t cflags =
+			(a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ? a->create_flags : 0;
+		if (cflags & ~std::uint32_t(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
 			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
 		VQp *q = new_vqp(ctx, a->qp_context);
 		if (!q)
@@ -726,6 +730,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		qc.cap = xrc_recv ? uabi_qp_cap{} : to_uabi(a->cap);
 		qc.qp_type = a->qp_type;
 		qc.sq_sig_all = a->sq_sig_all != 0;
+		qc.create_flags = cflags;
 		qc.user_handle = reinterpret_cast<std::uintptr_t>(q);
 		auto r = impl->ctl.create_qp(qc);
 		if (!r) {
@@ -738,6 +743,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 			caps.max_send_sge = r->resp.cap.max_send_sge;
 			caps.max_inline_data = r->resp.cap.max_inline_data;
 			caps.sq_sig_all = a->sq_sig_all != 0;
+			caps.block_self_mcast = cflags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 			q->dp = new (std::nothrow) sw::Qp(
 				*impl->dp, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
 				(!xrc_send && a->recv_cq) ? vcq(a->recv_cq)->dp : nullptr,
@@ -910,14 +916,24 @@ UABI_EXPORT int ibv_query_ece(struct ibv_qp *, struct ibv_ece *)
 	return EOPNOTSUPP;
 }
 
-UABI_EXPORT int ibv_attach_mcast(struct ibv_qp *, const union ibv_gid *, uint16_t)
+UABI_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	return guard_int([&] {
+		if (!qp || !gid)
+			return EINVAL;
+		auto r = impl_of(qp->context)->ctl.attach_mcast(qp->handle, *gid, lid);
+		return r ? 0 : r.error();
+	});
 }
 
-UABI_EXPORT int ibv_detach_mcast(struct ibv_qp *, const union ibv_gid *, uint16_t)
+UABI_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	return guard_int([&] {
+		if (!qp || !gid)
+			return EINVAL;
+		auto r = impl_of(qp->context)->ctl.detach_mcast(qp->handle, *gid, lid);
+		return r ? 0 : r.error();
+	});
 }
 
 // --------------------------------------------------------------------- AH

@@ -399,6 +399,11 @@ Result<QpInfo> Control::create_qp(const QpArgs &a)
 		in.cap = cap_to_ibv(a.cap);
 		in.sq_sig_all = a.sq_sig_all;
 		in.user_handle = a.user_handle;
+		in.create_flags = a.create_flags;
+		// As ibv_cmd_create_qp_ex2(): the extended command when it
+		// carries something the old one cannot.
+		if (a.create_flags)
+			return enc_->create_qp_ex(in);
 		return enc_->create_qp(in);
 	});
 	QpCreate qc;
@@ -415,8 +420,21 @@ Result<QpInfo> Control::create_qp(const QpArgs &a)
 	qc.init.cap = a.cap;
 	qc.init.qp_type = a.qp_type;
 	qc.init.sq_sig_all = a.sq_sig_all ? 1 : 0;
+	qc.init.create_flags = a.create_flags;
 	qc.user_handle = a.user_handle;
 	return ctx_->create_qp(qc);
+}
+
+Result<void> Control::attach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid)
+{
+	WRITE_PATH(return enc_->attach_mcast(qp, gid.raw, lid));
+	return ctx_->attach_mcast(qp, gid.raw, lid);
+}
+
+Result<void> Control::detach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid)
+{
+	WRITE_PATH(return enc_->detach_mcast(qp, gid.raw, lid));
+	return ctx_->detach_mcast(qp, gid.raw, lid);
 }
 
 Result<QpInfo> Control::open_qp(Handle xrcd, std::uint32_t qpn, std::uint64_t user_handle)

@@ -108,6 +108,7 @@ class Control
 		uabi_qp_cap cap{};
 		bool sq_sig_all = false;
 		std::uint64_t user_handle = 0;
+		std::uint32_t create_flags = 0; // IBV_QP_CREATE_* (the _ex command)
 	};
 	Result<QpInfo> create_qp(const QpArgs &a);
 	// ibv_open_qp: one more registration of an XRC receive QP.
@@ -115,6 +116,8 @@ class Control
 	Result<void> modify_qp(Handle qp, const struct ibv_qp_attr &attr, std::uint32_t mask);
 	Result<QpQuery> query_qp(Handle qp, std::uint32_t mask);
 	Result<void> destroy_qp(Handle qp);
+	Result<void> attach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid);
+	Result<void> detach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid);
 
 	Result<Handle> create_ah(Handle pd, const struct ibv_ah_attr &attr);
 	Result<void> destroy_ah(Handle ah);

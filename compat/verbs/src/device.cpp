@@ -94,6 +94,9 @@ void fill_device_attr(const uabi_device_attr &u, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = int(u.max_qp_init_rd_atom);
 	a->atomic_cap = ibv_atomic_cap(u.atomic_cap);
 	a->max_mw = int(u.max_mw);
+	a->max_mcast_grp = int(u.max_mcast_grp);
+	a->max_mcast_qp_attach = int(u.max_mcast_qp_attach);
+	a->max_total_mcast_qp_attach = int(u.max_total_mcast_qp_attach);
 	a->max_ah = int(u.max_ah);
 	a->max_srq = int(u.max_srq);
 	a->max_srq_wr = int(u.max_srq_wr);

@@ -112,6 +112,15 @@ enum {
 	UABI_ATTR_QP_ATTR_MASK,		/* in __u32 UABI_QP_* mask */
 	UABI_ATTR_QP_RESP,		/* out struct uabi_qp_resp */
 	UABI_ATTR_QP_INIT_OUT,		/* out struct uabi_qp_init (QUERY) */
+	UABI_ATTR_QP_MCAST,		/* in struct uabi_mcast (ATTACH/DETACH_MCAST) */
+};
+
+/* ibv_attach_mcast(3), ibv_detach_mcast(3): UD QPs only; attaching again
+ * to a group the QP is in does nothing, detaching from one it is not in is
+ * -EINVAL; destroying the QP detaches it from every group. */
+enum {
+	UABI_QP_ATTACH_MCAST = UABI_METHOD_OBJECT_FIRST,
+	UABI_QP_DETACH_MCAST,
 };
 
 /* ------------------------------------------------------------------- SRQ */

@@ -112,7 +112,7 @@ enum {
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 4
+#define UABI_SW_ARENA_VERSION 5
 #define UABI_SW_HEAP_GRANULE 256u
 
 /*
@@ -143,6 +143,10 @@ struct uabi_sw_arena_info {
 	__aligned_u64 srqw_off;		/* struct uabi_sw_srq_rw[srq_count] */
 	__aligned_u64 heap_off;		/* rings */
 	__aligned_u64 heap_size;
+	/* read-only part */
+	__aligned_u64 mcg_off;		/* struct uabi_sw_mcg[mcg_count] */
+	__u32 mcg_count;
+	__u32 reserved;
 };
 
 /* Offset 0 of the writable part. */
@@ -335,6 +339,18 @@ enum {
 	UABI_SW_KEY_MW2 = 2,	/* a type 2 window: remote, through its QP only */
 };
 
+/* A multicast group of the user, 256 bytes, read-only: the QPs attached to
+ * (gid, lid).  num_qp 0: a free entry. */
+#define UABI_SW_MCG_QPS 56
+struct uabi_sw_mcg {
+	__u32 seq;
+	__u16 lid;
+	__u16 num_qp;
+	__u8 gid[16];
+	__u32 qpn[UABI_SW_MCG_QPS];
+	__u32 reserved[2];
+};
+
 struct uabi_sw_sge {
 	__aligned_u64 addr;
 	__u32 length;
@@ -350,7 +366,9 @@ struct uabi_sw_recv_wqe {
 
 /* The layouts the control half and every data path share. */
 UABI_ASSERT_SIZE(struct uabi_sw_stats, 16);
-UABI_ASSERT_SIZE(struct uabi_sw_arena_info, 120);
+UABI_ASSERT_SIZE(struct uabi_sw_arena_info, 136);
+UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, mcg_off, 120);
+UABI_ASSERT_SIZE(struct uabi_sw_mcg, 256);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, qp_off, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, heap_size, 112);
 UABI_ASSERT_SIZE(struct uabi_sw_arena_rw_hdr, 64);

@@ -84,12 +84,17 @@ struct uabi_device_attr {
 	__u8 local_ca_ack_delay;
 	__u8 phys_port_cnt;
 	__u32 max_inline_data;
+	__u32 max_mcast_grp;		/* multicast groups (of a user) */
+	__u32 max_mcast_qp_attach;	/* QPs attached to one group */
+	__u32 max_total_mcast_qp_attach;
+	__u32 reserved;
 };
-UABI_ASSERT_SIZE(struct uabi_device_attr, 136);
+UABI_ASSERT_SIZE(struct uabi_device_attr, 152);
 UABI_ASSERT_OFFSET(struct uabi_device_attr, vendor_id, 40);
 UABI_ASSERT_OFFSET(struct uabi_device_attr, max_xrcd, 124);
 UABI_ASSERT_OFFSET(struct uabi_device_attr, max_pkeys, 128);
 UABI_ASSERT_OFFSET(struct uabi_device_attr, max_inline_data, 132);
+UABI_ASSERT_OFFSET(struct uabi_device_attr, max_mcast_grp, 136);
 
 /* -------------------------------------------------------------- port */
 
@@ -372,10 +377,27 @@ struct uabi_qp_init {
 	struct uabi_qp_cap cap;
 	__u32 qp_type;		/* UABI_QPT_* */
 	__u32 sq_sig_all;
-	__u32 create_flags;	/* must be zero today */
+	__u32 create_flags;	/* UABI_QP_CREATE_* */
 	__u32 reserved;
 };
 UABI_ASSERT_SIZE(struct uabi_qp_init, 40);
+
+/* uabi_qp_init.create_flags, as enum ibv_qp_create_flags. */
+enum {
+	/* UD: the QP does not receive the multicasts it sends itself. */
+	UABI_QP_CREATE_BLOCK_SELF_MCAST_LB = 1u << 1,
+};
+
+/* A multicast group a UD QP attaches to (ibv_attach_mcast(3)): a multicast
+ * GID (ff00::/8, or IPv4-mapped 224.0.0.0/4) and a multicast LID
+ * (0xc000-0xfffe). */
+struct uabi_mcast {
+	__u8 gid[16];
+	__u16 lid;
+	__u16 reserved0;
+	__u32 reserved1;
+};
+UABI_ASSERT_SIZE(struct uabi_mcast, 24);
 UABI_ASSERT_OFFSET(struct uabi_qp_init, qp_type, 24);
 
 struct uabi_global_route {

@@ -289,6 +289,7 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 		.cq_count = SW_DOM_CQ,
 		.srq_count = SW_DOM_SRQ,
 		.mr_count = SW_DOM_KEYS + 1,	/* key index 0 is never used */
+		.mcg_count = SW_DOM_MCG,
 		.uid = dom->uid,
 	};
 	void *ro = NULL, *rw = NULL;
@@ -302,6 +303,7 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	BUILD_BUG_ON(sizeof(struct uabi_sw_srq) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_srq_rw) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_mr) != 64);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_mcg) != 256);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_cqe) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_small) != 256);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_info) > SW_PAGE);
@@ -319,6 +321,8 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	off += page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq));
 	info.mr_off = off;
 	off += page_align((u64)info.mr_count * sizeof(struct uabi_sw_mr));
+	info.mcg_off = off;
+	off += page_align((u64)info.mcg_count * sizeof(struct uabi_sw_mcg));
 	info.ro_size = off;
 	/* Writable: the lock of atomics, the data path's halves, the heap. */
 	off = SW_PAGE;
@@ -355,6 +359,7 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	a->cqs = (struct uabi_sw_cq *)(a->ro + info.cq_off);
 	a->srqs = (struct uabi_sw_srq *)(a->ro + info.srq_off);
 	a->mrs = (struct uabi_sw_mr *)(a->ro + info.mr_off);
+	a->mcgs = (struct uabi_sw_mcg *)(a->ro + info.mcg_off);
 	a->qpws = (struct uabi_sw_qp_rw *)(a->rw + info.qpw_off);
 	a->cqws = (struct uabi_sw_cq_rw *)(a->rw + info.cqw_off);
 	a->srqws = (struct uabi_sw_srq_rw *)(a->rw + info.srqw_off);
@@ -422,6 +427,22 @@ void sw_arena_mw_publish(struct sw_domain *dom, const struct uabi_mw *mw, const 
 	e->length = bind->length;
 	e->addr = mr->reg.addr + (bind->addr - mr->reg.iova);
 	WRITE_ONCE(e->key, rkey);
+	seq_end(&e->seq);
+}
+
+void sw_arena_mcg_publish(struct sw_domain *dom, u32 i)
+{
+	const struct uabi_sw_mcg *from = &dom->mcgs[i];
+	struct uabi_sw_mcg *e;
+
+	if (!sw_has_arena(dom))
+		return;
+	e = &dom->arena.mcgs[i];
+	seq_begin(&e->seq);
+	e->lid = from->lid;
+	memcpy(e->gid, from->gid, sizeof(e->gid));
+	memcpy(e->qpn, from->qpn, sizeof(e->qpn));
+	WRITE_ONCE(e->num_qp, from->num_qp);
 	seq_end(&e->seq);
 }
 

@@ -28,6 +28,7 @@
 #define SW_DOM_MW 4096
 #define SW_DOM_KEYS (SW_DOM_MR + SW_DOM_MW)	/* MRs and windows share keys */
 #define SW_DOM_PD 16384
+#define SW_DOM_MCG 256		/* multicast groups; UABI_SW_MCG_QPS QPs each */
 /* QPNs: domain d has [SW_FIRST_QPN + d * SW_DOM_QP, + SW_DOM_QP); QP0,
  * QP1 and a few more stay reserved below. */
 #define SW_FIRST_QPN 0x100
@@ -73,6 +74,7 @@ struct sw_arena {
 	struct uabi_sw_srq *srqs;
 	struct uabi_sw_srq_rw *srqws;
 	struct uabi_sw_mr *mrs;
+	struct uabi_sw_mcg *mcgs;
 	u8 *heap_used;			/* one byte per granule */
 	u32 heap_granules;
 	u32 heap_hint;			/* no free granule below it */
@@ -100,6 +102,7 @@ struct sw_domain {
 	struct uabi_srq **srq_table;	/* slot - 1 -> SRQ */
 	struct uabi_qp **qp_table;	/* qpn - first -> QP */
 	struct uabi_mw **mw_table;	/* key index -> window */
+	struct uabi_sw_mcg *mcgs;	/* [SW_DOM_MCG], the groups (num_qp 0: free) */
 	struct sw_arena arena;
 };
 
@@ -144,6 +147,8 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 void sw_arena_fini(struct sw_domain *dom);
 void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 idx);
 void sw_arena_mr_clear(struct sw_domain *dom, u32 idx);
+/* Copies the domain's group @i (dom->mcgs[i]) into the arena. */
+void sw_arena_mcg_publish(struct sw_domain *dom, u32 i);
 /* A bound window's entry: @mr's memory [bind->addr, + length). */
 void sw_arena_mw_publish(struct sw_domain *dom, const struct uabi_mw *mw, const struct uabi_mr *mr,
 			 const struct uabi_mw_bind *bind, u32 rkey, u32 qpn);

@@ -82,6 +82,9 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->max_res_rd_atom = 16384;
 	a->atomic_cap = UABI_ATOMIC_HCA;
 	a->max_mw = SW_DOM_MW;
+	a->max_mcast_grp = SW_DOM_MCG;
+	a->max_mcast_qp_attach = UABI_SW_MCG_QPS;
+	a->max_total_mcast_qp_attach = SW_DOM_MCG * UABI_SW_MCG_QPS;
 	a->max_ah = 65536;
 	a->max_srq = SW_DOM_SRQ;
 	a->max_srq_wr = 16384;
@@ -222,6 +225,77 @@ static void sw_dereg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 
 	sw_arena_mr_clear(dom, mr->lkey >> 8);
 	numbers_put(dom, &dom->keys, mr->lkey >> 8);
+}
+
+/* ------------------------------------------------------------ multicast */
+/* A group is (gid, lid) with the QPs of the user attached to it; a UD
+ * send to its LID reaches every one of them (the data path reads the
+ * arena's copy). */
+static int mcg_find(struct sw_domain *dom, const struct uabi_mcast *m)
+{
+	int i;
+
+	for (i = 0; i < SW_DOM_MCG; i++) {
+		const struct uabi_sw_mcg *g = &dom->mcgs[i];
+
+		if (g->num_qp && g->lid == m->lid && !memcmp(g->gid, m->gid, sizeof(g->gid)))
+			return i;
+	}
+	return -1;
+}
+
+static int sw_attach_mcast(struct uabi_device *dev, struct uabi_qp *qp,
+			   const struct uabi_mcast *m)
+{
+	struct sw_domain *dom = sw_dom_of_user(qp->user);
+	struct uabi_sw_mcg *g;
+	int i, ret = 0;
+
+	mutex_lock(&dom->lock);
+	i = mcg_find(dom, m);
+	if (i < 0) {
+		for (i = 0; i < SW_DOM_MCG && dom->mcgs[i].num_qp; i++)
+			;
+		if (i == SW_DOM_MCG) {
+			ret = -ENOMEM;		/* max_mcast_grp */
+			goto out;
+		}
+		memcpy(dom->mcgs[i].gid, m->gid, sizeof(m->gid));
+		dom->mcgs[i].lid = m->lid;
+	}
+	g = &dom->mcgs[i];
+	if (g->num_qp == UABI_SW_MCG_QPS) {
+		ret = -ENOMEM;			/* max_mcast_qp_attach */
+		goto out;
+	}
+	g->qpn[g->num_qp++] = qp->qpn;
+	sw_arena_mcg_publish(dom, i);
+out:
+	mutex_unlock(&dom->lock);
+	return ret;
+}
+
+static void sw_detach_mcast(struct uabi_device *dev, struct uabi_qp *qp,
+			    const struct uabi_mcast *m)
+{
+	struct sw_domain *dom = sw_dom_of_user(qp->user);
+	struct uabi_sw_mcg *g;
+	int i = -1;
+	u16 k;
+
+	mutex_lock(&dom->lock);
+	i = mcg_find(dom, m);
+	if (i >= 0) {
+		g = &dom->mcgs[i];
+		for (k = 0; k < g->num_qp && g->qpn[k] != qp->qpn; k++)
+			;
+		if (k < g->num_qp) {
+			g->qpn[k] = g->qpn[--g->num_qp];
+			g->qpn[g->num_qp] = 0;
+			sw_arena_mcg_publish(dom, i);
+		}
+	}
+	mutex_unlock(&dom->lock);
 }
 
 /* ------------------------------------------------------- memory windows */
@@ -489,6 +563,7 @@ static void domain_free(struct sw_domain *dom)
 	kvfree(dom->srq_table);
 	kvfree(dom->qp_table);
 	kvfree(dom->mw_table);
+	kvfree(dom->mcgs);
 	kfree(dom);
 }
 
@@ -532,10 +607,12 @@ static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 	ret = -ENOMEM;
 	dom->keygen = kvzalloc(SW_DOM_KEYS + 1, GFP_KERNEL_ACCOUNT);
 	dom->mw_table = kvzalloc(sizeof(*dom->mw_table) * (SW_DOM_KEYS + 1), GFP_KERNEL_ACCOUNT);
+	dom->mcgs = kvzalloc(sizeof(*dom->mcgs) * SW_DOM_MCG, GFP_KERNEL_ACCOUNT);
 	dom->cq_table = kvzalloc(sizeof(*dom->cq_table) * SW_DOM_CQ, GFP_KERNEL_ACCOUNT);
 	dom->srq_table = kvzalloc(sizeof(*dom->srq_table) * SW_DOM_SRQ, GFP_KERNEL_ACCOUNT);
 	dom->qp_table = kvzalloc(sizeof(*dom->qp_table) * SW_DOM_QP, GFP_KERNEL_ACCOUNT);
-	if (!dom->keygen || !dom->cq_table || !dom->srq_table || !dom->qp_table || !dom->mw_table)
+	if (!dom->keygen || !dom->cq_table || !dom->srq_table || !dom->qp_table || !dom->mw_table ||
+	    !dom->mcgs)
 		goto err;
 	ret = sw_arena_init(dom, sw->shm, sw->heap_bytes);
 	if (ret)
@@ -841,6 +918,8 @@ static const struct uabi_device_ops sw_ops = {
 	.dealloc_pd = sw_dealloc_pd,
 	.reg_mr = sw_reg_mr,
 	.dereg_mr = sw_dereg_mr,
+	.attach_mcast = sw_attach_mcast,
+	.detach_mcast = sw_detach_mcast,
 	.alloc_mw = sw_alloc_mw,
 	.dealloc_mw = sw_dealloc_mw,
 	.bind_mw = sw_bind_mw,

@@ -427,6 +427,7 @@ struct uabi_qp {
 	struct list_head dev_node;	/* dev->rcv_qps */
 	struct list_head regs;		/* struct uabi_qp_handle (XRC_RECV) */
 	u32 num_regs;
+	struct list_head mcast;		/* groups attached (UD), types_qp.c */
 	struct uabi_uobject *owner;	/* the QP's uobject; NULL for XRC_RECV */
 	void *drv;
 };

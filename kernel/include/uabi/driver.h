@@ -48,6 +48,13 @@ struct uabi_device_ops {
 	 * window), checks that bind->rkey keeps the window's index, and
 	 * publishes it with uabi_mw_set_binding().  Invalidations are the
 	 * driver's own (they name a key). */
+	/* A UD QP joins / leaves a multicast group (checked: a multicast GID
+	 * and LID, not attached already / attached).  attach_mcast answers
+	 * -ENOMEM past max_mcast_grp or max_mcast_qp_attach. */
+	int (*attach_mcast)(struct uabi_device *dev, struct uabi_qp *qp,
+			    const struct uabi_mcast *m);
+	void (*detach_mcast)(struct uabi_device *dev, struct uabi_qp *qp,
+			     const struct uabi_mcast *m);
 	int (*alloc_mw)(struct uabi_device *dev, struct uabi_mw *mw);
 	void (*dealloc_mw)(struct uabi_device *dev, struct uabi_mw *mw);
 	int (*bind_mw)(struct uabi_device *dev, struct uabi_mw *mw, struct uabi_mr *mr,

@@ -217,6 +217,9 @@ public:
 	Result<void> modify_qp(Handle qp, const uabi_qp_attr &attr, std::uint32_t mask);
 	Result<QpQuery> query_qp(Handle qp, std::uint32_t mask = UABI_QP_ATTR_MASK_ALL);
 	Result<void> destroy_qp(Handle qp);
+	// ibv_attach_mcast(3) / ibv_detach_mcast(3) of a UD QP.
+	Result<void> attach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid);
+	Result<void> detach_mcast(Handle qp, const std::uint8_t (&gid)[16], std::uint16_t lid);
 
 	Result<SrqInfo> create_srq(const SrqCreate &c);
 	// mask: 1 = max_wr, 2 = srq_limit (IBV_SRQ_MAX_WR, IBV_SRQ_LIMIT).

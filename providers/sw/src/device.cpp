@@ -77,6 +77,7 @@ static bool layout_ok(const uabi_sw_arena_info &i)
 	       inside(i.cq_off, i.cq_count, sizeof(uabi_sw_cq), i.ro_size) &&
 	       inside(i.srq_off, i.srq_count, sizeof(uabi_sw_srq), i.ro_size) &&
 	       inside(i.mr_off, i.mr_count, sizeof(uabi_sw_mr), i.ro_size) &&
+	       inside(i.mcg_off, i.mcg_count, sizeof(uabi_sw_mcg), i.ro_size) &&
 	       inside(i.qpw_off, i.qp_count, sizeof(uabi_sw_qp_rw), i.rw_size) &&
 	       inside(i.cqw_off, i.cq_count, sizeof(uabi_sw_cq_rw), i.rw_size) &&
 	       inside(i.srqw_off, i.srq_count, sizeof(uabi_sw_srq_rw), i.rw_size) &&
@@ -225,6 +226,14 @@ bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
 	const auto *e = reinterpret_cast<const uabi_sw_mr *>(ro_ + info_.mr_off) + idx;
 	snapshot(e, out);
 	return out.key == key && key != 0;
+}
+
+bool Device::mcg_snapshot(std::uint32_t i, uabi_sw_mcg &out) const
+{
+	if (i >= info_.mcg_count)
+		return false;
+	snapshot(reinterpret_cast<const uabi_sw_mcg *>(ro_ + info_.mcg_off) + i, out);
+	return out.num_qp != 0;
 }
 
 bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)

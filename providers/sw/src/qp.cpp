@@ -822,29 +822,58 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	if (!wr.ah)
 		return {Outcome::Done, kWcLocQpOpErr, 0};
 	const Result sent{Outcome::Done, kWcSuccess, std::uint32_t(total)};
-	if (wr.ah->dlid >= 0xc000)
-		return sent;	// multicast: no group ever has members here
+	if (wr.ah->dlid < 0xc000) {
+		deliver_ud(wr, local, total, wr.remote_qpn);
+		return sent;
+	}
+	// Multicast: one copy to each QP of the user attached to a group of
+	// that LID (and, with a GRH, that GID); to this QP too unless it
+	// blocks its own multicasts.
+	std::vector<std::uint32_t> to;
+	uabi_sw_mcg g;
+	for (std::uint32_t i = 0; i < dev_.mcg_count(); i++) {
+		if (!dev_.mcg_snapshot(i, g) || g.lid != wr.ah->dlid)
+			continue;
+		if (wr.ah->is_global && std::memcmp(g.gid, wr.ah->dgid, sizeof(g.gid)))
+			continue;
+		for (std::uint32_t k = 0; k < std::min<std::uint32_t>(g.num_qp, UABI_SW_MCG_QPS); k++) {
+			const std::uint32_t qpn = g.qpn[k];
+			if ((qpn == qpn_ && caps_.block_self_mcast) ||
+			    std::find(to.begin(), to.end(), qpn) != to.end())
+				continue;
+			to.push_back(qpn);
+		}
+	}
+	for (std::uint32_t qpn : to)
+		deliver_ud(wr, local, total, qpn);
+	return sent;
+}
 
-	const QpRef dd = qp_ref(dev_, wr.remote_qpn);
+// One UD message to QP @dest_qpn: dropped (silently, as UD does) unless
+// it is a receiving UD QP of that qkey with a receive WQE.
+void Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
+		    std::uint32_t dest_qpn)
+{
+	const QpRef dd = qp_ref(dev_, dest_qpn);
 	uabi_sw_qp dest{};
 	if (dd)
 		snapshot(dd.d, dest);
-	if (!dd || dest.qpn != wr.remote_qpn || dest.type != UABI_QPT_UD ||
+	if (!dd || dest.qpn != dest_qpn || dest.type != UABI_QPT_UD ||
 	    !receiving(state_of(dd)))
-		return sent;
+		return;
 	std::uint32_t qkey = (wr.remote_qkey & 0x80000000u) ? desc_->qkey : wr.remote_qkey;
 	if (qkey != dest.qkey)
-		return sent;
+		return;
 
 	Target t;
 	t.state = dd;
-	t.qpn = wr.remote_qpn;
+	t.qpn = dest_qpn;
 	t.qp = dd;
 	t.cqn = dest.recv_cqn;
 	if (dest.srq_slot) {
 		const uabi_sw_srq *sd = dev_.srq_desc(dest.srq_slot);
 		if (!sd)
-			return sent;
+			return;
 		uabi_sw_srq s{};
 		snapshot(sd, s);
 		uabi_sw_srq_rw *sw = dev_.srq_rw(dest.srq_slot);
@@ -867,7 +896,7 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	}
 	Wqe w;
 	if (take(dev_, t, w) <= 0)
-		return sent;	// UD drops what finds no buffer
+		return;	// UD drops what finds no buffer
 
 	Cqe rc{};
 	rc.wr_id = w.hdr().wr_id;
@@ -889,7 +918,7 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	if (st) {
 		rc.status = st;
 		push_or_fail(dev_, t.cqn, rc, t.qp);
-		return sent;
+		return;
 	}
 	std::uint8_t g[kGrhBytes];
 	const bool global = wr.ah->is_global;
@@ -900,7 +929,7 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	rc.byte_len = std::uint32_t(total + kGrhBytes);
 	if (global ? send_small(dev_, t, rc, grh, &remote, g, kGrhBytes, local, total)
 		   : send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total))
-		return sent;
+		return;
 	int err = vm_copy(dev_, t.owner, remote.v, remote.n, dev_.pid(), local.v, local.n, total);
 	if (!err && global) {
 		iovec gi{g, kGrhBytes};
@@ -910,10 +939,9 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 		rc.status = kWcLocProtErr;
 		rc.byte_len = 0;
 		push_or_fail(dev_, t.cqn, rc, t.qp);
-		return sent;
+		return;
 	}
 	push_or_fail(dev_, t.cqn, rc, t.qp);
-	return sent;
 }
 
 Qp::Result Qp::execute(const SendWr &wr)

@@ -216,6 +216,9 @@ public:
 	}
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
+	// Multicast group i of the user (false: a free entry).
+	std::uint32_t mcg_count() const { return info_.mcg_count; }
+	bool mcg_snapshot(std::uint32_t i, uabi_sw_mcg &out) const;
 	// Appends a completion to CQ @cqn (any process's); false if the CQ is
 	// gone or full (overrun: *overran set, if given).  Raises the event if
 	// the CQ is armed.
@@ -342,6 +345,7 @@ struct QpCaps {
 	std::uint32_t max_send_sge = 0;
 	std::uint32_t max_inline_data = 0;
 	bool sq_sig_all = false;
+	bool block_self_mcast = false;	// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
 };
 
 class Qp {
@@ -392,6 +396,8 @@ private:
 	Result execute(const SendWr &wr);
 	Result exec_rc_uc(const SendWr &wr);
 	Result exec_ud(const SendWr &wr);
+	void deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
+			std::uint32_t dest_qpn);
 	Result exec_local(const SendWr &wr);
 	void complete_send(const SendWr &wr, std::uint32_t status,
 			   std::uint32_t byte_len);
