@@ -877,7 +877,9 @@ struct Translator::Impl {
 
 	// Linux's create_qp(), shared by CREATE_QP, the extended one and the
 	// OFED dialect's XRC send QP.
-	int create_qp_common(const Req &r, ib_uverbs_ex_create_qp &cmd, bool ex)
+	// @xrcd: OFED's IBV_QPT_XRC, a send QP that is also its domain's
+	// target (0: none).
+	int create_qp_common(const Req &r, ib_uverbs_ex_create_qp &cmd, bool ex, Handle xrcd = 0)
 	{
 		std::uint32_t type = cmd.qp_type;
 		switch (type) {
@@ -919,6 +921,8 @@ struct Translator::Impl {
 		} else {
 			m.in(UABI_ATTR_QP_PD, cmd.pd_handle);
 			m.in(UABI_ATTR_QP_SEND_CQ, cmd.send_cq_handle);
+			if (xrcd)
+				m.in(UABI_ATTR_QP_XRCD, xrcd);
 			if (type == UABI_QPT_XRC_SEND) {
 				init.cap.max_recv_wr = 0;
 				init.cap.max_recv_sge = 0;
@@ -967,13 +971,15 @@ struct Translator::Impl {
 		x.sq_sig_all = cmd.sq_sig_all;
 		x.qp_type = cmd.qp_type;
 		x.is_srq = cmd.is_srq;
+		Handle xrcd = 0;
 		if (dialect == Dialect::Ofed && cmd.qp_type == UABI_OFED_QPT_XRC) {
-			// OFED's XRC QP is the send side; srq_handle carried
-			// the XRC domain, which the send side does not need.
+			// OFED's XRC QP: srq_handle carries its XRC domain, whose
+			// SRQs receive what its peer sends to it.
 			x.qp_type = UABI_QPT_XRC_SEND;
 			x.is_srq = 0;
+			xrcd = cmd.srq_handle;
 		}
-		return create_qp_common(r, x, false);
+		return create_qp_common(r, x, false, xrcd);
 	}
 
 	int ex_create_qp(const Req &r)

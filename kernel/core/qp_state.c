@@ -273,13 +273,17 @@ int uabi_qp_modify(struct uabi_device *dev, struct uabi_qp *qp,
 	 * uses is ignored, as Linux's uverbs modify_qp_mask() does, so that
 	 * programs that modify XRC QPs with RC's masks keep working.
 	 */
-	if (qp->qp_type == UABI_QPT_XRC_SEND)
+	if (qp->qp_type == UABI_QPT_XRC_SEND && !qp->xrcd)
 		mask &= ~(S(MAX_DEST_RD_ATOMIC) | S(MIN_RNR_TIMER));
 	else if (qp->qp_type == UABI_QPT_XRC_RECV)
 		mask &= ~(S(MAX_QP_RD_ATOMIC) | S(RETRY_CNT) | S(RNR_RETRY));
 	if ((mask & S(CUR_STATE)) && attr->cur_qp_state != cur)
 		return -EINVAL;
-	ret = uabi_qp_check_transition(qp->qp_type, cur, next, mask);
+	/* OFED's IBV_QPT_XRC (XRC_SEND with a domain) is initiator and
+	 * target at once: RC's attributes, as OFED's mlx4 took them. */
+	ret = uabi_qp_check_transition(qp->qp_type == UABI_QPT_XRC_SEND && qp->xrcd ?
+					       UABI_QPT_RC : qp->qp_type,
+				       cur, next, mask);
 	if (ret)
 		return ret;
 	ret = check_values(dev, qp, attr, mask);

@@ -62,7 +62,8 @@ static int get_walk_attrs(struct uabi_call *call, struct uabi_qp_attr *attr,
 static int add_deps(struct uabi_uobject *uobj, struct uabi_call *call)
 {
 	static const u16 ids[] = { UABI_ATTR_QP_PD, UABI_ATTR_QP_SEND_CQ,
-				   UABI_ATTR_QP_RECV_CQ, UABI_ATTR_QP_SRQ };
+				   UABI_ATTR_QP_RECV_CQ, UABI_ATTR_QP_SRQ,
+				   UABI_ATTR_QP_XRCD };
 	unsigned int i;
 	int ret;
 
@@ -122,7 +123,9 @@ static int qp_create(struct uabi_call *call)
 			return -EINVAL;
 		break;
 	case UABI_QPT_XRC_SEND:
-		/* Sends only: no receive queue, no SRQ. */
+		/* No receive queue, no SRQ.  With a domain (OFED 1.5's
+		 * IBV_QPT_XRC) it is also the target its peer sends to: its
+		 * messages go to the SRQs of that domain. */
 		if (rcq || srq_u)
 			return -EINVAL;
 		init.cap.max_recv_wr = 0;
@@ -131,7 +134,8 @@ static int qp_create(struct uabi_call *call)
 	default:
 		return -EINVAL;
 	}
-	if (!uabi_attr_present(call, UABI_ATTR_QP_PD) || !scq || xrcd_u)
+	if (!uabi_attr_present(call, UABI_ATTR_QP_PD) || !scq ||
+	    (xrcd_u && init.qp_type != UABI_QPT_XRC_SEND))
 		return -EINVAL;
 	if (srq_u) {
 		struct uabi_srq *srq = uobj_data(srq_u);
@@ -158,6 +162,7 @@ static int qp_create(struct uabi_call *call)
 	qp->ctx = call->ctx;
 	qp->user = call->ctx->user;
 	qp->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_QP_PD));
+	qp->xrcd = xrcd_u ? ((struct uabi_xrcd *)uobj_data(xrcd_u))->shared : NULL;
 	INIT_LIST_HEAD(&qp->regs);
 	INIT_LIST_HEAD(&qp->dev_node);
 	INIT_LIST_HEAD(&qp->mcast);

@@ -279,3 +279,45 @@ TEST_F(Xrc, EachRegistrationIsCountedAndDroppedOnce)
 }
 
 } // namespace
+
+namespace
+{
+// OFED 1.5's IBV_QPT_XRC: an XRC send QP bound to a domain (also its
+// target), which holds the domain.
+TEST_F(Xrc, SendQpBoundToADomainHoldsIt)
+{
+	Handle x = NEED(ctx().open_xrcd(-1, 0));
+	QpEnv env = make_env(ctx());
+	QpCreate c;
+	c.pd = env.pd;
+	c.send_cq = env.cq;
+	c.xrcd = Ref(x);
+	c.init = qp_init(UABI_QPT_XRC_SEND);
+	QpInfo qp = NEED(ctx().create_qp(c));
+	EXPECT_ERRNO(ctx().close_xrcd(x), EBUSY) << "the QP depends on its domain";
+	// As a target it takes RC's attributes: RTR with MAX_DEST_RD_ATOMIC
+	// and MIN_RNR_TIMER is accepted and kept.
+	uabi_qp_attr a = valid_qp_attr(UABI_QPS_RESET, UABI_QPS_INIT);
+	EXPECT_OK(ctx().modify_qp(qp.handle, a,
+				  UABI_QP_STATE | UABI_QP_PKEY_INDEX | UABI_QP_PORT | UABI_QP_ACCESS_FLAGS));
+	a = valid_qp_attr(UABI_QPS_INIT, UABI_QPS_RTR);
+	a.min_rnr_timer = 12;
+	EXPECT_OK(ctx().modify_qp(qp.handle, a,
+				  UABI_QP_STATE | UABI_QP_AV | UABI_QP_PATH_MTU | UABI_QP_DEST_QPN |
+				      UABI_QP_RQ_PSN | UABI_QP_MAX_DEST_RD_ATOMIC | UABI_QP_MIN_RNR_TIMER));
+	EXPECT_EQ(NEED(ctx().query_qp(qp.handle)).attr.min_rnr_timer, 12u);
+	EXPECT_OK(ctx().destroy_qp(qp.handle));
+	EXPECT_OK(ctx().close_xrcd(x));
+
+	// Only XRC send QPs take a domain.
+	Handle y = NEED(ctx().open_xrcd(-1, 0));
+	Snapshot before = snapshot(ctx());
+	QpCreate rc = c;
+	rc.xrcd = Ref(y);
+	rc.recv_cq = env.cq;
+	rc.init = qp_init(UABI_QPT_RC);
+	EXPECT_ERRNO(ctx().create_qp(rc), EINVAL);
+	expect_snapshot_eq(before, snapshot(ctx()), "after the refused QP");
+	EXPECT_OK(ctx().close_xrcd(y));
+}
+} // namespace

@@ -682,7 +682,10 @@ static void free_vqp(VQp *q)
 	std::free(q);
 }
 
-static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+// @ofed_xrcd: the XRC domain of OFED's IBV_QPT_XRC (a send QP that is
+// also the domain's target), 0 otherwise.
+static struct ibv_qp *create_qp_with(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a,
+				     Handle ofed_xrcd)
 {
 	return guard_ptr([&]() -> struct ibv_qp * {
 		ContextImpl *impl = impl_of(ctx);
@@ -731,6 +734,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		qc.qp_type = a->qp_type;
 		qc.sq_sig_all = a->sq_sig_all != 0;
 		qc.create_flags = cflags;
+		qc.xrcd = ofed_xrcd;
 		qc.user_handle = reinterpret_cast<std::uintptr_t>(q);
 		auto r = impl->ctl.create_qp(qc);
 		if (!r) {
@@ -776,6 +780,11 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	});
 }
 
+static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	return create_qp_with(ctx, a, 0);
+}
+
 UABI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct ibv_qp_init_attr_ex ex;
@@ -789,10 +798,12 @@ UABI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	ex.sq_sig_all = attr->sq_sig_all;
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	// OFED's send side of XRC (IBV_QPT_XRC, 5): its ibv_qp_init_attr
-	// is 8 bytes longer and ends with the XRC domain, which the
-	// caller must give; the QP is an XRC_SEND one.
+	// OFED's XRC QP (IBV_QPT_XRC, 5): its ibv_qp_init_attr is 8 bytes
+	// longer and ends with the XRC domain, which the caller must give;
+	// the QP is an XRC_SEND one bound to that domain, so that it is also
+	// the target of its peer (whose messages go to the domain's SRQs).
 	const bool ofed_xrc = std::uint32_t(attr->qp_type) == UABI_OFED_QPT_XRC;
+	std::uint32_t ofed_xrcd = 0;
 	if (ofed_xrc) {
 		void *dom = nullptr;
 		std::memcpy(&dom,
@@ -802,8 +813,10 @@ UABI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 		if (!dom)
 			return fail_ptr<struct ibv_qp>(EINVAL);
 		ex.qp_type = IBV_QPT_XRC_SEND;
+		std::memcpy(&ofed_xrcd, static_cast<const unsigned char *>(dom) + UABI_OFED_XRC_DOMAIN_HANDLE,
+			    sizeof(std::uint32_t));
 	}
-	struct ibv_qp *qp = create_qp(pd->context, &ex);
+	struct ibv_qp *qp = create_qp_with(pd->context, &ex, ofed_xrcd);
 	if (qp)
 		attr->cap = ex.cap;
 	if (qp && ofed_xrc) {

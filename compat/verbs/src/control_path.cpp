@@ -113,6 +113,23 @@ Control::~Control()
 		}                                                                                  \
 	} while (0)
 
+// The translator speaks one dialect at a time (commands 37-44 differ):
+// OFED's for these, upstream's for everything else.
+namespace {
+struct OfedDialect {
+	legacy::Translator &t;
+	explicit OfedDialect(legacy::Translator &tr) : t(tr) { t.set_dialect(legacy::Dialect::Ofed); }
+	~OfedDialect() { t.set_dialect(legacy::Dialect::Upstream); }
+};
+} // namespace
+
+#define OFED_PATH(...)                                                                             \
+	WRITE_PATH({                                                                               \
+		OfedDialect ofed_(*tr_);                                                           \
+		__VA_ARGS__;                                                                       \
+	})
+
+
 Result<uabi_event> Control::get_async_event()
 {
 	WRITE_PATH({
@@ -389,6 +406,20 @@ Result<void> Control::close_xrcd(Handle xrcd)
 Result<QpInfo> Control::create_qp(const QpArgs &a)
 {
 	const bool xrc_recv = a.qp_type == IBV_QPT_XRC_RECV;
+	// OFED's XRC QP is written as OFED's libibverbs wrote it: type 5,
+	// the domain in srq_handle.
+	if (a.xrcd && !xrc_recv)
+		OFED_PATH({
+			legacy::LegacyQpInit in;
+			in.pd = a.pd;
+			in.send_cq = in.recv_cq = a.send_cq;
+			in.srq = a.xrcd;
+			in.qp_type = ibv_qp_type(UABI_OFED_QPT_XRC);
+			in.cap = cap_to_ibv(a.cap);
+			in.sq_sig_all = a.sq_sig_all;
+			in.user_handle = a.user_handle;
+			return enc_->create_qp(in);
+		});
 	WRITE_PATH({
 		legacy::LegacyQpInit in;
 		in.pd = a.pd;
@@ -422,6 +453,8 @@ Result<QpInfo> Control::create_qp(const QpArgs &a)
 	qc.init.sq_sig_all = a.sq_sig_all ? 1 : 0;
 	qc.init.create_flags = a.create_flags;
 	qc.user_handle = a.user_handle;
+	if (a.xrcd && !xrc_recv)
+		qc.xrcd = Ref(a.xrcd);
 	return ctx_->create_qp(qc);
 }
 
@@ -485,22 +518,6 @@ Result<void> Control::destroy_ah(Handle ah)
 }
 
 // ------------------------------------------------------------ OFED XRC
-// The translator speaks one dialect at a time (commands 37-44 differ):
-// OFED's for these, upstream's for everything else.
-namespace {
-struct OfedDialect {
-	legacy::Translator &t;
-	explicit OfedDialect(legacy::Translator &tr) : t(tr) { t.set_dialect(legacy::Dialect::Ofed); }
-	~OfedDialect() { t.set_dialect(legacy::Dialect::Upstream); }
-};
-} // namespace
-
-#define OFED_PATH(...)                                                                             \
-	WRITE_PATH({                                                                               \
-		OfedDialect ofed_(*tr_);                                                           \
-		__VA_ARGS__;                                                                       \
-	})
-
 Result<Handle> Control::ofed_open_xrc_domain(int fd, int oflags)
 {
 	OFED_PATH(return enc_->ofed_open_xrc_domain(fd, oflags));

@@ -109,6 +109,7 @@ class Control
 		bool sq_sig_all = false;
 		std::uint64_t user_handle = 0;
 		std::uint32_t create_flags = 0; // IBV_QP_CREATE_* (the _ex command)
+		Handle xrcd = 0; // OFED's IBV_QPT_XRC (qp_type XRC_SEND): its domain
 	};
 	Result<QpInfo> create_qp(const QpArgs &a);
 	// ibv_open_qp: one more registration of an XRC receive QP.

@@ -578,8 +578,12 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	uabi_sw_qp dest{};
 	if (dd)
 		snapshot(dd.d, dest);
+	// An XRC initiator reaches a receive QP, or a send QP with a domain
+	// (OFED's IBV_QPT_XRC, initiator and target at once).
+	const bool xrc_target = dest.type == UABI_QPT_XRC_RECV ||
+				(dest.type == UABI_QPT_XRC_SEND && dest.xrcd);
 	bool ready = dd && dest.qpn == dest_qpn && receiving(state_of(dd)) &&
-		     (type_ == UABI_QPT_XRC_SEND ? dest.type == UABI_QPT_XRC_RECV : dest.type == type_);
+		     (type_ == UABI_QPT_XRC_SEND ? xrc_target : dest.type == type_);
 	if (!ready)
 		return reliable ? Result{Outcome::NotReady, 0, 0} : dropped;
 	last_rnr_ns_ = kRnrNs[dest.min_rnr_timer & 31];
