@@ -536,8 +536,9 @@ UABI_EXPORT const char *ibv_node_type_str(enum ibv_node_type t)
 
 UABI_EXPORT const char *ibv_port_state_str(enum ibv_port_state s)
 {
-	static const char *const n[] = {"PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED",
-					"PORT_ACTIVE", "PORT_ACTIVE_DEFER"};
+	// libibverbs' words since 1.1 (ibv_devinfo prints its own PORT_* names).
+	static const char *const n[] = {"no state change (NOP)", "down", "init", "armed",
+					"active", "active defer"};
 	if (unsigned(s) < sizeof(n) / sizeof(n[0]))
 		return n[s];
 	return "unknown";
@@ -584,18 +585,22 @@ struct RateRow {
 	int mult;
 	int mbps;
 };
+// rdma-core 44 gives the FDR and EDR rates (14 ... 300 Gb/s) no multiple
+// of 2.5 Gb/s (mult -1), so a multiple such as 5 or 10 is no rate
+// (IBV_RATE_MAX), as it was in OFED.
 const RateRow kRates[] = {
 	{IBV_RATE_2_5_GBPS, 1, 2500},	  {IBV_RATE_5_GBPS, 2, 5000},
 	{IBV_RATE_10_GBPS, 4, 10000},	  {IBV_RATE_20_GBPS, 8, 20000},
 	{IBV_RATE_30_GBPS, 12, 30000},	  {IBV_RATE_40_GBPS, 16, 40000},
 	{IBV_RATE_60_GBPS, 24, 60000},	  {IBV_RATE_80_GBPS, 32, 80000},
-	{IBV_RATE_120_GBPS, 48, 120000},  {IBV_RATE_14_GBPS, 5, 14062},
-	{IBV_RATE_56_GBPS, 22, 56250},	  {IBV_RATE_112_GBPS, 45, 112500},
-	{IBV_RATE_168_GBPS, 67, 168750},  {IBV_RATE_25_GBPS, 10, 25781},
-	{IBV_RATE_100_GBPS, 40, 103125},  {IBV_RATE_200_GBPS, 80, 206250},
-	{IBV_RATE_300_GBPS, 120, 309375}, {IBV_RATE_28_GBPS, 11, 28125},
+	{IBV_RATE_120_GBPS, 48, 120000},  {IBV_RATE_14_GBPS, -1, 14062},
+	{IBV_RATE_56_GBPS, -1, 56250},	  {IBV_RATE_112_GBPS, -1, 112500},
+	{IBV_RATE_168_GBPS, -1, 168750},  {IBV_RATE_25_GBPS, -1, 25781},
+	{IBV_RATE_100_GBPS, -1, 103125},  {IBV_RATE_200_GBPS, -1, 206250},
+	{IBV_RATE_300_GBPS, -1, 309375},  {IBV_RATE_28_GBPS, 11, 28125},
 	{IBV_RATE_50_GBPS, 20, 53125},	  {IBV_RATE_400_GBPS, 160, 425000},
-	{IBV_RATE_600_GBPS, 240, 637500},
+	{IBV_RATE_600_GBPS, 240, 637500}, {IBV_RATE_800_GBPS, 320, 850000},
+	{IBV_RATE_1200_GBPS, 480, 1275000},
 };
 } // namespace
 
@@ -610,7 +615,7 @@ UABI_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
 UABI_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
 {
 	for (const auto &r : kRates)
-		if (r.mult == mult)
+		if (r.mult == mult && mult > 0)
 			return r.rate;
 	return IBV_RATE_MAX;
 }

@@ -16,10 +16,23 @@
  * The declarations are ours; the layouts are OFED 1.5's, so a program built
  * here is laid out as one built against OFED (the library serves both the
  * same way).  Where they differ from rdma-core's the offsets are listed in
- * <uabi/ofed_verbs_abi.h>.  What is declared is the part of OFED 1.5's API
- * that rdma-uabi implements: devices, contexts, PD, MR, CQ and completion
- * channels, SRQ, QP, AH, async events, and XRC.  Memory windows, multicast
- * and ibv_rereg_mr answer EOPNOTSUPP (docs/datapath.md).
+ * <uabi/ofed_verbs_abi.h>.
+ *
+ * Every type, constant, macro and function OFED 1.5's <infiniband/verbs.h>
+ * (libibverbs 1.1.4 with OFED's XRC) declared is declared here, with two
+ * deliberate gaps, both places where an OFED program would reach the
+ * library through a pointer our library does not provide (docs/xrc.md):
+ *  - struct ibv_context has no more_ops member (the word after abi_compat
+ *    is the library's own); struct ibv_more_ops is declared, but XRC is
+ *    reached through the exported ibv_*_xrc_* functions;
+ *  - of struct ibv_context_ops only the slots the library fills with
+ *    OFED's signature are typed (query_port, poll_cq, req_notify_cq,
+ *    post_srq_recv, post_send, post_recv); the rest are opaque, so code
+ *    that called a provider slot directly fails to compile rather than
+ *    jump through NULL.
+ * Memory windows are types only, as in OFED (it had no window verbs);
+ * rdma-core's later additions (ibv_rate_to_mbps, ibv_rereg_mr, ...) are
+ * not declared, since OFED-era source cannot use them.
  */
 #ifndef INFINIBAND_VERBS_H
 #define INFINIBAND_VERBS_H
@@ -27,6 +40,24 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* OFED's header left these two defined for its includers; some OFED-era
+ * headers use them after including it. */
+#ifndef BEGIN_C_DECLS
+#ifdef __cplusplus
+#define BEGIN_C_DECLS extern "C" {
+#define END_C_DECLS }
+#else
+#define BEGIN_C_DECLS
+#define END_C_DECLS
+#endif
+#endif
+
+#if defined(__GNUC__)
+#define UABI_OFED_CONST_FN __attribute__((const))
+#else
+#define UABI_OFED_CONST_FN
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -275,6 +306,14 @@ struct ibv_pd {
 	uint32_t handle;
 };
 
+/* Flags of a provider's rereg_mr slot; OFED exported no ibv_rereg_mr. */
+enum ibv_rereg_mr_flags {
+	IBV_REREG_MR_CHANGE_TRANSLATION = 1 << 0,
+	IBV_REREG_MR_CHANGE_PD = 1 << 1,
+	IBV_REREG_MR_CHANGE_ACCESS = 1 << 2,
+	IBV_REREG_MR_KEEP_VALID = 1 << 3
+};
+
 struct ibv_mr {
 	struct ibv_context *context;
 	struct ibv_pd *pd;
@@ -283,6 +322,26 @@ struct ibv_mr {
 	uint32_t handle;
 	uint32_t lkey;
 	uint32_t rkey;
+};
+
+/* Memory windows: OFED declared the types and provider slots but no verbs
+ * to reach them (ibv_alloc_mw came with rdma-core, whose ibv_mw_bind is
+ * laid out differently), so these are only names here. */
+enum ibv_mw_type { IBV_MW_TYPE_1 = 1, IBV_MW_TYPE_2 = 2 };
+
+struct ibv_mw {
+	struct ibv_context *context;
+	struct ibv_pd *pd;
+	uint32_t rkey;
+};
+
+struct ibv_mw_bind {
+	uint64_t wr_id;
+	struct ibv_mr *mr;
+	void *addr;
+	size_t length;
+	int send_flags;
+	int mw_access_flags;
 };
 
 struct ibv_global_route {
@@ -301,6 +360,26 @@ struct ibv_grh {
 	union ibv_gid sgid;
 	union ibv_gid dgid;
 };
+
+/* Static rates.  The values are IBA's rate codes, not in speed order
+ * (10 Gb/s is 3, 5 Gb/s is 5); IBV_RATE_MAX means "as fast as the port". */
+enum ibv_rate {
+	IBV_RATE_MAX = 0,
+	IBV_RATE_2_5_GBPS = 2,
+	IBV_RATE_5_GBPS = 5,
+	IBV_RATE_10_GBPS = 3,
+	IBV_RATE_20_GBPS = 6,
+	IBV_RATE_30_GBPS = 4,
+	IBV_RATE_40_GBPS = 7,
+	IBV_RATE_60_GBPS = 8,
+	IBV_RATE_80_GBPS = 9,
+	IBV_RATE_120_GBPS = 10
+};
+
+/* A rate as a multiple of 2.5 Gb/s (IBV_RATE_10_GBPS -> 4), -1 for a code
+ * that is none; and back, IBV_RATE_MAX for a multiple that is no rate. */
+int ibv_rate_to_mult(enum ibv_rate rate) UABI_OFED_CONST_FN;
+enum ibv_rate mult_to_ibv_rate(int mult) UABI_OFED_CONST_FN;
 
 struct ibv_ah_attr {
 	struct ibv_global_route grh;
@@ -375,7 +454,8 @@ enum ibv_qp_type {
 	IBV_QPT_RC = 2,
 	IBV_QPT_UC,
 	IBV_QPT_UD,
-	IBV_QPT_XRC /* 5: the send side of XRC */
+	IBV_QPT_XRC,	    /* 5: the send side of XRC */
+	IBV_QPT_RAW_ETH = 8 /* upstream's IBV_QPT_RAW_PACKET */
 };
 
 struct ibv_qp_cap {
@@ -558,11 +638,35 @@ struct ibv_device {
 	char ibdev_path[IBV_SYSFS_PATH_MAX];
 };
 
-/* The table the inline data-path calls below go through.  Slots the
- * application should not call directly are opaque here. */
+/* OFED's providers served its XRC verbs through this table, hung off
+ * ibv_context.more_ops.  The library has no such table (and ibv_context
+ * no such member): the type is here for source that names it. */
+struct ibv_more_ops {
+	struct ibv_srq *(*create_xrc_srq)(struct ibv_pd *pd, struct ibv_xrc_domain *xrc_domain,
+					  struct ibv_cq *xrc_cq,
+					  struct ibv_srq_init_attr *srq_init_attr);
+	struct ibv_xrc_domain *(*open_xrc_domain)(struct ibv_context *context, int fd, int oflag);
+	int (*close_xrc_domain)(struct ibv_xrc_domain *d);
+	int (*create_xrc_rcv_qp)(struct ibv_qp_init_attr *init_attr, uint32_t *xrc_qp_num);
+	int (*modify_xrc_rcv_qp)(struct ibv_xrc_domain *xrc_domain, uint32_t xrc_qp_num,
+				 struct ibv_qp_attr *attr, int attr_mask);
+	int (*query_xrc_rcv_qp)(struct ibv_xrc_domain *xrc_domain, uint32_t xrc_qp_num,
+				struct ibv_qp_attr *attr, int attr_mask,
+				struct ibv_qp_init_attr *init_attr);
+	int (*reg_xrc_rcv_qp)(struct ibv_xrc_domain *xrc_domain, uint32_t xrc_qp_num);
+	int (*unreg_xrc_rcv_qp)(struct ibv_xrc_domain *xrc_domain, uint32_t xrc_qp_num);
+};
+
+/* The table the inline calls below go through, OFED's 32 slots in OFED's
+ * order.  Only those the library fills with OFED's signature are typed;
+ * the others are opaque (NULL, or rdma-core's signatures: its bind_mw takes
+ * a differently laid out ibv_mw_bind). */
 struct ibv_context_ops {
-	void *query_device_, *query_port_, *alloc_pd_, *dealloc_pd_, *reg_mr_, *rereg_mr_,
-	    *dereg_mr_, *alloc_mw_, *bind_mw_, *dealloc_mw_, *create_cq_;
+	void *query_device_;
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	void *alloc_pd_, *dealloc_pd_, *reg_mr_, *rereg_mr_, *dereg_mr_, *alloc_mw_, *bind_mw_,
+	    *dealloc_mw_, *create_cq_;
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	void *cq_event_, *resize_cq_, *destroy_cq_, *create_srq_, *modify_srq_, *query_srq_,
@@ -583,9 +687,21 @@ struct ibv_context {
 	int num_comp_vectors;
 	pthread_mutex_t mutex;
 	void *abi_compat;
-	/* OFED's more_ops pointer followed here; XRC is reached through the
-	 * functions below instead. */
+	/* OFED's more_ops pointer followed here: not provided (see the top of
+	 * this file); XRC is reached through the functions below. */
 };
+
+/* OFED routed ibv_query_port() through the provider's slot, clearing the
+ * fields older providers did not write first; the macro at the end of this
+ * file makes calls do the same (the library fills the slot, for binaries
+ * built against OFED). */
+static inline int ___ibv_query_port(struct ibv_context *context, uint8_t port_num,
+				    struct ibv_port_attr *port_attr)
+{
+	port_attr->link_layer = IBV_LINK_LAYER_UNSPECIFIED;
+	port_attr->pad = 0;
+	return context->ops.query_port(context, port_num, port_attr);
+}
 
 /* -------------------------------------------------------------- the API */
 
@@ -666,6 +782,10 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struc
 				     uint8_t port_num);
 int ibv_destroy_ah(struct ibv_ah *ah);
 
+/* UD QPs; lid in host byte order. */
+int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+
 const char *ibv_node_type_str(enum ibv_node_type node_type);
 const char *ibv_port_state_str(enum ibv_port_state port_state);
 const char *ibv_event_type_str(enum ibv_event_type event);
@@ -706,5 +826,10 @@ int ibv_unreg_xrc_rcv_qp(struct ibv_xrc_domain *xrc_domain, uint32_t xrc_qp_num)
 #ifdef __cplusplus
 }
 #endif
+
+#undef UABI_OFED_CONST_FN
+
+/* After the prototype, so &ibv_query_port still names the function. */
+#define ibv_query_port(context, port_num, port_attr) ___ibv_query_port(context, port_num, port_attr)
 
 #endif /* INFINIBAND_VERBS_H */
