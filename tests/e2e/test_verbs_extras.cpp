@@ -64,6 +64,61 @@ TEST_F(Extras, DeviceHasAVendorIdAndConsistentPortCounts)
 	EXPECT_EQ(d.vendor_id, ex.orig_attr.vendor_id);
 }
 
+// Every capability the device reports is one a test uses, and it reports
+// nothing else:
+//   PORT_ACTIVE_EVENT   conformance Events.PortStateChangesReachTheAsyncQueue*
+//                       (port down/up raise PORT_ERR and PORT_ACTIVE)
+//   SYS_IMAGE_GUID      LegacyTest.QueryDeviceMatchesNewPath and below
+//   RC_RNR_NAK_GEN      Verbs.RnrWaitsForReceiveThenSucceeds, RnrRetryExceeded
+//   SRQ_RESIZE          SrqGrowsWithIbvModifySrq below
+//   XRC                 the xrc label (ofed_xrc_*, upstream_xrc_peer)
+//   MEM_WINDOW, _TYPE_2B  Windows.* below
+TEST_F(Extras, DeviceReportsExactlyTheCapabilitiesTheTestsUse)
+{
+	ibv_device_attr_ex ex{};
+	ASSERT_EQ(ibv_query_device_ex(a.ctx, nullptr, &ex), 0);
+	const uint64_t want = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	EXPECT_EQ(ex.device_cap_flags_ex, want);
+	EXPECT_EQ(uint64_t(unsigned(ex.orig_attr.device_cap_flags)), want);
+	EXPECT_EQ(ex.orig_attr.sys_image_guid, ex.orig_attr.node_guid);
+	EXPECT_NE(ex.orig_attr.sys_image_guid, 0u);
+	EXPECT_EQ(ex.orig_attr.atomic_cap, IBV_ATOMIC_HCA) << "Verbs.Atomics*, AtomicWrite* below";
+}
+
+TEST_F(Extras, SrqGrowsWithIbvModifySrq)
+{
+	ASSERT_NO_FATAL_FAILURE(b.make_srq(4));
+	pair();
+	ibv_srq_attr q{};
+	ASSERT_EQ(ibv_query_srq(b.srq, &q), 0);
+	const uint32_t before = q.max_wr;
+	ibv_srq_attr grow{};
+	grow.max_wr = before * 4;
+	ASSERT_EQ(ibv_modify_srq(b.srq, &grow, IBV_SRQ_MAX_WR), 0);
+	ASSERT_EQ(ibv_query_srq(b.srq, &q), 0);
+	EXPECT_GE(q.max_wr, before * 4);
+	// As many receives as the grown SRQ holds, then one more is refused.
+	uint32_t posted = 0;
+	while (posted < q.max_wr && b.post_recv(posted, 64 * (posted % 512), 64) == 0)
+		posted++;
+	EXPECT_EQ(posted, q.max_wr);
+	EXPECT_EQ(b.post_recv(9999, 0, 64), ENOMEM) << "full";
+	// And they are used.
+	fill_a(0, 64, 5);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 1, 0, 64), 0);
+	auto r = poll_n(b.rcq, 1);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r[0].wr_id, 0u);
+	grow.max_wr = 1;
+	EXPECT_EQ(ibv_modify_srq(b.srq, &grow, IBV_SRQ_MAX_WR), EINVAL)
+	    << "fewer than it holds (" << posted - 1 << ")";
+	grow.max_wr = posted - 1;
+	EXPECT_EQ(ibv_modify_srq(b.srq, &grow, IBV_SRQ_MAX_WR), 0) << "as many as it holds";
+}
+
 // -------------------------------------------------------------- timestamps
 // One device clock: ibv_query_rt_values_ex reads it, hca_core_clock says its
 // rate, completions carry it (and the wall clock on request).

@@ -852,6 +852,12 @@ int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 		return 0;
 	d = &dom->arena.srqs[old->slot - 1];
 	w = &dom->arena.srqws[old->slot - 1];
+	/* Fewer than it holds: -EINVAL, as rxe's queue resize (the indices
+	 * are the user's own to lie about; a lie only refuses its modify).
+	 * Smaller but enough: the ring stays as it is. */
+	if ((mask & UABI_SRQ_MAX_WR) &&
+	    READ_ONCE(w->prod) - READ_ONCE(w->cons) > (u64)attr->max_wr)
+		return -EINVAL;
 	if ((mask & UABI_SRQ_MAX_WR) && attr->max_wr > old->entries) {
 		entries = pow2_at_least(attr->max_wr);
 		r = ring_new(dom, entries, old->stride);
