@@ -1096,7 +1096,7 @@ void usage(FILE *f)
 		f,
 		"usage: uabid [--foreground] [--socket PATH] [--idle-exit SECONDS]\n"
 		"             [--max-contexts N] [--max-contexts-per-uid N] [--shared]\n"
-		"             [--verbose]\n"
+		"             [--verbose] | --version\n"
 		"Serves the rdma-uabi object core on a unix socket (docs/daemon.md).\n"
 		"  --foreground     stay attached, log to stderr as well as the log file\n"
 		"  --socket PATH    default: $UABI_SOCKET, $XDG_RUNTIME_DIR/uabi/uabid.sock,\n"
@@ -1185,7 +1185,11 @@ int main(int argc, char **argv)
 		} else if (a == "--help" || a == "-h") {
 			usage(stdout);
 			return 0;
+		} else if (a == "--version" || a == "-V") {
+			std::printf("uabid (rdma-uabi) %s\n", UABI_VERSION);
+			return 0;
 		} else {
+			std::fprintf(stderr, "uabid: unknown option '%s'\n", a.c_str());
 			usage(stderr);
 			return 2;
 		}

@@ -3,6 +3,7 @@
 #include <uabi/transport_daemon.hpp>
 
 #include "../daemon/wire.hpp"
+#include "paths.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -160,9 +161,18 @@ Result<std::string> find_daemon_binary()
 		return make_error(ENOENT); // set, but wrong: say so, do not guess
 	}
 #ifdef UABI_DAEMON_BUILD_PATH
-	if (executable(UABI_DAEMON_BUILD_PATH))
+	// Only a copy running from its build tree uses the build tree's uabid:
+	// an installed one never starts a binary from where it was built.
+	if (paths::in_build_tree() && executable(UABI_DAEMON_BUILD_PATH))
 		return std::string(UABI_DAEMON_BUILD_PATH);
 #endif
+	// The prefix this copy is installed in (found from where the library
+	// or the executable lies, so a moved prefix works too).
+	if (std::string prefix = paths::install_prefix(); !prefix.empty()) {
+		std::string cand = paths::daemon_under(prefix);
+		if (executable(cand))
+			return cand;
+	}
 	// Next to the object this code is linked into (a shared library or the
 	// executable), then next to the executable.
 	Dl_info info{};

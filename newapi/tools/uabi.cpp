@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
-// uabi: look at and drive the rdma-uabi backends (docs/daemon.md).
+// uabi: look at and drive the rdma-uabi backends (docs/daemon.md, uabi(1)).
 //
-//   uabi [--json] [--socket PATH] [--backend NAME] status
-//   uabi [--json] [--socket PATH] objects
-//   uabi [--socket PATH] [--backend NAME] run -- CMD [ARGS...]
-//   uabi [--socket PATH] daemon start|stop
+//   uabi status [--json] [--socket PATH] [--backend NAME]
+//   uabi objects [--json] [--socket PATH]
+//   uabi run [--socket PATH] [--backend NAME] [--] CMD [ARGS...]
+//   uabi daemon start|stop [--socket PATH]
+//   uabi --version | --help
+// The options may come before or after the command (before CMD for run).
+#include "paths.hpp"
+
 #include <uabi/client.hpp>
 #include <uabi/transport_daemon.hpp>
 
@@ -127,8 +131,13 @@ struct Resolved {
 Result<Resolved> resolve_backend()
 {
 	auto b = backend_from_env();
-	if (!b)
+	if (!b) {
+		std::fprintf(stderr,
+			     "uabi: UABI_BACKEND=%s: unknown backend "
+			     "(auto, inproc, daemon or kernel)\n",
+			     std::getenv("UABI_BACKEND"));
 		return make_error(b.error());
+	}
 	if (*b != Backend::Auto)
 		return Resolved{*b, "UABI_BACKEND=" + std::string(backend_name(*b))};
 	if (::access(UABI_DEVICE_PATH, F_OK) == 0)
@@ -204,10 +213,8 @@ int status_kernel(const Resolved &r)
 int cmd_status()
 {
 	auto r = resolve_backend();
-	if (!r) {
-		std::fprintf(stderr, "uabi: UABI_BACKEND: %s\n", std::strerror(r.error()));
+	if (!r)
 		return kExitUsage;
-	}
 	if (r->backend == Backend::Inproc) {
 		if (g_json)
 			std::printf("{\"backend\":\"inproc\",\"running\":true}\n");
@@ -326,7 +333,9 @@ std::string details(const daemon::ObjEntry &e)
 int cmd_objects()
 {
 	auto r = resolve_backend();
-	if (r && r->backend != Backend::Daemon) {
+	if (!r)
+		return kExitUsage;
+	if (r->backend != Backend::Daemon) {
 		std::fprintf(stderr,
 			     "uabi: objects: the %s backend has no object listing "
 			     "(use the daemon backend)\n",
@@ -437,21 +446,64 @@ int cmd_daemon(const std::string &what)
 		std::printf("uabid stopped (pid %u)\n", pid);
 		return 0;
 	}
-	std::fprintf(stderr, "uabi: daemon start|stop\n");
+	std::fprintf(stderr, "uabi: daemon: unknown action '%s' (start or stop)\n", what.c_str());
 	return kExitUsage;
+}
+
+// The drop-in libibverbs.so.1 `uabi run` preloads: UABI_VERBS_LIB (set but
+// empty: none), else the build tree's when this uabi runs from there, else
+// the one of the prefix this uabi is installed in.  False, with a message
+// on stderr, when there is none.
+bool verbs_library(std::string *out)
+{
+	if (const char *lib = std::getenv("UABI_VERBS_LIB")) {
+		*out = lib;
+		return true;
+	}
+	if (*UABI_VERBS_LIB && paths::in_build_tree()) {
+		*out = UABI_VERBS_LIB;
+		return true;
+	}
+	std::string where;
+	std::string prefix = paths::install_prefix(&where);
+	if (prefix.empty()) {
+		std::fprintf(stderr,
+			     "uabi: run: cannot tell where rdma-uabi is installed (%s is in\n"
+			     "no bin/ of an installation); set UABI_VERBS_LIB to the drop-in\n"
+			     "libibverbs.so.1\n",
+			     where.c_str());
+		return false;
+	}
+	std::string lib = paths::verbs_library_under(prefix);
+	if (::access(lib.c_str(), R_OK) != 0) {
+		std::fprintf(stderr, "uabi: run: the drop-in library %s: %s\n", lib.c_str(),
+			     std::strerror(errno));
+		return false;
+	}
+	// ld.so splits LD_PRELOAD at spaces and colons.
+	if (lib.find_first_of(" :") != std::string::npos) {
+		std::fprintf(stderr,
+			     "uabi: run: %s contains a space or a colon, which LD_PRELOAD\n"
+			     "cannot carry; install rdma-uabi under another path\n",
+			     lib.c_str());
+		return false;
+	}
+	*out = lib;
+	return true;
 }
 
 int cmd_run(char **argv)
 {
-	if (!argv[0]) {
-		std::fprintf(stderr, "uabi: run -- CMD [ARGS...]\n");
+	if (!argv || !argv[0]) {
+		std::fprintf(stderr, "uabi: run: no command given (uabi run [--] CMD [ARGS...])\n");
 		return kExitUsage;
 	}
+	std::string preload;
+	if (!verbs_library(&preload))
+		return kExitFail;
 	auto r = resolve_backend();
-	if (!r) {
-		std::fprintf(stderr, "uabi: UABI_BACKEND: %s\n", std::strerror(r.error()));
+	if (!r)
 		return kExitUsage;
-	}
 	// Pin what "auto" resolved to now, so CMD and everything it starts
 	// agree on one backend (and one daemon).
 	::setenv("UABI_BACKEND", backend_name(r->backend), 1);
@@ -465,9 +517,6 @@ int cmd_run(char **argv)
 	}
 	// Unmodified libibverbs programs get the drop-in library first, so
 	// that their ibv_* calls reach the backend chosen above.
-	// UABI_VERBS_LIB names another copy; set but empty, it preloads nothing.
-	const char *lib = std::getenv("UABI_VERBS_LIB");
-	std::string preload = lib ? lib : UABI_VERBS_LIB;
 	if (const char *old = std::getenv("LD_PRELOAD"); old && *old)
 		preload += (preload.empty() ? "" : ":") + std::string(old);
 	if (!preload.empty())
@@ -479,58 +528,141 @@ int cmd_run(char **argv)
 
 void usage(FILE *f)
 {
-	std::fprintf(f, "usage: uabi [--json] [--socket PATH] [--backend NAME] COMMAND\n"
+	std::fprintf(f, "usage: uabi COMMAND [OPTIONS]\n"
 			"  status             backend in use, daemon, devices, contexts, objects\n"
 			"  objects            table of live objects (daemon backend)\n"
-			"  run -- CMD ARGS    run CMD on the drop-in libibverbs (LD_PRELOAD)\n"
+			"  run [--] CMD ARGS  run CMD on the drop-in libibverbs (LD_PRELOAD)\n"
 			"                     with UABI_BACKEND / UABI_SOCKET set\n"
 			"  daemon start|stop  start or stop uabid\n"
-			"options:\n"
+			"options (before or after the command; for run, before CMD):\n"
 			"  --json             machine-readable output (status, objects)\n"
 			"  --socket PATH      the daemon's socket (sets UABI_SOCKET)\n"
 			"  --backend NAME     auto|inproc|daemon|kernel (sets UABI_BACKEND)\n"
-			"exit status: 0 ok, 1 failed, 2 usage, 3 backend not running\n");
+			"  --version          print the version\n"
+			"  -h, --help         print this help\n"
+			"exit status: 0 ok, 1 failed, 2 usage, 3 backend not running\n"
+			"See uabi(1).\n");
+}
+
+// "uabi: <message>" and a hint, on stderr; the usage exit status.
+int usage_error(const std::string &msg)
+{
+	std::fprintf(stderr, "uabi: %s\nTry 'uabi --help'.\n", msg.c_str());
+	return kExitUsage;
+}
+
+// The option at argv[*i] (and its value): 0 taken, -1 not an option of
+// ours, else the exit status of a usage error.
+int parse_option(int argc, char **argv, int *i, bool *help, bool *version)
+{
+	const std::string a = argv[*i];
+	std::string name = a, value;
+	bool has_value = false;
+	if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+		name = a.substr(0, eq);
+		value = a.substr(eq + 1);
+		has_value = true;
+	}
+	if (name == "--socket" || name == "--backend") {
+		if (!has_value) {
+			if (*i + 1 >= argc)
+				return usage_error("option '" + name + "' needs a value");
+			value = argv[++*i];
+		}
+		if (value.empty())
+			return usage_error("option '" + name + "' needs a non-empty value");
+		if (name == "--backend" && value != "auto" && value != "inproc" &&
+		    value != "daemon" && value != "kernel")
+			return usage_error("--backend: unknown backend '" + value +
+					   "' (auto, inproc, daemon or kernel)");
+		::setenv(name == "--socket" ? "UABI_SOCKET" : "UABI_BACKEND", value.c_str(), 1);
+		return 0;
+	}
+	if (has_value)
+		return usage_error("option '" + name + "' takes no value");
+	if (a == "--json")
+		g_json = true;
+	else if (a == "-h" || a == "--help")
+		*help = true;
+	else if (a == "--version" || a == "-V")
+		*version = true;
+	else
+		return -1;
+	return 0;
+}
+
+int print_version()
+{
+	std::printf("uabi (rdma-uabi) %s\n", UABI_VERSION);
+	return 0;
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		std::string a = argv[i];
-		if (a == "--json") {
-			g_json = true;
-		} else if ((a == "--socket" || a == "--backend") && i + 1 < argc) {
-			::setenv(a == "--socket" ? "UABI_SOCKET" : "UABI_BACKEND", argv[++i], 1);
-		} else if (a == "-h" || a == "--help") {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return kExitUsage;
+	// Words are the command and its arguments; options may sit anywhere
+	// among them.  `run`'s command starts at its first word or after "--"
+	// and keeps everything that follows.
+	std::vector<std::string> words;
+	char **run_argv = nullptr;
+	bool help = false, version = false, options_done = false;
+	for (int i = 1; i < argc; i++) {
+		const std::string a = argv[i];
+		const bool is_option = !options_done && a.size() > 1 && a[0] == '-';
+		if (!words.empty() && words[0] == "run" && (!is_option || a == "--")) {
+			run_argv = argv + i + (a == "--" && !options_done ? 1 : 0);
+			break;
 		}
+		if (!is_option) {
+			words.push_back(a);
+			continue;
+		}
+		if (a == "--") {
+			options_done = true;
+			continue;
+		}
+		int r = parse_option(argc, argv, &i, &help, &version);
+		if (r > 0)
+			return r;
+		if (r < 0)
+			return usage_error("unknown option '" + a + "'");
 	}
-	if (i >= argc) {
+	if (help) {
+		usage(stdout);
+		return 0;
+	}
+	if (version)
+		return print_version();
+	if (words.empty()) {
 		usage(stderr);
 		return kExitUsage;
 	}
-	std::string cmd = argv[i++];
-	if (cmd == "status" && i == argc)
-		return cmd_status();
-	if (cmd == "objects" && i == argc)
-		return cmd_objects();
-	if (cmd == "daemon" && i + 1 == argc)
-		return cmd_daemon(argv[i]);
-	if (cmd == "run") {
-		if (i < argc && std::strcmp(argv[i], "--") == 0)
-			i++;
-		return cmd_run(argv + i);
+	const std::string &cmd = words[0];
+	auto extra = [&](std::size_t allowed) {
+		return words.size() > allowed
+			       ? usage_error(cmd + ": unexpected argument '" + words[allowed] + "'")
+			       : 0;
+	};
+	if (cmd == "status" || cmd == "objects") {
+		if (int e = extra(1))
+			return e;
+		return cmd == "status" ? cmd_status() : cmd_objects();
 	}
+	if (cmd == "daemon") {
+		if (words.size() < 2)
+			return usage_error("daemon: start or stop?");
+		if (int e = extra(2))
+			return e;
+		return cmd_daemon(words[1]);
+	}
+	if (cmd == "run")
+		return cmd_run(run_argv);
 	if (cmd == "help") {
 		usage(stdout);
 		return 0;
 	}
-	usage(stderr);
-	return kExitUsage;
+	if (cmd == "version")
+		return print_version();
+	return usage_error("unknown command '" + cmd + "'");
 }

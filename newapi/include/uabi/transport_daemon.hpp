@@ -205,8 +205,10 @@ Result<Paths> paths_for_socket(const std::string &socket);
 // Creates the directory (0700) if missing; a default directory must be a
 // real directory owned by us without group/other access (EPERM).
 Result<void> ensure_dir(const Paths &p);
-// UABI_DAEMON_PATH, else the build tree's uabid, else next to the running
-// executable, else "uabid" on PATH.  ENOENT when none is executable.
+// UABI_DAEMON_PATH, else the build tree's uabid (only when running from the
+// build tree), else the uabid of the prefix this copy is installed in, else
+// next to the running library or executable, else "uabid" on PATH.  ENOENT
+// when none is executable.
 Result<std::string> find_daemon_binary();
 
 // A connected, greeted socket (owned; closed by the destructor).
