@@ -635,6 +635,7 @@ int main(int argc, char **argv)
 	if (version)
 		return print_version();
 	if (words.empty()) {
+		std::fprintf(stderr, "uabi: no command given\n");
 		usage(stderr);
 		return kExitUsage;
 	}
