@@ -4,15 +4,20 @@
 #   kernel part: linux-headers-amd64 (Kbuild for rdma_uabi.ko),
 #   linux-image-amd64 (the kernel the qemu guest boots), qemu-system-x86
 #   (TCG; KVM is not needed), busybox-static (the guest's userland),
-#   kmod and cpio (insmod on real machines; the initramfs).
+#   kmod and cpio (insmod on real machines; the initramfs), dkms (the
+#   rdma-uabi-dkms package's build, ctest package_dkms).
+#   Packaging and install tests (ctest label install): dpkg-dev
+#   (dpkg-shlibdeps for CPack), pkg-config (the out-of-tree example),
+#   man-db and bsdextrautils (man, col: the man pages).
 set -euo pipefail
 
 userspace=(cmake ninja-build g++ clang libclang-rt-14-dev
 	   libgtest-dev libgmock-dev libbenchmark-dev
 	   libibverbs-dev ibverbs-utils perftest
-	   util-linux procps iproute2 python3)
+	   util-linux procps iproute2 python3
+	   dpkg-dev pkg-config man-db bsdextrautils)
 kernel=(linux-headers-amd64 linux-image-amd64 qemu-system-x86
-	busybox-static kmod cpio make gcc)
+	busybox-static kmod cpio make gcc dkms)
 case "${1:-}" in
 --no-kernel) pkgs=("${userspace[@]}") ;;
 --kernel-only) pkgs=("${kernel[@]}") ;;
