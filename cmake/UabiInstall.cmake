@@ -67,14 +67,15 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT runtime
   PATTERN "man" EXCLUDE)
 
-# Man pages, compressed as Debian installs them (man reads both).
+# Man pages (troff, docs/man/*.in with the version filled in), compressed
+# as Debian installs them (man reads both).
 set(uabi_man_gz "")
 foreach(page uabi.1 uabid.8)
   string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})
-  set(src ${PROJECT_SOURCE_DIR}/docs/man/${page})
-  set(gz ${PROJECT_BINARY_DIR}/man/${page}.gz)
+  set(src ${PROJECT_BINARY_DIR}/man/${page})
+  configure_file(${PROJECT_SOURCE_DIR}/docs/man/${page}.in ${src} @ONLY)
+  set(gz ${src}.gz)
   add_custom_command(OUTPUT ${gz}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
     COMMAND gzip -9 -n -c ${src} > ${gz}
     DEPENDS ${src} VERBATIM)
   list(APPEND uabi_man_gz ${gz})

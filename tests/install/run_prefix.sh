@@ -101,6 +101,8 @@ for prog in bin/uabi sbin/uabid; do
 	page=$(ls "$p"/share/man/man*/"$name".[18].gz)
 	text=$(man -l -P cat "$page" 2>/dev/null | col -b)
 	grep -q "^NAME" <<<"$text" || { echo "man -l $page: not formatted"; exit 1; }
+	warnings=$(zcat "$page" | groff -man -ww -z 2>&1)
+	[[ -z $warnings ]] || { echo "groff warns about $page: $warnings"; exit 1; }
 	for opt in $("$p/$prog" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
 		grep -q -- "$opt" <<<"$text" || { echo "$name(${page##*.[a-z]*.}): $opt undocumented"; exit 1; }
 	done
