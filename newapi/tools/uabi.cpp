@@ -6,6 +6,7 @@
 //   uabi [--socket PATH] [--backend NAME] run -- CMD [ARGS...]
 //   uabi [--socket PATH] daemon start|stop
 #include <uabi/client.hpp>
+#include <uabi/fsview.hpp>
 #include <uabi/transport_daemon.hpp>
 
 #include <cerrno>
@@ -464,14 +465,28 @@ int cmd_run(char **argv)
 		::setenv("UABI_SOCKET", p->socket.c_str(), 1);
 	}
 	// Unmodified libibverbs programs get the drop-in library first, so
-	// that their ibv_* calls reach the backend chosen above.
-	// UABI_VERBS_LIB names another copy; set but empty, it preloads nothing.
+	// that their ibv_* calls reach the backend chosen above, then the umad
+	// shim (docs/fsview.md).  UABI_VERBS_LIB / UABI_UMAD_LIB name other
+	// copies; set but empty, they preload nothing.
 	const char *lib = std::getenv("UABI_VERBS_LIB");
 	std::string preload = lib ? lib : UABI_VERBS_LIB;
+	const char *umad = std::getenv("UABI_UMAD_LIB");
+	std::string umad_lib = umad ? umad : UABI_UMAD_LIB;
+	if (!umad_lib.empty())
+		preload += (preload.empty() ? "" : ":") + umad_lib;
 	if (const char *old = std::getenv("LD_PRELOAD"); old && *old)
 		preload += (preload.empty() ? "" : ":") + std::string(old);
 	if (!preload.empty())
 		::setenv("LD_PRELOAD", preload.c_str(), 1);
+	// The device as the file system shows it: /dev/infiniband and the
+	// sysfs tree, made from the device's answers, seen by CMD and all it
+	// starts (UABI_FSVIEW=off: nothing).
+	if (auto v = fsview::prepare_for_run(r->backend); !v)
+		std::fprintf(stderr, "uabi: run: no view of the device in /sys and /dev: %s\n",
+			     std::strerror(v.error()));
+	else if (!v->reason.empty())
+		std::fprintf(stderr, "uabi: run: %s; the device's sysfs tree is in SYSFS_PATH=%s\n",
+			     v->reason.c_str(), v->root.c_str());
 	::execvp(argv[0], argv);
 	std::fprintf(stderr, "uabi: run: %s: %s\n", argv[0], std::strerror(errno));
 	return errno == ENOENT ? 127 : 126;
@@ -483,7 +498,8 @@ void usage(FILE *f)
 			"  status             backend in use, daemon, devices, contexts, objects\n"
 			"  objects            table of live objects (daemon backend)\n"
 			"  run -- CMD ARGS    run CMD on the drop-in libibverbs (LD_PRELOAD)\n"
-			"                     with UABI_BACKEND / UABI_SOCKET set\n"
+			"                     with UABI_BACKEND / UABI_SOCKET set, seeing the\n"
+			"                     device in /dev/infiniband and /sys (UABI_FSVIEW)\n"
 			"  daemon start|stop  start or stop uabid\n"
 			"options:\n"
 			"  --json             machine-readable output (status, objects)\n"
