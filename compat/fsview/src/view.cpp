@@ -367,10 +367,14 @@ Result<void> write_tree(const Tree &t, const std::string &dir)
 			::rmdir(it->c_str());
 	};
 	remove_tree(root);
-	if (::mkdir(root.c_str(), 0755) != 0)
-		return make_error(errno);
-	int err = write_entries(t, root);
-	// Everything else of /sys through symlinks, so that SYSFS_PATH=root
+	const std::string sys = root + "/sys";
+	if (::mkdir(root.c_str(), 0755) != 0 || ::mkdir(sys.c_str(), 0755) != 0) {
+		int e = errno;
+		remove_tree(root);
+		return make_error(e);
+	}
+	int err = write_entries(t, sys);
+	// Everything else of /sys through symlinks, so that SYSFS_PATH=sys
 	// still finds devices/, bus/, class/net ...
 	if (!err) {
 		if (DIR *d = ::opendir("/sys")) {
@@ -380,7 +384,7 @@ Result<void> write_tree(const Tree &t, const std::string &dir)
 				    !std::strcmp(e->d_name, "class") || ++count > kMaxEntries)
 					continue;
 				::symlink(("/sys/" + std::string(e->d_name)).c_str(),
-					  (root + "/" + e->d_name).c_str());
+					  (sys + "/" + e->d_name).c_str());
 			}
 			::closedir(d);
 		}
@@ -392,12 +396,12 @@ Result<void> write_tree(const Tree &t, const std::string &dir)
 				if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..") ||
 				    ix.has(r) || ++count > kMaxEntries)
 					continue;
-				::symlink(("/sys/" + r).c_str(), (root + "/" + r).c_str());
+				::symlink(("/sys/" + r).c_str(), (sys + "/" + r).c_str());
 			}
 			::closedir(d);
 		}
-		// dev/infiniband/<node>: the node's source, for the umad shim's
-		// path redirection (compat/umad).
+		// dev/infiniband/<node>: symlinks to the nodes' sources, for the
+		// umad shim's paths (compat/umad).
 		std::string dev = root + "/dev";
 		if (::mkdir(dev.c_str(), 0755) != 0 || ::mkdir((dev + "/infiniband").c_str(), 0755) != 0)
 			err = errno;
@@ -410,7 +414,7 @@ Result<void> write_tree(const Tree &t, const std::string &dir)
 		return make_error(err);
 	}
 	// Swap it in: the old tree (if any) is renamed away, then removed.
-	std::string cur = dir + "/sys";
+	std::string cur = dir + "/view";
 	std::string old = std::string(tmp) + ".old";
 	bool had_old = ::rename(cur.c_str(), old.c_str()) == 0;
 	if (::rename(root.c_str(), cur.c_str()) != 0) {
@@ -483,9 +487,9 @@ Result<Entered> enter(const Tree &t, Mode m, const std::string &fallback_dir)
 	if (!w)
 		return make_error(w.error());
 	out.used = Mode::SysfsPath;
-	out.root = fallback_dir + "/sys";
+	out.root = fallback_dir + "/view/sys";
 	::setenv("SYSFS_PATH", out.root.c_str(), 1);
-	::setenv("UABI_FSVIEW_ROOT", out.root.c_str(), 1);
+	::setenv("UABI_FSVIEW_ROOT", (fallback_dir + "/view").c_str(), 1);
 	::setenv(kActiveEnv, out.root.c_str(), 1);
 	return out;
 }

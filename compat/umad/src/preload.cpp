@@ -6,6 +6,11 @@
 //   read/write/ioctl on it          -> the umad ABI
 //   close/dup/dup2/dup3/fcntl dup   -> the file's lifetime follows its fds
 //
+// With UABI_FSVIEW_ROOT (the sysfs-path view, no mount namespace) the
+// paths of /sys/class/infiniband{,_verbs,_mad} and /dev/infiniband are
+// looked up in that directory by the calls that take a path (open, stat,
+// access, opendir, scandir, readlink, realpath, chdir ...).
+//
 // Every other call goes straight to the next definition (dlsym(RTLD_NEXT))
 // after one atomic load while no umad file is open.
 #include "umad_file.hpp"
@@ -13,14 +18,17 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -189,6 +197,39 @@ long finish(long r)
 	return r;
 }
 
+// ------------------------------------------------------ sysfs-path view
+// Without a mount namespace (UABI_FSVIEW=sysfs-path, docs/fsview.md) the
+// tree lives in UABI_FSVIEW_ROOT: the paths of the infiniband classes and
+// of /dev/infiniband are looked up there.  Nothing changes otherwise.
+const std::string &view_root()
+{
+	static const std::string *root = [] {
+		const char *r = std::getenv("UABI_FSVIEW_ROOT");
+		return new std::string(r && *r == '/' ? r : "");
+	}();
+	return *root;
+}
+
+// `path` itself, or its place in the view (written to buf).
+const char *redirect(const char *path, char *buf, std::size_t size)
+{
+	const std::string &root = view_root();
+	if (root.empty() || !path || path[0] != '/')
+		return path;
+	auto under = [&](const char *prefix) {
+		std::size_t n = std::strlen(prefix);
+		return !std::strncmp(path, prefix, n) && (path[n] == '\0' || path[n] == '/');
+	};
+	if (!under("/sys/class/infiniband") && !under("/sys/class/infiniband_verbs") &&
+	    !under("/sys/class/infiniband_mad") && !under("/dev/infiniband"))
+		return path;
+	if (root.size() + std::strlen(path) + 1 > size)
+		return path;
+	std::memcpy(buf, root.data(), root.size());
+	std::strcpy(buf + root.size(), path);
+	return buf;
+}
+
 } // namespace
 
 // ------------------------------------------------------------- opening
@@ -204,7 +245,8 @@ UABI_EXPORT int open(const char *path, int flags, ...)
 	}
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real_open(path, flags, mode);
+	char b[4096];
+	return real_open(redirect(path, b, sizeof(b)), flags, mode);
 }
 
 UABI_EXPORT int open64(const char *path, int flags, ...)
@@ -219,7 +261,8 @@ UABI_EXPORT int open64(const char *path, int flags, ...)
 	}
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real_open64(path, flags, mode);
+	char b[4096];
+	return real_open64(redirect(path, b, sizeof(b)), flags, mode);
 }
 
 UABI_EXPORT int openat(int dirfd, const char *path, int flags, ...)
@@ -234,7 +277,8 @@ UABI_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	}
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real_openat(dirfd, path, flags, mode);
+	char b[4096];
+	return real_openat(dirfd, redirect(path, b, sizeof(b)), flags, mode);
 }
 
 UABI_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -249,7 +293,8 @@ UABI_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	}
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real_openat64(dirfd, path, flags, mode);
+	char b[4096];
+	return real_openat64(dirfd, redirect(path, b, sizeof(b)), flags, mode);
 }
 
 // The fortified entry points (_FORTIFY_SOURCE) take no mode.
@@ -259,7 +304,8 @@ UABI_EXPORT int __open_2(const char *path, int flags)
 	static const auto real = next<t>("__open_2");
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real(path, flags);
+	char b[4096];
+	return real(redirect(path, b, sizeof(b)), flags);
 }
 
 UABI_EXPORT int __open64_2(const char *path, int flags)
@@ -268,7 +314,8 @@ UABI_EXPORT int __open64_2(const char *path, int flags)
 	static const auto real = next<t>("__open64_2");
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real(path, flags);
+	char b[4096];
+	return real(redirect(path, b, sizeof(b)), flags);
 }
 
 UABI_EXPORT int __openat_2(int dirfd, const char *path, int flags)
@@ -277,7 +324,8 @@ UABI_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	static const auto real = next<t>("__openat_2");
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real(dirfd, path, flags);
+	char b[4096];
+	return real(dirfd, redirect(path, b, sizeof(b)), flags);
 }
 
 UABI_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
@@ -286,7 +334,8 @@ UABI_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 	static const auto real = next<t>("__openat64_2");
 	if (int n = umad_index(path); n >= 0)
 		return open_umad(n, flags);
-	return real(dirfd, path, flags);
+	char b[4096];
+	return real(dirfd, redirect(path, b, sizeof(b)), flags);
 }
 
 // ------------------------------------------------------------------ I/O
@@ -402,3 +451,53 @@ UABI_EXPORT int fcntl64(int fd, int cmd, ...)
 	va_end(ap);
 	return fcntl_common(real_fcntl64, fd, cmd, arg);
 }
+
+// ------------------------------------------- paths of the sysfs-path view
+#define UABI_PATH_FN(ret, name, params, ...)                                                      \
+	UABI_EXPORT ret name params                                                                \
+	{                                                                                          \
+		using fn_t = ret(*) params;                                                        \
+		static const auto real = next<fn_t>(#name);                                        \
+		char b[4096];                                                                      \
+		const char *p = redirect(path, b, sizeof(b));                                      \
+		return real(__VA_ARGS__);                                                          \
+	}
+
+UABI_PATH_FN(FILE *, fopen, (const char *path, const char *mode), p, mode)
+UABI_PATH_FN(FILE *, fopen64, (const char *path, const char *mode), p, mode)
+UABI_PATH_FN(DIR *, opendir, (const char *path), p)
+UABI_PATH_FN(int, scandir,
+	     (const char *path, struct dirent ***list, int (*sel)(const struct dirent *),
+	      int (*cmp)(const struct dirent **, const struct dirent **)),
+	     p, list, sel, cmp)
+UABI_PATH_FN(int, scandir64,
+	     (const char *path, struct dirent64 ***list, int (*sel)(const struct dirent64 *),
+	      int (*cmp)(const struct dirent64 **, const struct dirent64 **)),
+	     p, list, sel, cmp)
+UABI_PATH_FN(int, stat, (const char *path, struct stat *st), p, st)
+UABI_PATH_FN(int, stat64, (const char *path, struct stat64 *st), p, st)
+UABI_PATH_FN(int, lstat, (const char *path, struct stat *st), p, st)
+UABI_PATH_FN(int, lstat64, (const char *path, struct stat64 *st), p, st)
+UABI_PATH_FN(int, fstatat, (int dirfd, const char *path, struct stat *st, int flags), dirfd, p, st, flags)
+UABI_PATH_FN(int, fstatat64, (int dirfd, const char *path, struct stat64 *st, int flags), dirfd, p, st,
+	     flags)
+UABI_PATH_FN(int, statx,
+	     (int dirfd, const char *path, int flags, unsigned int mask, struct statx *st), dirfd, p,
+	     flags, mask, st)
+UABI_PATH_FN(int, __xstat, (int ver, const char *path, struct stat *st), ver, p, st)
+UABI_PATH_FN(int, __xstat64, (int ver, const char *path, struct stat64 *st), ver, p, st)
+UABI_PATH_FN(int, __lxstat, (int ver, const char *path, struct stat *st), ver, p, st)
+UABI_PATH_FN(int, __lxstat64, (int ver, const char *path, struct stat64 *st), ver, p, st)
+UABI_PATH_FN(int, __fxstatat, (int ver, int dirfd, const char *path, struct stat *st, int flags), ver,
+	     dirfd, p, st, flags)
+UABI_PATH_FN(int, __fxstatat64, (int ver, int dirfd, const char *path, struct stat64 *st, int flags),
+	     ver, dirfd, p, st, flags)
+UABI_PATH_FN(int, access, (const char *path, int mode), p, mode)
+UABI_PATH_FN(int, eaccess, (const char *path, int mode), p, mode)
+UABI_PATH_FN(int, euidaccess, (const char *path, int mode), p, mode)
+UABI_PATH_FN(int, faccessat, (int dirfd, const char *path, int mode, int flags), dirfd, p, mode, flags)
+UABI_PATH_FN(ssize_t, readlink, (const char *path, char *out, size_t size), p, out, size)
+UABI_PATH_FN(ssize_t, readlinkat, (int dirfd, const char *path, char *out, size_t size), dirfd, p, out,
+	     size)
+UABI_PATH_FN(char *, realpath, (const char *path, char *out), p, out)
+UABI_PATH_FN(int, chdir, (const char *path), p)

@@ -139,12 +139,12 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src);
 //   auto       a private mount namespace (root) or a user + mount
 //              namespace (others); if neither can be made, sysfs-path
 //   namespace  the namespace or fail
-//   sysfs-path the tree in a directory named by SYSFS_PATH (libraries
-//              that honour it: rdma-core's libibverbs and librdmacm, the
-//              drop-in's ibv_get_sysfs_path(), srp_daemon) and by
-//              UABI_FSVIEW_ROOT (the umad shim serves /dev/infiniband and
-//              the class/infiniband* paths of dynamically linked programs
-//              from it)
+//   sysfs-path the tree in a directory: SYSFS_PATH names its sys/ (for
+//              the libraries that honour it: rdma-core's libibverbs and
+//              librdmacm, the drop-in's ibv_get_sysfs_path(), srp_daemon),
+//              UABI_FSVIEW_ROOT the directory (the umad shim serves
+//              /dev/infiniband and /sys/class/infiniband* of dynamically
+//              linked programs from it)
 //   off        nothing
 enum class Mode { Auto, Namespace, SysfsPath, Off };
 Result<Mode> mode_from_env();
@@ -161,9 +161,10 @@ struct Entered {
 // entries bound in place, so the rest of /sys/class and /dev is unchanged).
 // Only the calling process and the processes it starts see it.
 Result<void> enter_namespace(const Tree &t);
-// Writes the tree under dir (created 0700 if missing): dir/class/...,
-// dir/dev/infiniband/<node> symlinks to the sources, and symlinks to the
-// rest of /sys so that SYSFS_PATH=dir still finds everything else.
+// Writes the tree under dir (created 0700 if missing): dir/view/sys/class/...
+// with symlinks to the rest of /sys (so that SYSFS_PATH=dir/view/sys still
+// finds everything else), and dir/view/dev/infiniband/<node> symlinks to
+// the nodes' sources.  A new copy replaces the old one by rename().
 Result<void> write_tree(const Tree &t, const std::string &dir);
 // Mode::Auto / Namespace / SysfsPath as above; fallback_dir for sysfs-path.
 Result<Entered> enter(const Tree &t, Mode m, const std::string &fallback_dir);
