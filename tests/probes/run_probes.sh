@@ -6,8 +6,9 @@
 # file against ibv_query_*), each program's output compared with what the
 # device answers (check_sysfs --print), not with copies of it.
 #
-#   run_probes.sh UABI_TOOL CHECK_SYSFS [--backend daemon|kernel]
-#                 [--as nobody|self] [--view namespace|sysfs-path]
+#   run_probes.sh UABI_TOOL CHECK_SYSFS [--abuse UMAD_ABUSE]
+#                 [--backend daemon|kernel] [--as nobody|self]
+#                 [--view namespace|sysfs-path]
 #
 # daemon (default): a uabid of its own on a private socket; kernel: the
 # module's /dev/rdma_uabi (the qemu guest).  --as nobody: the same checks
@@ -18,9 +19,10 @@
 set -u
 tool=$1 check=$2
 shift 2
-backend=daemon as=self view=namespace
+backend=daemon as=self view=namespace abuse=""
 while [ $# -gt 0 ]; do
 	case $1 in
+	--abuse) abuse=$2; shift 2 ;;
 	--backend) backend=$2; shift 2 ;;
 	--as) as=$2; shift 2 ;;
 	--view) view=$2; shift 2 ;;
@@ -40,7 +42,8 @@ if [ "$as" = nobody ]; then
 	if command -v setpriv >/dev/null 2>&1; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups \
 			env HOME="$d" TMPDIR="$d" UABI_PROBES_DIR="$d" \
-			sh "$0" "$tool" "$check" --backend "$backend" --view "$view"
+			sh "$0" "$tool" "$check" --backend "$backend" --view "$view" \
+			${abuse:+--abuse "$abuse"}
 		rc=$?
 	else
 		echo "FAIL: setpriv (util-linux) not found"
@@ -127,6 +130,13 @@ noview=$?
 echo "--- check_sysfs without a view (UABI_FSVIEW=off): exit $noview (must fail)"
 grep -E '^(FAIL|PASS)' "$work/noview.out" | tail -3
 [ $noview != 0 ] || bad "check_sysfs passed without a view"
+
+# ---- the umad ABI itself: bad input, readiness, timeouts, dup/close
+if [ -n "$abuse" ]; then
+	run umad_abuse "$abuse"
+	rc_is umad_abuse 0
+	has umad_abuse "PASS:"
+fi
 
 # ---- sysfs readers: ibstat (libibumad), ibstatus (a shell script)
 run ibstat ibstat
