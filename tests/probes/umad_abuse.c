@@ -251,8 +251,21 @@ int main(int argc, char **argv)
 	r = read(d, big, sizeof(big));
 	waited = now() - t0;
 	CHECK(r == (ssize_t)(hs + 24) && a->hdr.status == ETIMEDOUT && waited >= 0.09 && waited < 2.5,
-	      "blocking read: the timeout after %.0f ms", waited * 1000);
+	      "blocking read: the timeout after %.0f ms (%zd bytes, status %u, errno %s)",
+	      waited * 1000, r, a->hdr.status, r < 0 ? strerror(errno) : "-");
 	CHECK(close(d) == 0, "close the dup");
+
+	/* The access mode of the open counts. */
+	{
+		int ro = open(path, O_RDONLY | O_NONBLOCK);
+		int wo = open(path, O_WRONLY | O_NONBLOCK);
+		int ra = reg(ro, 0, 0x81, 1, 0, 0);
+		dr_nodeinfo(&u, (uint32_t)ra, 0x7007, 1000, 0);
+		CHECK_ERRNO(write(ro, &u, sizeof(u)), EBADF, "write on a read-only open");
+		CHECK_ERRNO(read(wo, big, sizeof(big)), EBADF, "read on a write-only open");
+		close(ro);
+		close(wo);
+	}
 
 	/* The old ABI (no ENABLE_PKEY): 56-byte headers. */
 	int old = open(path, O_RDWR | O_NONBLOCK);

@@ -30,12 +30,16 @@ Result<Entered> prepare_for_run(Backend b)
 	auto tree = make_tree(snap, src);
 	if (!tree)
 		return make_error(tree.error());
-	auto paths = daemon::resolve_paths();
-	if (!paths)
-		return make_error(paths.error());
-	if (auto d = daemon::ensure_dir(*paths); !d)
-		return make_error(d.error());
-	return enter(*tree, *mode, paths->dir + "/fsview");
+	// The fallback's directory: beside the daemon's socket (docs/daemon.md).
+	auto fallback = []() -> Result<std::string> {
+		auto paths = daemon::resolve_paths();
+		if (!paths)
+			return make_error(paths.error());
+		if (auto d = daemon::ensure_dir(*paths); !d)
+			return make_error(d.error());
+		return paths->dir + "/fsview";
+	};
+	return enter(*tree, *mode, fallback);
 }
 
 } // namespace uabi::fsview

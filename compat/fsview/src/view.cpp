@@ -461,7 +461,8 @@ bool already_inside()
 	return ::stat((std::string(v) + "/class/infiniband").c_str(), &st) == 0;
 }
 
-Result<Entered> enter(const Tree &t, Mode m, const std::string &fallback_dir)
+Result<Entered> enter(const Tree &t, Mode m,
+		      const std::function<Result<std::string>()> &fallback)
 {
 	Entered out;
 	if (m == Mode::Off)
@@ -483,6 +484,10 @@ Result<Entered> enter(const Tree &t, Mode m, const std::string &fallback_dir)
 			return make_error(err);
 		out.reason = std::string("no private mount namespace (") + std::strerror(err) + ")";
 	}
+	auto dir = fallback();
+	if (!dir)
+		return make_error(dir.error());
+	const std::string &fallback_dir = *dir;
 	auto w = write_tree(t, fallback_dir);
 	if (!w)
 		return make_error(w.error());

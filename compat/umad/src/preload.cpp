@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <memory>
+#include <type_traits>
 #include <mutex>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -176,7 +177,19 @@ int open_umad(int index, int flags)
 				     ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
 	if (efd < 0)
 		return -1;
-	auto f = std::make_shared<File>(efd, port, [] { return snapshot(); });
+	// The File's own copy, out of the way of low descriptor numbers.
+	REAL(fcntl, fcntl_t);
+	int own = real_fcntl(efd, F_DUPFD_CLOEXEC, 512);
+	if (own < 0)
+		own = real_fcntl(efd, F_DUPFD_CLOEXEC, 3);
+	if (own < 0) {
+		int e = errno;
+		REAL(close, close_t);
+		real_close(efd);
+		errno = e;
+		return -1;
+	}
+	auto f = std::make_shared<File>(own, port, flags & O_ACCMODE, [] { return snapshot(); });
 	track(efd, std::move(f));
 	return efd;
 }
@@ -343,7 +356,7 @@ UABI_EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
 	REAL(read, read_t);
 	if (auto f = lookup(fd))
-		return finish(f->read(buf, count, nonblocking(fd)));
+		return finish(f->read(fd, buf, count, nonblocking(fd)));
 	return real_read(fd, buf, count);
 }
 
@@ -453,11 +466,23 @@ UABI_EXPORT int fcntl64(int fd, int cmd, ...)
 }
 
 // ------------------------------------------- paths of the sysfs-path view
+// A libc without `name` (an old or a new one): the call fails, ENOSYS.
+template <class R> R missing()
+{
+	errno = ENOSYS;
+	if constexpr (std::is_pointer_v<R>)
+		return nullptr;
+	else
+		return R(-1);
+}
+
 #define UABI_PATH_FN(ret, name, params, ...)                                                      \
 	UABI_EXPORT ret name params                                                                \
 	{                                                                                          \
 		using fn_t = ret(*) params;                                                        \
 		static const auto real = next<fn_t>(#name);                                        \
+		if (!real)                                                                         \
+			return missing<ret>();                                                     \
 		char b[4096];                                                                      \
 		const char *p = redirect(path, b, sizeof(b));                                      \
 		return real(__VA_ARGS__);                                                          \

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <poll.h>
 #include <pthread.h>
@@ -69,6 +70,7 @@ void drop_claims(const void *file, int agent)
 File::~File()
 {
 	drop_claims(this, -1);
+	::close(efd_);
 }
 
 void File::signal_locked()
@@ -215,14 +217,9 @@ long File::unregister_agent(void *arg)
 	agents_[id].used = false;
 	drop_claims(this, int(id));
 	// Its outstanding sends are cancelled: no timeout comes back for them
-	// (a flushed send is not reported), nor do MADs already queued for it.
+	// (a flushed send is not reported).  MADs already received stay queued
+	// for read(), as in the kernel.
 	std::erase_if(pending_, [&](const Pending &p) { return p.agent == id; });
-	std::erase_if(recv_, [&](const Packet &p) { return p.hdr.id == id; });
-	if (recv_.empty() && signaled_) {
-		eventfd_t v;
-		eventfd_read(efd_, &v);
-		signaled_ = false;
-	}
 	return 0;
 }
 
@@ -249,6 +246,8 @@ long File::ioctl(unsigned long request, void *arg)
 // --------------------------------------------------------------- write
 long File::write(const void *buf, std::size_t count)
 {
+	if (accmode_ == O_RDONLY)
+		return -EBADF;
 	const auto ubuf = reinterpret_cast<std::uintptr_t>(buf);
 	std::size_t hs;
 	{
@@ -355,8 +354,10 @@ void File::expire(std::uint64_t seq)
 }
 
 // ---------------------------------------------------------------- read
-long File::read(void *buf, std::size_t count, bool nonblock)
+long File::read(int fd, void *buf, std::size_t count, bool nonblock)
 {
+	if (accmode_ == O_WRONLY)
+		return -EBADF;
 	const auto ubuf = reinterpret_cast<std::uintptr_t>(buf);
 	// A blocking read waits for a MAD; every wait is a poll() on the
 	// eventfd, which a queued MAD or an expired timeout makes readable.
@@ -401,9 +402,12 @@ long File::read(void *buf, std::size_t count, bool nonblock)
 		if (nonblock)
 			return -EAGAIN;
 		g.unlock();
-		struct pollfd pfd = {efd_, POLLIN, 0};
-		if (::poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int n = ::poll(&pfd, 1, -1);
+		if (n < 0 && errno == EINTR)
 			return -EINTR;
+		if (n < 0 || (pfd.revents & POLLNVAL))
+			return -EBADF; // closed by another thread meanwhile
 	}
 }
 

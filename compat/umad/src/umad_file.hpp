@@ -35,7 +35,14 @@ using SnapshotFn = std::function<Result<fsview::Snapshot>()>;
 
 class File : public std::enable_shared_from_this<File> {
 public:
-	File(int efd, std::uint32_t port, SnapshotFn snap) : efd_(efd), port_(port), snap_(std::move(snap)) {}
+	// efd: a descriptor of the eventfd the program's descriptors stand
+	// for, owned by the File (its own copy: the program may close the one
+	// it opened and keep a dup).  accmode: the open's O_RDONLY / O_WRONLY /
+	// O_RDWR (read and write check it, as the VFS does: EBADF).
+	File(int efd, std::uint32_t port, int accmode, SnapshotFn snap)
+		: efd_(efd), port_(port), accmode_(accmode), snap_(std::move(snap))
+	{
+	}
 	~File();
 	File(const File &) = delete;
 	File &operator=(const File &) = delete;
@@ -43,11 +50,10 @@ public:
 	// Each returns what the system call returns: >= 0, or -errno.
 	long ioctl(unsigned long request, void *arg);
 	long write(const void *buf, std::size_t count);
-	// nonblock: the descriptor's O_NONBLOCK.  A blocking read waits for a
-	// MAD (interrupted by a signal: -EINTR).
-	long read(void *buf, std::size_t count, bool nonblock);
+	// fd: the program's descriptor; nonblock: its O_NONBLOCK.  A blocking
+	// read waits for a MAD (interrupted by a signal: -EINTR).
+	long read(int fd, void *buf, std::size_t count, bool nonblock);
 
-	int fd() const { return efd_; }
 	std::uint32_t port() const { return port_; }
 
 	// The timer (pending_timeouts()) hands back a send whose time ran out.
@@ -91,6 +97,7 @@ private:
 	std::mutex mu_;
 	const int efd_;
 	const std::uint32_t port_;
+	const int accmode_;
 	SnapshotFn snap_;
 	bool use_pkey_index_ = false;
 	bool already_used_ = false;

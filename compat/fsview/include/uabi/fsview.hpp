@@ -14,6 +14,7 @@
 #include <uabi/client.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -166,8 +167,10 @@ Result<void> enter_namespace(const Tree &t);
 // finds everything else), and dir/view/dev/infiniband/<node> symlinks to
 // the nodes' sources.  A new copy replaces the old one by rename().
 Result<void> write_tree(const Tree &t, const std::string &dir);
-// Mode::Auto / Namespace / SysfsPath as above; fallback_dir for sysfs-path.
-Result<Entered> enter(const Tree &t, Mode m, const std::string &fallback_dir);
+// Mode::Auto / Namespace / SysfsPath as above; fallback_dir gives (and
+// makes) the directory for sysfs-path, asked only when it is needed.
+Result<Entered> enter(const Tree &t, Mode m,
+		      const std::function<Result<std::string>()> &fallback_dir);
 
 // What `uabi run` does before it starts a program (newapi/tools/uabi.cpp):
 // unless UABI_FSVIEW=off or the process already sees a view, asks the
