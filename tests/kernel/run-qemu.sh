@@ -45,7 +45,7 @@
 #   build/tests/kernel/qemu), never into the source tree.
 # Exit status 0 only if every step passed.  Missing tools FAIL the test.
 #
-# Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 900),
+# Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 1050),
 # UABI_CONFORMANCE_FILTER (a --gtest_filter for both conformance runs, for
 # debugging; unset in CI).
 set -uo pipefail
@@ -64,7 +64,7 @@ bench_args=""
 bench_out=""
 bench_only=0
 vmlinuz=""
-timeout_s=${UABI_QEMU_TIMEOUT:-900}
+timeout_s=${UABI_QEMU_TIMEOUT:-1050}
 smp=${UABI_QEMU_SMP:-2}
 
 die() {
