@@ -132,6 +132,14 @@ else
 fi
 rc_is check_sysfs 0
 has check_sysfs "PASS:"
+# What the program starts sees it too (a grandchild here, as an MPI
+# launcher's ranks), and a `uabi run` inside the view keeps it.
+run grandchild sh -c "sh -c '$check' & wait"
+rc_is grandchild 0
+has grandchild "PASS:"
+run nested "$tool" run -- "$check"
+rc_is nested 0
+has nested "PASS:"
 # The checker fails where there is nothing to find (no view at all).
 UABI_FSVIEW=off timeout 60 "$tool" run -- "$check" >"$work/noview.out" 2>&1
 noview=$?

@@ -4,15 +4,23 @@
 // request the agents cannot serve gets the status an IB agent gives, and
 // what leaves the one-port subnet is lost.
 #include "agent.hpp"
+#include "umad_file.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 namespace {
 
 using namespace uabi;
 using namespace uabi::umad;
+using uabi::umad::File;
 
 class Agent : public ::testing::Test {
 protected:
@@ -224,6 +232,52 @@ TEST_F(Agent, ClassesWithoutAnAgent)
 	EXPECT_EQ(status(), kStatusBadMethodAttr);
 	// Anything else is dropped.
 	EXPECT_EQ(lid(req(0x06, 0x06 /* Send */, 0x0010), 1), Fate::Lost);
+}
+
+// One umad file without the interposer (its lifetime and the timer's,
+// under the sanitizers' leak check): an answer, a timeout, the file gone
+// with a timeout still due.
+TEST_F(Agent, UmadFileLifetime)
+{
+	auto snapfn = [this]() -> Result<fsview::Snapshot> { return snap; };
+	for (int round = 0; round < 3; round++) {
+		int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		ASSERT_GE(efd, 0);
+		int own = dup(efd);
+		auto f = std::make_shared<File>(own, port.num, O_RDWR, snapfn);
+		ASSERT_EQ(f->ioctl(IB_USER_MAD_ENABLE_PKEY, nullptr), 0);
+		ib_user_mad_reg_req r{};
+		r.qpn = 0;
+		r.mgmt_class = kClassSubnLid;
+		r.mgmt_class_version = 1;
+		ASSERT_EQ(f->ioctl(IB_USER_MAD_REGISTER_AGENT, &r), 0);
+		struct {
+			ib_user_mad_hdr hdr;
+			std::uint8_t mad[kMadSize];
+		} u{};
+		auto m = req(kClassSubnLid, kMethodGet, kAttrNodeInfo);
+		std::memcpy(u.mad, m.data(), kMadSize);
+		u.hdr.id = r.id;
+		u.hdr.timeout_ms = 50;
+		u.hdr.lid = htons(port.attr.lid);
+		ASSERT_EQ(f->write(&u, sizeof(u)), long(sizeof(u)));
+		std::uint8_t buf[1024];
+		ASSERT_EQ(f->read(efd, buf, sizeof(buf), true), long(sizeof(u)));
+		// To a LID nobody has: back with ETIMEDOUT after 50 ms.
+		u.hdr.lid = htons(std::uint16_t(port.attr.lid + 3));
+		put64(u.mad + 8, 0x77);
+		ASSERT_EQ(f->write(&u, sizeof(u)), long(sizeof(u)));
+		pollfd p{efd, POLLIN, 0};
+		ASSERT_EQ(poll(&p, 1, 5000), 1);
+		ASSERT_EQ(f->read(efd, buf, sizeof(buf), true), long(sizeof(ib_user_mad_hdr) + 24));
+		EXPECT_EQ(reinterpret_cast<ib_user_mad_hdr *>(buf)->status, std::uint32_t(ETIMEDOUT));
+		// One more left waiting: the file goes first, the timer after.
+		put64(u.mad + 8, 0x78);
+		ASSERT_EQ(f->write(&u, sizeof(u)), long(sizeof(u)));
+		f.reset();
+		::close(efd);
+	}
+	::usleep(100 * 1000); // the timers of the files gone fire on nothing
 }
 
 } // namespace
