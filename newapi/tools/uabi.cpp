@@ -453,6 +453,10 @@ int cmd_run(char **argv)
 		std::fprintf(stderr, "uabi: UABI_BACKEND: %s\n", std::strerror(r.error()));
 		return kExitUsage;
 	}
+	if (auto m = fsview::mode_from_env(); !m) {
+		std::fprintf(stderr, "uabi: UABI_FSVIEW: auto|namespace|sysfs-path|off\n");
+		return kExitUsage;
+	}
 	// Pin what "auto" resolved to now, so CMD and everything it starts
 	// agree on one backend (and one daemon).
 	::setenv("UABI_BACKEND", backend_name(r->backend), 1);
