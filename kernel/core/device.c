@@ -20,6 +20,7 @@ int uabi_device_register(struct uabi_device *dev)
 	INIT_LIST_HEAD(&dev->xrcds);
 	INIT_LIST_HEAD(&dev->rcv_qps);
 	INIT_LIST_HEAD(&dev->contexts);
+	INIT_LIST_HEAD(&dev->users);
 	mutex_lock(&devices_lock);
 	for (i = 0; i < UABI_MAX_DEVICES; i++) {
 		if (!devices[i]) {

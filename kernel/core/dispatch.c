@@ -6,6 +6,7 @@
  * stay short.  The rules and their errnos are listed in docs/uapi.md.
  */
 #include <uabi/core.h>
+#include <rdma/uabi_wire.h>
 
 struct parsed_cmd {
 	struct uabi_cmd_hdr *hdr;
@@ -138,56 +139,17 @@ static int parse_attr(struct exec_state *st, u32 self, struct parsed_cmd *pc,
 	return 0;
 }
 
-/* Framing only: the command header fits and its length is sane. */
-static int frame_cmd(struct exec_state *st, u32 self, u8 *p, u32 avail)
-{
-	struct uabi_cmd_hdr *h = (struct uabi_cmd_hdr *)p;
-
-	if (avail < sizeof(*h) || h->length < sizeof(*h) || h->length > avail ||
-	    h->length % 8)
-		return -EINVAL;
-	st->cmds[self].hdr = h;
-	h->status = UABI_CMD_STATUS_NOT_RUN;
-	h->out_handle = 0;
-	return 0;
-}
-
-/* The attributes tile the command exactly, with zero padding. */
-static int check_tiling(const struct uabi_cmd_hdr *h)
-{
-	const u8 *p = (const u8 *)h;
-	u32 off = sizeof(*h), i;
-
-	if (h->num_attrs > UABI_MAX_CMD_ATTRS)
-		return -EINVAL;
-	for (i = 0; i < h->num_attrs; i++) {
-		const struct uabi_attr *a = (const struct uabi_attr *)(p + off);
-		u32 padded;
-
-		if (h->length - off < sizeof(*a))
-			return -EINVAL;
-		padded = UABI_ALIGN8(a->len);
-		if (padded < a->len || padded > h->length - off - sizeof(*a))
-			return -EINVAL;
-		if (!all_zero((const u8 *)(a + 1) + a->len, padded - a->len))
-			return -EINVAL;
-		off += sizeof(*a) + padded;
-	}
-	return off == h->length ? 0 : -EINVAL;
-}
-
 /* Meaning: the object, method and attributes exist and fit their specs. */
 static int parse_cmd(struct exec_state *st, u32 self)
 {
 	struct parsed_cmd *pc = &st->cmds[self];
 	struct uabi_cmd_hdr *h = pc->hdr;
-	u8 *p = (u8 *)h;
-	u32 off, i;
+	struct uabi_wire_iter it;
+	u32 i;
 	int ret;
 
-	ret = check_tiling(h);
-	if (ret)
-		return ret;
+	if (!uabi_wire_cmd_tiled(h))
+		return -EINVAL;
 	if (h->reserved0 || h->reserved1)
 		return -EPROTONOSUPPORT;
 	if (h->flags & ~UABI_CMD_F_HANDLE_REF)
@@ -209,14 +171,12 @@ static int parse_cmd(struct exec_state *st, u32 self)
 			return -EINVAL;
 	}
 
-	off = sizeof(*h);
-	for (i = 0; i < h->num_attrs; i++) {
-		struct uabi_attr *a = (struct uabi_attr *)(p + off);
-
-		ret = parse_attr(st, self, pc, a);
+	uabi_wire_attrs_init(&it, h);
+	while (uabi_wire_next_attr(&it)) {
+		ret = parse_attr(st, self, pc,
+				 (struct uabi_attr *)((u8 *)h + it.off));
 		if (ret)
 			return ret;
-		off += sizeof(*a) + UABI_ALIGN8(a->len);
 	}
 	for (i = 0; i < pc->method->num_attrs; i++)
 		if ((pc->method->attrs[i].flags & UABI_SPEC_F_MANDATORY) &&
@@ -247,25 +207,29 @@ static int check_undoable(const struct parsed_cmd *pc)
 static int parse_msg(struct exec_state *st, void *buf, size_t len)
 {
 	struct uabi_msg_hdr *m = buf;
-	u8 *p = (u8 *)(m + 1);
-	u32 avail = len - sizeof(*m);
+	struct uabi_wire_iter it;
 	u32 i;
 	int ret;
 
 	/* Frame every command first, so that each one that can be found
 	 * reports NOT_RUN even when an earlier one is rejected. */
+	uabi_wire_cmds_init(&it, buf, len, st->count);
 	for (i = 0; i < st->count; i++) {
+		struct uabi_cmd_hdr *h;
+
 		m->failed_index = i;
-		ret = frame_cmd(st, i, p, avail);
-		if (ret) {
-			if (avail >= sizeof(struct uabi_cmd_hdr))
-				((struct uabi_cmd_hdr *)p)->status = ret;
-			return ret;
+		if (!uabi_wire_next_cmd(&it)) {
+			if (uabi_wire_rest(&it) >= sizeof(*h))
+				((struct uabi_cmd_hdr *)((u8 *)buf + it.next))->status =
+					-EINVAL;
+			return -EINVAL;
 		}
-		avail -= st->cmds[i].hdr->length;
-		p += st->cmds[i].hdr->length;
+		h = (struct uabi_cmd_hdr *)((u8 *)buf + it.off);
+		h->status = UABI_CMD_STATUS_NOT_RUN;
+		h->out_handle = 0;
+		st->cmds[i].hdr = h;
 	}
-	if (avail) {
+	if (uabi_wire_rest(&it)) {
 		m->failed_index = st->count;
 		return -EINVAL;			/* bytes after the last command */
 	}
@@ -408,12 +372,12 @@ int uabi_execute(struct uabi_context *ctx, void *buf, size_t len)
 	u32 k;
 	int ret;
 
-	if (len < sizeof(*m) || len > UABI_MAX_MSG_BYTES)
+	if (!uabi_wire_msg_size_ok(len))
 		return -EINVAL;
 	m->status = -EINVAL;
 	m->executed = 0;
 	m->failed_index = 0;
-	if (m->magic != UABI_MSG_MAGIC || m->length != len)
+	if (!uabi_wire_msg_framed(m, len))
 		return -EINVAL;
 	if (m->abi_version != UABI_ABI_VERSION || m->reserved) {
 		m->status = -EPROTONOSUPPORT;

@@ -130,6 +130,64 @@ static void table_remove(struct uabi_uobject *uobj)
 	mutex_unlock(&ctx->table_lock);
 }
 
+/* ----------------------------------------------------------- user quota */
+/*
+ * Limits per user, by object type: the device's max_* where the verbs have
+ * one; completion channels and async event queues cost the host an fd each
+ * (uabid holds them all in one process), so they are bounded too.
+ */
+#define UABI_MAX_CHANNELS_PER_USER 1024
+
+u32 uabi_user_limit(const struct uabi_device *dev, u16 type)
+{
+	const struct uabi_device_attr *a = &dev->attr;
+
+	switch (type) {
+	case UABI_OBJ_PD:
+		return a->max_pd;
+	case UABI_OBJ_MR:
+		return a->max_mr;
+	case UABI_OBJ_CQ:
+		return a->max_cq;
+	case UABI_OBJ_QP:
+		return a->max_qp;
+	case UABI_OBJ_SRQ:
+		return a->max_srq;
+	case UABI_OBJ_AH:
+		return a->max_ah;
+	case UABI_OBJ_XRCD:
+		return a->max_xrcd;
+	case UABI_OBJ_MW:
+		return a->max_mw;
+	case UABI_OBJ_COMP_CHANNEL:
+	case UABI_OBJ_ASYNC_EVENT:
+		return UABI_MAX_CHANNELS_PER_USER;
+	}
+	return U32_MAX;
+}
+
+/* Charges one object of @type to the context's user; -ENOMEM over the
+ * limit, as a driver answers past its max_*. */
+static int user_charge(struct uabi_context *ctx, u16 type)
+{
+	atomic_t *c;
+
+	if (type >= 16 || !ctx->user)
+		return 0;
+	c = &ctx->user->counts[type];
+	if ((u32)atomic_inc_return(c) > uabi_user_limit(ctx->dev, type)) {
+		atomic_dec(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void user_uncharge(struct uabi_context *ctx, u16 type)
+{
+	if (type < 16 && ctx->user)
+		atomic_dec(&ctx->user->counts[type]);
+}
+
 /* ------------------------------------------------------ create / destroy */
 struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type)
 {
@@ -139,15 +197,22 @@ struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type)
 
 	if (WARN_ON(!def || call->created))
 		return ERR_PTR(-EINVAL);
-	uobj = kzalloc(sizeof(*uobj) + def->data_size, GFP_KERNEL);
-	if (!uobj)
+	ret = user_charge(call->ctx, type);
+	if (ret)
+		return ERR_PTR(ret);
+	/* Charged to the caller's memory cgroup in the kernel. */
+	uobj = kzalloc(sizeof(*uobj) + def->data_size, GFP_KERNEL_ACCOUNT);
+	if (!uobj) {
+		user_uncharge(call->ctx, type);
 		return ERR_PTR(-ENOMEM);
+	}
 	uobj->def = def;
 	uobj->ctx = call->ctx;
 	INIT_LIST_HEAD(&uobj->ctx_node);
 	ret = table_alloc(call->ctx, uobj);
 	if (ret) {
 		kfree(uobj);
+		user_uncharge(call->ctx, type);
 		return ERR_PTR(ret);
 	}
 	call->created = uobj;
@@ -184,6 +249,7 @@ void uabi_uobj_abort(struct uabi_uobject *uobj)
 {
 	drop_deps(uobj);
 	table_remove(uobj);
+	user_uncharge(uobj->ctx, uobj->def->id);
 	kfree(uobj);
 }
 
@@ -199,17 +265,57 @@ int uabi_uobj_destroy(struct uabi_uobject *uobj)
 	drop_deps(uobj);
 	table_remove(uobj);
 	uabi_count(uobj->ctx, uobj->def->id, -1);
+	user_uncharge(uobj->ctx, uobj->def->id);
 	kfree(uobj);
 	return 0;
 }
 
 /* -------------------------------------------------------------- contexts */
+/* The user of @uid, made on its first context; called with dev->lock. */
+static struct uabi_user *user_get_locked(struct uabi_device *dev, u32 uid)
+{
+	struct uabi_user *u;
+	int ret;
+
+	list_for_each_entry(u, &dev->users, dev_node) {
+		if (u->uid == uid) {
+			u->refcnt++;
+			return u;
+		}
+	}
+	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return ERR_PTR(-ENOMEM);
+	u->uid = uid;
+	u->refcnt = 1;
+	if (dev->ops->user_open) {
+		ret = dev->ops->user_open(dev, u);
+		if (ret) {
+			kfree(u);
+			return ERR_PTR(ret);
+		}
+	}
+	list_add_tail(&u->dev_node, &dev->users);
+	return u;
+}
+
+static void user_put_locked(struct uabi_device *dev, struct uabi_user *u)
+{
+	if (--u->refcnt)
+		return;
+	list_del(&u->dev_node);
+	if (dev->ops->user_close)
+		dev->ops->user_close(dev, u);
+	kfree(u);
+}
+
 struct uabi_context *uabi_context_open(struct uabi_device *dev,
 				       const struct uabi_host_ops *host,
 				       void *host_priv,
 				       const struct uabi_peer *peer)
 {
-	struct uabi_context *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	struct uabi_context *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	struct uabi_user *user;
 
 	if (!ctx)
 		return ERR_PTR(-ENOMEM);
@@ -220,6 +326,13 @@ struct uabi_context *uabi_context_open(struct uabi_device *dev,
 	mutex_init(&ctx->table_lock);
 	INIT_LIST_HEAD(&ctx->objects);
 	mutex_lock(&dev->lock);
+	user = user_get_locked(dev, peer->uid);
+	if (IS_ERR(user)) {
+		mutex_unlock(&dev->lock);
+		kfree(ctx);
+		return ERR_CAST(user);
+	}
+	ctx->user = user;
 	list_add_tail(&ctx->dev_node, &dev->contexts);
 	mutex_unlock(&dev->lock);
 	atomic_inc(&dev->num_contexts);
@@ -251,6 +364,7 @@ void uabi_context_close(struct uabi_context *ctx)
 
 	mutex_lock(&dev->lock);
 	list_del(&ctx->dev_node);
+	user_put_locked(dev, ctx->user);
 	mutex_unlock(&dev->lock);
 	atomic_dec(&dev->num_contexts);
 	kvfree(ctx->table);

@@ -174,7 +174,8 @@ static int check_values(struct uabi_device *dev, const struct uabi_qp *qp,
 	 * them all to the driver, which ignores what it does not implement
 	 * (MW_BIND, RELAXED_ORDERING...).  The value is kept as given.
 	 */
-	if ((mask & S(PATH_MTU)) && (a->path_mtu < 1 || a->path_mtu > 5))
+	if ((mask & S(PATH_MTU)) &&
+	    (a->path_mtu < UABI_MTU_256 || a->path_mtu > UABI_MTU_4096))
 		return -EINVAL;
 	if ((mask & S(AV))) {
 		ret = uabi_check_ah_attr(dev, &a->ah_attr);
@@ -209,7 +210,7 @@ static int check_values(struct uabi_device *dev, const struct uabi_qp *qp,
 	if ((mask & S(MAX_DEST_RD_ATOMIC)) &&
 	    a->max_dest_rd_atomic > dev->attr.max_qp_rd_atom)
 		return -EINVAL;
-	if ((mask & S(PATH_MIG_STATE)) && a->path_mig_state > 2)
+	if ((mask & S(PATH_MIG_STATE)) && a->path_mig_state > UABI_MIG_ARMED)
 		return -EINVAL;
 	if ((mask & S(EN_SQD_ASYNC_NOTIFY)) && a->en_sqd_async_notify > 1)
 		return -EINVAL;

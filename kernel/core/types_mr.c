@@ -2,24 +2,23 @@
 /* Memory regions. */
 #include <uabi/core.h>
 
-/* IBV_ACCESS_*: the bits a memory region understands, and the range the
- * verbs API reserves for optional hints that a device may ignore. */
-#define MR_ACCESS_LOCAL_WRITE 0x1
-#define MR_ACCESS_REMOTE_WRITE 0x2
-#define MR_ACCESS_REMOTE_ATOMIC 0x8
-#define MR_ACCESS_KNOWN 0x3f
-#define MR_ACCESS_OPTIONAL_RANGE (((1u << 30) - 1) & ~((1u << 20) - 1))
+/* The access bits a memory region understands; bits in
+ * UABI_ACCESS_OPTIONAL_RANGE are hints that a device may ignore. */
+#define MR_ACCESS_KNOWN \
+	(UABI_ACCESS_LOCAL_WRITE | UABI_ACCESS_REMOTE_WRITE | \
+	 UABI_ACCESS_REMOTE_READ | UABI_ACCESS_REMOTE_ATOMIC | \
+	 UABI_ACCESS_MW_BIND | UABI_ACCESS_ZERO_BASED)
 
 static int mr_check(const struct uabi_device *dev, const struct uabi_mr_reg *reg)
 {
 	u64 end;
-	u32 access = reg->access & ~MR_ACCESS_OPTIONAL_RANGE;
+	u32 access = reg->access & ~UABI_ACCESS_OPTIONAL_RANGE;
 
 	if (reg->reserved || (access & ~MR_ACCESS_KNOWN))
 		return -EINVAL;
 	/* Remote write or atomic needs local write (ibv_reg_mr(3)). */
-	if ((access & (MR_ACCESS_REMOTE_WRITE | MR_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & MR_ACCESS_LOCAL_WRITE))
+	if ((access & (UABI_ACCESS_REMOTE_WRITE | UABI_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & UABI_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	if (!reg->length || reg->length > dev->attr.max_mr_size)
 		return -EINVAL;
@@ -44,6 +43,11 @@ static int mr_create(struct uabi_call *call)
 		return ret;
 	if (!dev->ops->reg_mr)
 		return -EOPNOTSUPP;
+	if (call->ctx->host->check_range) {
+		ret = call->ctx->host->check_range(call->ctx, reg.addr, reg.length);
+		if (ret)
+			return ret;
+	}
 	uobj = uabi_call_create(call, UABI_OBJ_MR);
 	if (IS_ERR(uobj))
 		return PTR_ERR(uobj);

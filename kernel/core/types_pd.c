@@ -8,6 +8,7 @@ static int pd_create(struct uabi_call *call)
 
 	if (IS_ERR(uobj))
 		return PTR_ERR(uobj);
+	((struct uabi_pd *)uobj_data(uobj))->user = call->ctx->user;
 	if (!call->dev->ops->alloc_pd)
 		return 0;
 	return call->dev->ops->alloc_pd(call->dev, uobj_data(uobj));

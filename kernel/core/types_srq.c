@@ -2,9 +2,6 @@
 /* Shared receive queues, basic and XRC. */
 #include <uabi/core.h>
 
-#define SRQ_MAX_WR 1u	/* IBV_SRQ_MAX_WR */
-#define SRQ_LIMIT 2u	/* IBV_SRQ_LIMIT */
-
 static int srq_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
@@ -74,22 +71,22 @@ static int srq_modify(struct uabi_call *call)
 	int ret;
 
 	uabi_attr_get(call, UABI_ATTR_SRQ_ATTR, &attr, sizeof(attr));
-	if (!mask || (mask & ~(SRQ_MAX_WR | SRQ_LIMIT)))
+	if (!mask || (mask & ~(UABI_SRQ_MAX_WR | UABI_SRQ_LIMIT)))
 		return -EINVAL;
-	if ((mask & SRQ_MAX_WR) &&
+	if ((mask & UABI_SRQ_MAX_WR) &&
 	    (attr.max_wr < 1 || attr.max_wr > dev->attr.max_srq_wr))
 		return -EINVAL;
-	if ((mask & SRQ_LIMIT) &&
-	    attr.srq_limit > ((mask & SRQ_MAX_WR) ? attr.max_wr : srq->attr.max_wr))
+	if ((mask & UABI_SRQ_LIMIT) &&
+	    attr.srq_limit > ((mask & UABI_SRQ_MAX_WR) ? attr.max_wr : srq->attr.max_wr))
 		return -EINVAL;
 	if (dev->ops->modify_srq) {
 		ret = dev->ops->modify_srq(dev, srq, &attr, mask);
 		if (ret)
 			return ret;
 	}
-	if (mask & SRQ_MAX_WR)
+	if (mask & UABI_SRQ_MAX_WR)
 		srq->attr.max_wr = attr.max_wr;
-	if (mask & SRQ_LIMIT)
+	if (mask & UABI_SRQ_LIMIT)
 		srq->attr.srq_limit = attr.srq_limit;
 	return 0;
 }

@@ -52,8 +52,11 @@ static int xrcd_open(struct uabi_call *call)
 	mutex_lock(&dev->lock);
 	if (fd != -1) {
 		list_for_each_entry(it, &dev->xrcds, dev_node) {
+			/* A domain is a user's: the same file opened by
+			 * another uid names another domain, so no path
+			 * leads from one user's XRC QPs to another's. */
 			if (!it->anonymous && it->id.dev == id.dev &&
-			    it->id.ino == id.ino) {
+			    it->id.ino == id.ino && it->uid == ctx->peer.uid) {
 				x = it;
 				break;
 			}
@@ -74,6 +77,7 @@ static int xrcd_open(struct uabi_call *call)
 			ret = -ENOMEM;
 		} else {
 			x->id = id;
+			x->uid = ctx->peer.uid;
 			x->anonymous = fd == -1;
 			x->refcnt = 1;
 			list_add_tail(&x->dev_node, &dev->xrcds);
@@ -108,7 +112,7 @@ static struct uabi_qp *find_rcv_qp_locked(struct uabi_device *dev,
 	return NULL;
 }
 
-static struct uabi_qp *new_rcv_qp(struct uabi_device *dev,
+static struct uabi_qp *new_rcv_qp(struct uabi_device *dev, struct uabi_user *user,
 				  struct uabi_xrcd_shared *x,
 				  const struct uabi_qp_init *init,
 				  const struct uabi_qp_attr *attr, u32 mask)
@@ -125,6 +129,7 @@ static struct uabi_qp *new_rcv_qp(struct uabi_device *dev,
 	qp->init.qp_type = UABI_QPT_XRC_RECV;	/* no queues of its own */
 	qp->state = UABI_QPS_RESET;
 	qp->xrcd = x;
+	qp->user = user;	/* the domain's user: every registration is */
 	INIT_LIST_HEAD(&qp->regs);
 	if (dev->ops->create_qp) {
 		ret = dev->ops->create_qp(dev, qp);
@@ -170,7 +175,7 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 
 	mutex_lock(&dev->lock);
 	if (fresh) {
-		qp = new_rcv_qp(dev, x, init, attr, mask);
+		qp = new_rcv_qp(dev, call->ctx->user, x, init, attr, mask);
 		if (IS_ERR(qp)) {
 			ret = PTR_ERR(qp);
 			goto out_unlock;

@@ -43,8 +43,15 @@ constexpr unsigned kDefaultMaxContexts = 1024;
 constexpr unsigned kDefaultSpinUs = 50;
 // Connections that hold no context (admin, not yet greeted) on top.
 constexpr unsigned kExtraConnections = 64;
-// Messages handled from one connection before looking at the others.
+// ... of which one uid may hold, beyond its contexts.
+constexpr unsigned kExtraPerUid = 8;
+// A connection without a context (not greeted yet, or admin) is dropped
+// after this long without a message.
+constexpr std::uint64_t kIdleNoContextNs = 10'000'000'000ull;
+// Messages handled from one connection before looking at the others, and
+// the time it may take (a message started is finished first).
 constexpr int kBatch = 16;
+constexpr std::uint64_t kTurnNs = 1'000'000;
 constexpr off_t kLogRotateBytes = 4 << 20;
 
 struct Config {
@@ -59,6 +66,27 @@ struct Config {
 	SpinGovernor spin;
 	std::string socket;
 };
+
+// ----------------------------------------------------------------- files
+
+// Opens (creating, mode 0600) a file of the daemon's own in its directory,
+// which may be shared: O_NOFOLLOW, so a planted symlink is refused (ELOOP),
+// and what was opened must be a regular file owned by this uid with one
+// link (a hard link to someone else's file is refused too).  -1 and errno.
+int open_own_file(const char *path, int flags)
+{
+	int fd = ::open(path, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+	    st.st_nlink != 1) {
+		::close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
 
 // ------------------------------------------------------------------- log
 
@@ -76,10 +104,14 @@ public:
 	{
 		if (fd_ >= 0)
 			::close(fd_);
+		fd_ = -1;
 		struct stat st;
-		if (::stat(path_.c_str(), &st) == 0 && st.st_size > kLogRotateBytes)
+		if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size > kLogRotateBytes)
 			::rename(path_.c_str(), (path_ + ".1").c_str());
-		fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		// Never through a symlink someone planted, never into a file that
+		// is not our own regular file (docs/daemon.md, "Files").
+		fd_ = open_own_file(path_.c_str(), O_WRONLY | O_APPEND);
 	}
 	int fd() const { return fd_; }
 
@@ -157,6 +189,7 @@ struct Conn {
 	Kind kind = New;
 	uabi_context *ctx = nullptr;
 	std::uint64_t connected_ns = 0; // realtime
+	std::uint64_t last_mono = 0;	 // the last message (or the accept)
 	std::uint64_t requests = 0;
 };
 
@@ -195,6 +228,9 @@ private:
 	// Closes a connection (and its context); refusal: answer a HELLO first.
 	void drop(Conn &c, const char *why, int refusal = 0);
 	bool visible(const Conn &viewer, const Conn &c) const;
+	// Drops connections without a context idle for kIdleNoContextNs;
+	// returns the time until the next one is due (UINT64_MAX: none).
+	std::uint64_t expire_idle(std::uint64_t now);
 	void counters_of(uabi_context *ctx, std::uint32_t out[16]);
 	bool do_status(Conn &c);
 	bool do_objects(Conn &c, std::size_t n);
@@ -213,6 +249,8 @@ private:
 	std::uint32_t next_id_ = 1;
 	unsigned contexts_ = 0;
 	std::unordered_map<uid_t, unsigned> uid_contexts_; // live contexts per uid
+	std::unordered_map<uid_t, unsigned> uid_conns_;	   // connections per uid
+	std::uint64_t next_scan_ = UINT64_MAX;		   // expire_idle() due
 	std::vector<std::byte> buf_;
 	std::vector<FdSlot> slots_;
 	std::vector<int> out_fds_;
@@ -229,7 +267,7 @@ private:
 
 int Daemon::take_lock()
 {
-	lock_fd_ = ::open(paths_.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	lock_fd_ = open_own_file(paths_.lock.c_str(), O_RDWR);
 	if (lock_fd_ < 0) {
 		LOG("cannot open %s: %s", paths_.lock.c_str(), std::strerror(errno));
 		return 1;
@@ -269,14 +307,15 @@ int Daemon::bind_socket()
 	sockaddr_un sa{};
 	sa.sun_family = AF_UNIX;
 	std::memcpy(sa.sun_path, where.c_str(), where.size() + 1);
-	mode_t old = ::umask(cfg_.shared ? 0 : 077);
+	// The socket is born with its mode (0666 shared, 0600 private): no
+	// chmod by name afterwards, which would follow a symlink put there.
+	mode_t old = ::umask(cfg_.shared ? 0111 : 0177);
 	int r = ::bind(listen_fd_, reinterpret_cast<sockaddr *>(&sa), sizeof(sa));
 	::umask(old);
 	if (r < 0) {
 		LOG("bind %s: %s", where.c_str(), std::strerror(errno));
 		return 1;
 	}
-	::chmod(where.c_str(), cfg_.shared ? 0666 : 0600);
 	if (::listen(listen_fd_, SOMAXCONN) < 0) {
 		LOG("listen: %s", std::strerror(errno));
 		::unlink(where.c_str());
@@ -462,6 +501,12 @@ void Daemon::accept_some()
 			reject(fd, -EUSERS, cr, "too many connections");
 			continue;
 		}
+		// Counted from the accept, greeted or not: connections that
+		// never say hello cannot lock other users out.
+		if (uid_conns_[cr.uid] >= per_uid_limit() + kExtraPerUid) {
+			reject(fd, -EUSERS, cr, "too many connections of this uid");
+			continue;
+		}
 		// Room for one maximal reply, unread (the default is smaller).
 		int sz = 2 * int(UABI_MAX_MSG_BYTES);
 		if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
@@ -473,6 +518,7 @@ void Daemon::accept_some()
 			next_id_ = 1;
 		c->cred = cr;
 		c->connected_ns = wire::now_ns(CLOCK_REALTIME);
+		c->last_mono = wire::now_ns();
 		epoll_event ev{};
 		ev.events = EPOLLIN;
 		ev.data.fd = fd;
@@ -481,6 +527,8 @@ void Daemon::accept_some()
 			continue;
 		}
 		DEBUG("connection %u: pid %d uid %u", c->id, int(cr.pid), unsigned(cr.uid));
+		uid_conns_[cr.uid]++;
+		next_scan_ = std::min(next_scan_, c->last_mono + kIdleNoContextNs);
 		by_id_[c->id] = c.get();
 		conns_[fd] = std::move(c);
 	}
@@ -500,10 +548,37 @@ void Daemon::drop(Conn &c, const char *why, int refusal)
 		::close(c.fd);
 	close_context(c);
 	by_id_.erase(c.id);
+	if (auto it = uid_conns_.find(c.cred.uid); it != uid_conns_.end() && --it->second == 0)
+		uid_conns_.erase(it);
 	int fd = c.fd;
 	conns_.erase(fd); // frees c
 	if (conns_.empty())
 		idle_since_ = wire::now_ns();
+}
+
+std::uint64_t Daemon::expire_idle(std::uint64_t now)
+{
+	// At most one scan a second (the loop may spin): a connection goes
+	// within a second of its time.
+	if (now < next_scan_)
+		return next_scan_ == UINT64_MAX ? UINT64_MAX : next_scan_ - now;
+	std::uint64_t next = UINT64_MAX;
+	std::vector<Conn *> late;
+	for (auto &[fd, c] : conns_) {
+		if (c->kind == Conn::Context)
+			continue;
+		std::uint64_t due = c->last_mono + kIdleNoContextNs;
+		if (now >= due)
+			late.push_back(c.get());
+		else
+			next = std::min(next, due - now);
+	}
+	for (Conn *c : late)
+		drop(*c, c->kind == Conn::New ? "no hello in time" : "idle admin connection");
+	if (next != UINT64_MAX)
+		next = std::max<std::uint64_t>(next, 1'000'000'000ull);
+	next_scan_ = next == UINT64_MAX ? UINT64_MAX : now + next;
+	return next;
 }
 
 // ------------------------------------------------------------- requests
@@ -547,7 +622,9 @@ bool Daemon::admin_reply(Conn &c, std::uint16_t op, int status, const void *payl
 void Daemon::on_readable(Conn &c)
 {
 	std::vector<int> fds;
-	for (int i = 0; i < kBatch; i++) {
+	const std::uint64_t start = wire::now_ns();
+	c.last_mono = start;
+	for (int i = 0; i < kBatch && (i == 0 || wire::now_ns() - start < kTurnNs); i++) {
 		int mflags = 0;
 		fds.clear();
 		ssize_t n =
@@ -958,8 +1035,11 @@ int Daemon::run()
 			cfg_.spin.result(false);
 			spinning = false;
 		}
+		const std::uint64_t idle_wait = expire_idle(now);
 		if (spinning) {
 			timeout = 0;
+		} else if (idle_wait != UINT64_MAX) {
+			timeout = int(idle_wait / 1000000) + 1;
 		} else if (conns_.empty() && cfg_.idle_exit_s) {
 			std::uint64_t deadline = idle_since_ + cfg_.idle_exit_s * 1000000000ull;
 			if (now >= deadline) {

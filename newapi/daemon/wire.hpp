@@ -6,6 +6,7 @@
 #define UABI_DAEMON_WIRE_HPP
 
 #include <rdma/uabi.h>
+#include <rdma/uabi_wire.h>
 #include <uabi/transport_daemon.hpp>
 
 #include <cerrno>
@@ -46,49 +47,36 @@ inline std::uint16_t attr_flags(const std::byte *p, std::size_t attr_off)
 	return a.flags;
 }
 
-// Walks a uabi message as far as it is well formed, with the structural
-// rules of the dispatcher (command lengths tile the message, attributes fit
-// in their command, at most UABI_MAX_CHAIN_CMDS commands of at most
-// UABI_MAX_CMD_ATTRS attributes), calling
+// Walks a uabi message as far as it is well formed, with the framing rules
+// of <rdma/uabi_wire.h> (those of the dispatcher: command lengths tile the
+// message, attributes fit in their command; at most UABI_MAX_CHAIN_CMDS
+// commands of at most UABI_MAX_CMD_ATTRS attributes), calling
 //   on_cmd(index, cmd_offset)        for every command, and
 //   on_fd(index, attr_offset, flags) for every attribute flagged
-//                                    UABI_ATTR_F_FD with a payload >= 4 bytes.
-// Both ends walk the same bytes, so they find the same fd attributes; where
-// the walk stops, the dispatcher rejects the message anyway.
+//                                    UABI_ATTR_F_FD with a payload >= 4 bytes
+// (offsets from the start of the message).  Both ends walk the same bytes,
+// so they find the same fd attributes; where the walk stops, the dispatcher
+// rejects the message anyway.
 template <class OnCmd, class OnFd>
 void walk(const std::byte *p, std::size_t n, OnCmd &&on_cmd, OnFd &&on_fd)
 {
-	uabi_msg_hdr mh;
-	if (n < sizeof(mh))
-		return;
-	std::memcpy(&mh, p, sizeof(mh));
-	std::size_t count = mh.count < UABI_MAX_CHAIN_CMDS ? mh.count : UABI_MAX_CHAIN_CMDS;
-	std::size_t off = sizeof(mh);
-	for (std::size_t i = 0; i < count; i++) {
-		uabi_cmd_hdr ch;
-		if (n - off < sizeof(ch))
+	const auto *msg = reinterpret_cast<const __u8 *>(p);
+	uabi_wire_iter c;
+	uabi_wire_cmds_init(&c, msg, n < UINT32_MAX ? std::uint32_t(n) : UINT32_MAX,
+			    UABI_MAX_CHAIN_CMDS);
+	for (std::size_t i = 0; uabi_wire_next_cmd(&c); i++) {
+		if (c.hdr.cmd.num_attrs > UABI_MAX_CMD_ATTRS)
 			return;
-		std::memcpy(&ch, p + off, sizeof(ch));
-		if (ch.length < sizeof(ch) || ch.length > n - off || ch.length % 8)
-			return;
-		if (ch.num_attrs > UABI_MAX_CMD_ATTRS)
-			return;
-		on_cmd(i, off);
-		std::size_t end = off + ch.length;
-		std::size_t aoff = off + sizeof(ch);
-		for (unsigned j = 0; j < ch.num_attrs; j++) {
-			uabi_attr a;
-			if (end - aoff < sizeof(a))
-				return;
-			std::memcpy(&a, p + aoff, sizeof(a));
-			std::uint64_t padded = (std::uint64_t(a.len) + 7) & ~std::uint64_t(7);
-			if (padded > end - aoff - sizeof(a))
-				return;
-			if ((a.flags & UABI_ATTR_F_FD) && a.len >= sizeof(std::int32_t))
-				on_fd(i, aoff, a.flags);
-			aoff += sizeof(a) + padded;
+		on_cmd(i, std::size_t(c.off));
+		uabi_wire_iter a;
+		uabi_wire_attrs_init(&a, msg + c.off);
+		while (uabi_wire_next_attr(&a)) {
+			if ((a.hdr.attr.flags & UABI_ATTR_F_FD) &&
+			    a.hdr.attr.len >= sizeof(std::int32_t))
+				on_fd(i, std::size_t(c.off) + a.off, a.hdr.attr.flags);
 		}
-		off = end;
+		if (a.left)
+			return; // an attribute broke the framing: stop here
 	}
 }
 

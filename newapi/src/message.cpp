@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #include <uabi/message.hpp>
 
+#include <rdma/uabi_wire.h>
+
 #include <algorithm>
 
 namespace uabi {
@@ -16,6 +18,17 @@ void put(std::vector<std::byte> &buf, std::size_t off, const T &v)
 // What a command of a chain usually needs (a QP create's attributes), so
 // that building one allocates once.
 constexpr std::size_t kAttrReserve = 256;
+
+// What a command's append() laid out: whole attributes, n of them (its size
+// is bounded like a message's by encode()).
+uabi_wire_iter walk_attrs(std::span<const std::byte> attrs, std::size_t n)
+{
+	uabi_wire_iter it{};
+	uabi_wire_attrs_init_range(&it, attrs.data(), 0,
+				   std::uint32_t(std::min<std::size_t>(attrs.size(), UINT32_MAX)),
+				   std::uint32_t(std::min<std::size_t>(n, UINT32_MAX)));
+	return it;
+}
 
 } // namespace
 
@@ -105,14 +118,10 @@ OutAttr Command::add_inout(std::uint16_t id, std::span<const std::byte> payload,
 
 std::size_t Command::attr_offset(std::size_t i) const
 {
-	std::size_t off = 0;
-	for (std::size_t k = 0; off + sizeof(uabi_attr) <= attrs_.size(); k++) {
+	uabi_wire_iter it = walk_attrs(attrs_, num_attrs_);
+	for (std::size_t k = 0; uabi_wire_next_attr(&it); k++)
 		if (k == i)
-			return off;
-		uabi_attr ah;
-		std::memcpy(&ah, attrs_.data() + off, sizeof(ah));
-		off += sizeof(ah) + UABI_ALIGN8(std::size_t(ah.len));
-	}
+			return it.off;
 	return SIZE_MAX;
 }
 
@@ -120,13 +129,10 @@ bool Command::uses_chain_refs() const
 {
 	if (flags_ & UABI_CMD_F_HANDLE_REF)
 		return true;
-	for (std::size_t off = 0; off + sizeof(uabi_attr) <= attrs_.size();) {
-		uabi_attr ah;
-		std::memcpy(&ah, attrs_.data() + off, sizeof(ah));
-		if (ah.flags & UABI_ATTR_F_CHAIN_REF)
+	uabi_wire_iter it = walk_attrs(attrs_, num_attrs_);
+	while (uabi_wire_next_attr(&it))
+		if (it.hdr.attr.flags & UABI_ATTR_F_CHAIN_REF)
 			return true;
-		off += sizeof(ah) + UABI_ALIGN8(std::size_t(ah.len));
-	}
 	return false;
 }
 

@@ -307,7 +307,7 @@ public:
 	}
 	int lock(const std::string &path, int timeout_ms)
 	{
-		fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd_ < 0)
 			return errno;
 		for (int waited = 0;; waited += 5) {

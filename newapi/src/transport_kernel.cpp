@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 // The kernel transport: the message's bytes go to rdma_uabi.ko through one
 // ioctl on /dev/rdma_uabi, which copies them in, executes them and copies
-// the whole message back (see UABI_IOCTL_EXECUTE in <rdma/uabi.h>).
+// the whole message back (see UABI_IOCTL_EXECUTE in <rdma/uabi_ioctl.h>).
 //
 // Event queue fds: the module installs them in this process and, as any
 // kernel, never closes them behind the process's back.  The client's
@@ -13,6 +13,8 @@
 // that a handle reused by the kernel never meets a stale entry; all other
 // messages run concurrently.
 #include <uabi/transport.hpp>
+
+#include <rdma/uabi_wire.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -42,24 +44,21 @@ T load(std::span<const std::byte> m, std::size_t off)
 	return v;
 }
 
+const __u8 *bytes(std::span<const std::byte> m)
+{
+	return reinterpret_cast<const __u8 *>(m.data());
+}
+
 // Offsets of the commands, as far as the framing holds (the bytes may be
-// anything: execute_raw() sends corrupted messages on purpose).
+// anything: execute_raw() sends corrupted messages on purpose).  The caller
+// has checked that the message fits a __u32 length.
 std::vector<std::size_t> command_offsets(std::span<const std::byte> m)
 {
 	std::vector<std::size_t> v;
-	if (m.size() < sizeof(uabi_msg_hdr))
-		return v;
-	auto h = load<uabi_msg_hdr>(m, 0);
-	std::size_t off = sizeof(uabi_msg_hdr);
-	for (unsigned i = 0; i < h.count; i++) {
-		if (m.size() - off < sizeof(uabi_cmd_hdr))
-			break;
-		auto c = load<uabi_cmd_hdr>(m, off);
-		if (c.length < sizeof(uabi_cmd_hdr) || c.length > m.size() - off)
-			break;
-		v.push_back(off);
-		off += c.length;
-	}
+	uabi_wire_iter c;
+	uabi_wire_cmds_init(&c, bytes(m), std::uint32_t(m.size()), UINT32_MAX);
+	while (uabi_wire_next_cmd(&c))
+		v.push_back(c.off);
 	return v;
 }
 
@@ -74,22 +73,16 @@ bool touches_evq(std::span<const std::byte> m)
 	return false;
 }
 
-// The fd an event queue CREATE wrote, or -1.
-int created_fd(std::span<const std::byte> m, std::size_t off, const uabi_cmd_hdr &c)
+// The fd an event queue CREATE at off wrote, or -1.
+int created_fd(std::span<const std::byte> m, std::size_t off)
 {
-	std::size_t a = off + sizeof(uabi_cmd_hdr), end = off + c.length;
-	for (unsigned j = 0; j < c.num_attrs; j++) {
-		if (end - a < sizeof(uabi_attr))
-			break;
-		auto at = load<uabi_attr>(m, a);
-		std::size_t padded = UABI_ALIGN8(std::size_t(at.len));
-		if (padded > end - a - sizeof(uabi_attr))
-			break;
+	uabi_wire_iter a;
+	uabi_wire_attrs_init(&a, bytes(m) + off);
+	while (uabi_wire_next_attr(&a)) {
 		constexpr unsigned written = UABI_ATTR_F_OUTPUT | UABI_ATTR_F_VALID_OUTPUT;
-		if (at.id == UABI_ATTR_EVQ_FD && (at.flags & written) == written &&
-		    at.len >= sizeof(std::int32_t))
-			return load<std::int32_t>(m, a + sizeof(uabi_attr));
-		a += sizeof(uabi_attr) + padded;
+		if (a.hdr.attr.id == UABI_ATTR_EVQ_FD && (a.hdr.attr.flags & written) == written &&
+		    a.hdr.attr.len >= sizeof(std::int32_t))
+			return load<std::int32_t>(m, off + uabi_wire_payload(&a));
 	}
 	return -1;
 }
@@ -156,7 +149,7 @@ void KernelTransport::track_event_fds(std::span<const std::byte> m, const uabi_m
 		if (!is_evq(c.object) || c.status != 0)
 			continue;
 		if (c.method == UABI_METHOD_CREATE) {
-			int fd = created_fd(m, offs[k], c);
+			int fd = created_fd(m, offs[k]);
 			if (fd < 0)
 				continue;
 			auto [it, inserted] = evq_fds_.try_emplace(c.out_handle, fd);

@@ -4,6 +4,8 @@
 #include "support/uabi_test.hpp"
 
 #include <set>
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace uabi;
 using namespace uabi::test;
@@ -187,6 +189,39 @@ TEST_F(PdMr, ManyPdsGetDistinctHandles)
 	for (Handle h : v)
 		EXPECT_OK(ctx().dealloc_pd(h));
 	EXPECT_EQ(counters().context[UABI_OBJ_PD], 0u);
+}
+
+} // namespace
+
+namespace
+{
+
+// Registered memory must be mapped, as ib_umem_get() needs it pinnable:
+// EFAULT over a hole, also one in the middle of the range, or a range that
+// wraps; nothing is created.  (A 1 TiB MR at an unmapped address was once
+// accepted.)
+TEST_F(PdMr, UnmappedMemoryIsEFAULT)
+{
+	const long page = sysconf(_SC_PAGESIZE);
+	auto *area = static_cast<char *>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	ASSERT_NE(area, MAP_FAILED);
+	ASSERT_EQ(munmap(area + page, page), 0);	// a hole in the middle
+	Handle pd = NEED(ctx().alloc_pd());
+	Snapshot before = snapshot(ctx());
+	EXPECT_ERRNO(ctx().reg_mr(pd, area, 3 * page, kLocalWrite), EFAULT);
+	EXPECT_ERRNO(ctx().reg_mr(pd, area + page, page, kLocalWrite), EFAULT);
+	EXPECT_ERRNO(ctx().reg_mr(pd, area, std::size_t(1) << 40, kLocalWrite), EFAULT);
+	EXPECT_ERRNO(ctx().reg_mr(pd, reinterpret_cast<void *>(0x10000), 4096, kLocalWrite), EFAULT);
+	expect_snapshot_eq(before, snapshot(ctx()), "after the refused registrations");
+	// Either side of the hole is fine.
+	MrInfo a = NEED(ctx().reg_mr(pd, area, page, kLocalWrite));
+	MrInfo b = NEED(ctx().reg_mr(pd, area + 2 * page, page, kLocalWrite));
+	EXPECT_OK(ctx().dereg_mr(a.handle));
+	EXPECT_OK(ctx().dereg_mr(b.handle));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+	munmap(area, page);
+	munmap(area + 2 * page, page);
 }
 
 } // namespace

@@ -374,16 +374,26 @@ void watch_last_byte(const std::uint8_t *dst, const std::vector<Case> &cases,
 	}
 }
 
+// The target's buffer stays mapped until the initiator is done: with
+// UABI_SW_TAIL_FIRST the initiator may still be copying a message's body
+// after the target saw its last byte.
+struct StayUntilFinished {
+	~StayUntilFinished()
+	{
+		while (!g->finished.load() && !stopped() && std::chrono::steady_clock::now() < g_deadline)
+			usleep(1000);
+	}
+};
+
 void run_target(Mode mode, const std::vector<Case> &cases)
 {
 	Side s{0};
+	StayUntilFinished stay;
 	const bool source = mode == Mode::Read;
 	if (!s.open(source) || !s.connect())
 		return;
 	if (source) {
 		// Read from: nothing to do but stay until the initiator is done.
-		while (!g->finished.load() && !stopped() && std::chrono::steady_clock::now() < g_deadline)
-			usleep(1000);
 		return;
 	}
 	const std::vector<std::uint8_t> ref[2] = {reference(0), reference(1)};

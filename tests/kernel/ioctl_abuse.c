@@ -554,10 +554,14 @@ static uint64_t rnd(void)
 	return rng;
 }
 
+/* Memory the MRs register: it must be mapped in this process (EFAULT
+ * otherwise, as pinning fails in Linux). */
+static uint8_t mr_buf[1 << 16] __attribute__((aligned(4096)));
+
 /* PD, channel, CQ, MR, QP, queries and destroys, chained by reference. */
 static void build_chain(struct msg *m, void *buf)
 {
-	struct uabi_mr_reg reg = { .addr = 0x10000, .length = 4096,
+	struct uabi_mr_reg reg = { .addr = (uintptr_t)mr_buf, .length = 4096,
 				   .iova = 0x10000, .access = 1 };
 	struct uabi_qp_init init = { .cap = { 4, 4, 1, 1, 0, 0 },
 				     .qp_type = UABI_QPT_RC };
@@ -702,7 +706,7 @@ static void *race(void *arg)
 			cmd(&m, UABI_OBJ_MR, UABI_METHOD_CREATE, 0, 0);
 			attr(&m, UABI_ATTR_MR_PD, 0, &h, 4);
 			{
-				struct uabi_mr_reg reg = { .addr = 4096,
+				struct uabi_mr_reg reg = { .addr = (uintptr_t)mr_buf,
 							   .length = 4096,
 							   .iova = 4096 };
 
@@ -866,7 +870,6 @@ static void section_evq(void)
 }
 
 /* ----------------------------------------------------------------- kill */
-static uint8_t mr_buf[1 << 16];
 
 static int child_make_objects(int wfd)
 {
@@ -987,66 +990,92 @@ static void section_kill(void)
 /* ---------------------------------------------------------------- arena */
 /* UABI_SW_ARENA_MAP, optionally followed by a command that fails (PD
  * destroy of a handle that does not exist).  Returns the message status;
- * *afd gets the fd attribute, *st0 the first command's status. */
-static int arena_map(int fd, uint32_t flags, int then_fail, int *afd,
+ * *afd and *rwfd get the fd attributes (read-only and writable part),
+ * *st0 the first command's status. */
+static int arena_map(int fd, uint32_t flags, int then_fail, int *afd, int *rwfd,
 		     struct uabi_sw_arena_info *info, int32_t *st0)
 {
 	struct msg m;
-	uint32_t off_fd, off_info;
+	uint32_t off_fd, off_rw, off_info;
 	int ret;
 
 	msg_init(&m, scratch, flags);
 	cmd(&m, UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP, 0, 0);
 	off_fd = attr(&m, UABI_SW_ATTR_ARENA_FD,
 		      UABI_ATTR_F_OUTPUT | UABI_ATTR_F_FD, NULL, sizeof(int32_t));
+	off_rw = attr(&m, UABI_SW_ATTR_ARENA_RW_FD,
+		      UABI_ATTR_F_OUTPUT | UABI_ATTR_F_FD, NULL, sizeof(int32_t));
 	off_info = attr_out(&m, UABI_SW_ATTR_ARENA_INFO, sizeof(*info));
 	if (then_fail)
 		cmd(&m, UABI_OBJ_PD, UABI_METHOD_DESTROY, 0x7ffffff0u, 0);
 	ret = run(fd, &m);
 	memcpy(afd, m.buf + off_fd, sizeof(*afd));
+	memcpy(rwfd, m.buf + off_rw, sizeof(*rwfd));
 	if (info)
 		memcpy(info, m.buf + off_info, sizeof(*info));
 	*st0 = cmd_at(&m, 0)->status;
 	return ret;
 }
 
+/* The read-only part maps only read-only, whatever is tried. */
+static void check_read_only_part(int afd, size_t size)
+{
+	uint8_t *p;
+
+	check(mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0) == MAP_FAILED &&
+	      errno == EACCES, "read-only part: PROT_WRITE mapping refused (EACCES)");
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, afd, 0);
+	check(p != MAP_FAILED, "read-only part maps PROT_READ");
+	if (p != MAP_FAILED) {
+		check(mprotect(p, size, PROT_READ | PROT_WRITE) < 0 && errno == EACCES,
+		      "read-only part: mprotect to PROT_WRITE refused (EACCES)");
+		munmap(p, size);
+	}
+	check(write(afd, "x", 1) < 0 && errno == EBADF, "read-only part: write(2) refused");
+}
+
 static void section_arena(void)
 {
 	struct uabi_sw_arena_info info;
-	int fd = open_dev(), fd2, afd, afd2, free_fd, ret;
+	int fd = open_dev(), fd2, afd, rwfd, afd2, rwfd2, free_fd, ret;
 	int32_t st0;
-	uint8_t *p, *q;
+	uint8_t *p, *q, *ro = MAP_FAILED;
 	size_t size;
 
 	free_fd = lowest_free_fd();
-	ret = arena_map(fd, 0, 0, &afd, &info, &st0);
-	check(ret == 0 && afd == free_fd, "ARENA_MAP: %d, fd %d (expected %d)",
-	      ret, afd, free_fd);
+	ret = arena_map(fd, 0, 0, &afd, &rwfd, &info, &st0);
+	check(ret == 0 && afd == free_fd && rwfd == free_fd + 1,
+	      "ARENA_MAP: %d, fds %d %d (expected %d %d)", ret, afd, rwfd, free_fd,
+	      free_fd + 1);
 	if (ret) {
 		close(fd);
 		return;
 	}
-	check((fcntl(afd, F_GETFD) & FD_CLOEXEC) != 0, "arena fd is O_CLOEXEC");
-	check(info.magic == UABI_SW_ARENA_MAGIC && info.size &&
-	      info.size % 4096 == 0 && info.heap_off + info.heap_size <= info.size,
-	      "arena info: magic %#x, size %llu", info.magic,
-	      (unsigned long long)info.size);
-	size = info.size;
+	check((fcntl(afd, F_GETFD) & FD_CLOEXEC) != 0 && (fcntl(rwfd, F_GETFD) & FD_CLOEXEC) != 0,
+	      "arena fds are O_CLOEXEC");
+	check(info.magic == UABI_SW_ARENA_MAGIC && info.version == UABI_SW_ARENA_VERSION &&
+	      info.ro_size && info.ro_size % 4096 == 0 && info.rw_size % 4096 == 0 &&
+	      info.heap_off + info.heap_size <= info.rw_size && info.uid == getuid(),
+	      "arena info: magic %#x, sizes %llu + %llu, uid %u", info.magic,
+	      (unsigned long long)info.ro_size, (unsigned long long)info.rw_size, info.uid);
+	check_read_only_part(afd, info.ro_size);
+	ro = mmap(NULL, info.ro_size, PROT_READ, MAP_SHARED, afd, 0);
+	if (ro != MAP_FAILED)
+		check(!memcmp(ro, &info, sizeof(info)),
+		      "the read-only part starts with the layout");
+	size = info.rw_size;
 
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
-	check(p != MAP_FAILED, "mmap of the whole arena, MAP_SHARED rw");
-	if (p != MAP_FAILED)
-		check(!memcmp(p, &info, sizeof(info)),
-		      "the mapping starts with the arena header");
-	check(mmap(NULL, size, PROT_READ, MAP_PRIVATE, afd, 0) == MAP_FAILED &&
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, rwfd, 0);
+	check(p != MAP_FAILED, "mmap of the whole writable part, MAP_SHARED rw");
+	check(mmap(NULL, size, PROT_READ, MAP_PRIVATE, rwfd, 0) == MAP_FAILED &&
 	      errno == EINVAL, "MAP_PRIVATE: EINVAL");
-	check(mmap(NULL, size + 4096, PROT_READ, MAP_SHARED, afd, 0) ==
+	check(mmap(NULL, size + 4096, PROT_READ, MAP_SHARED, rwfd, 0) ==
 	      MAP_FAILED && errno == EINVAL, "mmap past the end: EINVAL");
-	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, afd, (off_t)size) ==
+	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, rwfd, (off_t)size) ==
 	      MAP_FAILED && errno == EINVAL, "mmap at offset size: EINVAL");
-	check(mmap(NULL, 8192, PROT_READ, MAP_SHARED, afd, (off_t)size - 4096) ==
+	check(mmap(NULL, 8192, PROT_READ, MAP_SHARED, rwfd, (off_t)size - 4096) ==
 	      MAP_FAILED && errno == EINVAL, "mmap straddling the end: EINVAL");
-	q = mmap(NULL, 4096, PROT_READ, MAP_SHARED, afd, (off_t)size - 4096);
+	q = mmap(NULL, 4096, PROT_READ, MAP_SHARED, rwfd, (off_t)size - 4096);
 	check(q != MAP_FAILED, "mmap of the last page");
 	if (q != MAP_FAILED) {
 		if (p != MAP_FAILED)
@@ -1057,13 +1086,13 @@ static void section_arena(void)
 		munmap(q, 4096);
 	}
 
-	/* A second context maps the same arena (docs/kernel.md). */
+	/* A second context of the same user maps the same arena. */
 	fd2 = open_dev();
-	ret = arena_map(fd2, 0, 0, &afd2, NULL, &st0);
+	ret = arena_map(fd2, 0, 0, &afd2, &rwfd2, NULL, &st0);
 	check(ret == 0, "ARENA_MAP from a second context: %d", ret);
 	if (!ret) {
-		q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, afd2, 0);
-		check(q != MAP_FAILED, "second context maps the header");
+		q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, rwfd2, 0);
+		check(q != MAP_FAILED, "second context maps the writable header");
 		if (q != MAP_FAILED && p != MAP_FAILED) {
 			/* The header's first page tail: unused by the layout. */
 			p[4095] ^= 0x5a;
@@ -1073,21 +1102,23 @@ static void section_arena(void)
 		if (q != MAP_FAILED)
 			munmap(q, 4096);
 		close(afd2);
+		close(rwfd2);
 	}
 	close(fd2);
 
 	/* No fd leaked by a message that fails or is rolled back. */
 	free_fd = lowest_free_fd();
-	ret = arena_map(fd, UABI_MSG_F_ALL_OR_NOTHING, 1, &afd2, NULL, &st0);
+	ret = arena_map(fd, UABI_MSG_F_ALL_OR_NOTHING, 1, &afd2, &rwfd2, NULL, &st0);
 	check(ret != 0 && lowest_free_fd() == free_fd,
 	      "all-or-nothing ARENA_MAP then failure: %d, no fd installed", ret);
-	ret = arena_map(fd, 0, 1, &afd2, NULL, &st0);
+	ret = arena_map(fd, 0, 1, &afd2, &rwfd2, NULL, &st0);
 	if (st0 == 0) {
-		check(ret != 0 && afd2 == free_fd &&
-		      fcntl(afd2, F_GETFD) >= 0 && lowest_free_fd() == free_fd + 1,
-		      "ARENA_MAP that succeeded before a failure keeps its fd %d",
-		      afd2);
+		check(ret != 0 && afd2 == free_fd && rwfd2 == free_fd + 1 &&
+		      fcntl(afd2, F_GETFD) >= 0 && lowest_free_fd() == free_fd + 2,
+		      "ARENA_MAP that succeeded before a failure keeps its fds %d %d",
+		      afd2, rwfd2);
 		close(afd2);
+		close(rwfd2);
 	} else {
 		check(lowest_free_fd() == free_fd,
 		      "ARENA_MAP not run (%d): no fd installed", st0);
@@ -1100,30 +1131,35 @@ static void section_arena(void)
 		cmd(&m, UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP, 0, 0);
 		attr(&m, UABI_SW_ATTR_ARENA_FD,
 		     UABI_ATTR_F_OUTPUT | UABI_ATTR_F_FD, NULL, sizeof(int32_t));
+		attr(&m, UABI_SW_ATTR_ARENA_RW_FD,
+		     UABI_ATTR_F_OUTPUT | UABI_ATTR_F_FD, NULL, sizeof(int32_t));
 		msg_end(&m);
 		{
-			void *ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void *rom = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-			if (ro != MAP_FAILED) {
-				memcpy(ro, m.buf, m.len);
-				mprotect(ro, 4096, PROT_READ);
-				ret = do_ioctl(fd, ro, m.len);
+			if (rom != MAP_FAILED) {
+				memcpy(rom, m.buf, m.len);
+				mprotect(rom, 4096, PROT_READ);
+				ret = do_ioctl(fd, rom, m.len);
 				check(ret == -EFAULT && lowest_free_fd() == free_fd,
 				      "read-only message: %d, no fd installed", ret);
-				munmap(ro, 4096);
+				munmap(rom, 4096);
 			}
 		}
 	}
 
 	/* The mapping outlives the fd and the context. */
 	close(afd);
+	close(rwfd);
 	close(fd);
-	if (p != MAP_FAILED) {
-		check(!memcmp(p, &info, sizeof(info)),
+	if (ro != MAP_FAILED) {
+		check(!memcmp(ro, &info, sizeof(info)),
 		      "mapping readable after its fd and context closed");
-		munmap(p, size);
+		munmap(ro, info.ro_size);
 	}
+	if (p != MAP_FAILED)
+		munmap(p, size);
 	check_device_empty("arena");
 }
 

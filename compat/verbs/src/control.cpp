@@ -394,14 +394,18 @@ UABI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void 
 	return create_cq(ctx, cqe, cq_context, channel, comp_vector);
 }
 
-// ibv_create_cq_ex(3): the standard completion fields (IBV_WC_STANDARD_FLAGS);
-// timestamps, VLAN, flow tags and tag matching are not produced here.
+// ibv_create_cq_ex(3): the standard completion fields (IBV_WC_STANDARD_FLAGS)
+// and completion timestamps (device clock and wall clock); VLAN, flow tags
+// and tag matching are not produced here.
 static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
 {
 	const std::uint32_t known = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+	const std::uint64_t produced = std::uint64_t(IBV_WC_STANDARD_FLAGS) |
+				       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	if (!a || (a->comp_mask & ~known))
 		return fail_ptr<struct ibv_cq_ex>(EINVAL);
-	if (a->wc_flags & ~std::uint64_t(IBV_WC_STANDARD_FLAGS))
+	if (a->wc_flags & ~produced)
 		return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (a->flags & ~std::uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))

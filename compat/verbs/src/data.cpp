@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <csignal>
+#include <ctime>
 #include <poll.h>
 
 using namespace uabi;
@@ -107,34 +108,39 @@ int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_w
 	return 0;
 }
 
+void to_wc(const sw::Cqe &e, struct ibv_wc &w)
+{
+	w.wr_id = e.wr_id;
+	w.status = ibv_wc_status(e.status);
+	w.opcode = ibv_wc_opcode(e.opcode);
+	w.vendor_err = 0;
+	w.byte_len = e.byte_len;
+	w.imm_data = e.imm_data;
+	w.qp_num = e.qp_num;
+	w.src_qp = e.src_qp;
+	w.wc_flags = e.wc_flags;
+	w.pkey_index = e.pkey_index;
+	w.slid = e.slid;
+	w.sl = e.sl;
+	w.dlid_path_bits = e.dlid_path_bits;
+}
+
 int poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	if (n <= 0)
 		return 0;
 	int i = 0;
-	return vcq(cq)->dp->poll(n, [&](const sw::Cqe &e) {
-		struct ibv_wc &w = wc[i++];
-		w.wr_id = e.wr_id;
-		w.status = ibv_wc_status(e.status);
-		w.opcode = ibv_wc_opcode(e.opcode);
-		w.vendor_err = e.vendor_err;
-		w.byte_len = e.byte_len;
-		w.imm_data = e.imm_data;
-		w.qp_num = e.qp_num;
-		w.src_qp = e.src_qp;
-		w.wc_flags = e.wc_flags;
-		w.pkey_index = e.pkey_index;
-		w.slid = e.slid;
-		w.sl = e.sl;
-		w.dlid_path_bits = e.dlid_path_bits;
-	});
+	return vcq(cq)->dp->poll(n, [&](const sw::Cqe &e) { to_wc(e, wc[i++]); });
 }
 
 // ibv_cq_ex polling: one completion at a time into VCq::cur.
 int cqx_next(struct ibv_cq_ex *cq)
 {
 	VCq *c = vcq(cq);
-	int n = poll_cq(&c->cq, 1, &c->cur);
+	int n = c->dp->poll(1, [&](const sw::Cqe &e) {
+		to_wc(e, c->cur);
+		c->cur_ts = e.ts;
+	});
 	if (n < 0)
 		return EINVAL;
 	if (n == 0)
@@ -163,6 +169,18 @@ unsigned int cqx_wc_flags(struct ibv_cq_ex *cq) { return unsigned(vcq(cq)->cur.w
 uint32_t cqx_slid(struct ibv_cq_ex *cq) { return vcq(cq)->cur.slid; }
 uint8_t cqx_sl(struct ibv_cq_ex *cq) { return vcq(cq)->cur.sl; }
 uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *cq) { return vcq(cq)->cur.dlid_path_bits; }
+// The device clock is CLOCK_MONOTONIC in ns (UABI_SW_CORE_CLOCK_KHZ); the
+// wall clock reading adds REALTIME - MONOTONIC as it stands now.
+uint64_t cqx_completion_ts(struct ibv_cq_ex *cq) { return vcq(cq)->cur_ts; }
+uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *cq)
+{
+	timespec mono, real;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	const std::int64_t offset = (std::int64_t(real.tv_sec) - mono.tv_sec) * 1000000000ll +
+				    (std::int64_t(real.tv_nsec) - mono.tv_nsec);
+	return std::uint64_t(std::int64_t(vcq(cq)->cur_ts) + offset);
+}
 
 int req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
@@ -323,9 +341,13 @@ void wr_send_tso(struct ibv_qp_ex *q, void *, uint16_t, uint16_t)
 	unsupported(q);
 }
 
-void wr_atomic_write(struct ibv_qp_ex *q, uint32_t, uint64_t, const void *)
+void wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *data)
 {
-	unsupported(q);
+	if (sw::SendWr *w = begin(q, IBV_WR_ATOMIC_WRITE)) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+		std::memcpy(&w->compare_add, data, 8);
+	}
 }
 
 void wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
@@ -464,6 +486,13 @@ void install_cq_ex_ops(VCq *c, std::uint64_t wc_flags)
 		x.read_sl = cqx_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		x.read_dlid_path_bits = cqx_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		x.read_completion_ts = cqx_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		x.read_completion_wallclock_ns = cqx_completion_wallclock_ns;
+	if (wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK))
+		c->dp->want_timestamps();
 	x.read_wc_flags = cqx_wc_flags;
 }
 

@@ -154,9 +154,25 @@ int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_in
 		struct ibv_device_attr_ex ex;
 		std::memset(&ex, 0, sizeof(ex));
 		fill_device_attr(r->attr, &ex.orig_attr);
+		ex.device_cap_flags_ex = std::uint32_t(ex.orig_attr.device_cap_flags);
+		ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+		// Completion timestamps: the sw device's clock (uabi_sw.h).
+		ex.completion_timestamp_mask = ~0ull;
+		ex.hca_core_clock = UABI_SW_CORE_CLOCK_KHZ;
 		std::memcpy(attr, &ex, std::min(len, sizeof(ex)));
 		return 0;
 	});
+}
+
+// ibv_query_rt_values_ex(3): the device clock now (CLOCK_MONOTONIC, the
+// clock of completion timestamps).
+int query_rt_values(struct ibv_context *, struct ibv_values_ex *values)
+{
+	if (!values || (values->comp_mask & ~std::uint32_t(IBV_VALUES_MASK_RAW_CLOCK)))
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)
+		clock_gettime(CLOCK_MONOTONIC, &values->raw_clock);
+	return 0;
 }
 
 // Opens the backend, its async event queue, and maps the device arena.
@@ -174,6 +190,8 @@ ContextImpl *open_impl()
 
 	Command cmd(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP);
 	OutAttr fd_out = cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
+	OutAttr rw_out =
+	    cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_RW_FD, kMandatory | UABI_ATTR_F_FD);
 	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
 	auto m = impl->ctl.raw().call(std::move(cmd));
 	// A host without the arena hooks (uabi_sw_create()): control verbs
@@ -182,12 +200,24 @@ ContextImpl *open_impl()
 		return impl.release();
 	if (!m)
 		return fail_ptr<ContextImpl>(m.error());
-	std::int32_t fd = -1;
+	std::int32_t fd = -1, rw_fd = -1;
 	uabi_sw_arena_info info{};
-	if (!m->read(0, fd_out, fd) || fd < 0 || !m->read(0, info_out, info))
+	// In-process the fds are the host's own; otherwise they are our copies.
+	auto close_fds = [&] {
+		if (impl->inproc)
+			return;
+		for (std::int32_t f : {fd, rw_fd})
+			if (f >= 0)
+				::close(f);
+	};
+	const bool got = m->read(0, fd_out, fd) && m->read(0, rw_out, rw_fd) &&
+			 m->read(0, info_out, info);
+	if (!got || fd < 0 || rw_fd < 0) {
+		close_fds();
 		return fail_ptr<ContextImpl>(EPROTO);
+	}
 	ContextImpl *raw = impl.get();
-	impl->dp = sw::Device::map(fd, info, [raw](sw::Notice what, std::uint32_t n) {
+	impl->dp = sw::Device::map(fd, rw_fd, info, [raw](sw::Notice what, std::uint32_t n) {
 		try {
 			// Each notice: the arena method and what names its object.
 			std::uint16_t method = UABI_SW_ARENA_NOTIFY_CQ;
@@ -216,9 +246,7 @@ ContextImpl *open_impl()
 		}
 	});
 	int err = errno;
-	// In-process the fd is the host's own; otherwise it is our copy.
-	if (!impl->inproc)
-		::close(fd);
+	close_fds();
 	if (!impl->dp)
 		return fail_ptr<ContextImpl>(err);
 	return impl.release();
@@ -301,6 +329,7 @@ UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 		vc->query_port = query_port_ex;
 		vc->query_device_ex = query_device_ex;
+		vc->query_rt_values = query_rt_values;
 		install_ex_ops(vc);
 		install_data_ops(ctx);
 		// Programs built against OFED 1.x's <verbs.h> query ports

@@ -50,6 +50,7 @@ struct VCq {
 		struct ibv_cq_ex cqx;
 	};
 	struct ibv_wc cur;	// the completion start/next_poll stand on
+	std::uint64_t cur_ts;	// and its time (read_completion_ts)
 	sw::Cq *dp;
 	std::uint32_t cqn;
 	Handle channel;	// 0: none

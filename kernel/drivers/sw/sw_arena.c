@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * The software device's arena (docs/datapath.md): one shared memory region
- * per device, laid out here, that holds what a peer process must reach —
- * the QP, CQ, SRQ and MR descriptors and the rings.  This file writes the
- * descriptors when objects are created, modified and destroyed; the data
- * half (providers/sw) reads them and moves the ring indices.
+ * A user's arena (docs/datapath.md, docs/security.md): laid out here, in
+ * two parts.  The read-only part holds what the data path checks against
+ * (QP, CQ and SRQ descriptors, the MR table); only this file writes it.
+ * The writable part holds what the data path moves (indices, lock words,
+ * flags) and the rings.  Nothing read back from the writable part is
+ * trusted: ring places and sizes come from struct sw_ring, indices are
+ * checked against them, lock waits are bounded.
  *
- * Descriptors are published with a sequence counter (odd while written);
- * the writers of one descriptor are serialized by the core's object locks
- * (or dev->lock for XRC receive QPs).  The heap allocator is under sw->lock.
+ * Read-only descriptors are published with a sequence counter (odd while
+ * written); the writers of one descriptor are serialized by the core's
+ * object locks (or dev->lock for XRC receive QPs).  The heap allocator is
+ * under dom->lock.
  */
 #include "sw_internal.h"
 
 #define SW_PAGE 4096ull
 #define SW_LOCK_CONTROL 0xffffffffu	/* lock holder "the control half" */
-#define SW_LOCK_SPINS 1000000ul
+/* The longest the control half waits for a lock word a client holds: a
+ * data-path holder keeps it for a few stores, so this is a dead or hostile
+ * holder, and the call gives up (uabid serves others meanwhile). */
+#define SW_LOCK_WAIT_NS 20000000ull
 
 static u64 page_align(u64 x)
 {
@@ -43,17 +49,19 @@ static void seq_end(u32 *seq)
 }
 
 /* Arena locks are shared with client processes, which hold them only for a
- * few stores; give up rather than spin forever on a dead holder. */
+ * few stores; give up (-EBUSY) rather than wait on a dead or hostile
+ * holder for more than SW_LOCK_WAIT_NS. */
 static int arena_lock(u32 *lock)
 {
-	unsigned long spins;
+	u64 until = ktime_get_ns() + SW_LOCK_WAIT_NS;
 
-	for (spins = 0; spins < SW_LOCK_SPINS; spins++) {
+	for (;;) {
 		if (cmpxchg(lock, 0u, SW_LOCK_CONTROL) == 0u)
 			return 0;
+		if (ktime_get_ns() > until)
+			return -EBUSY;
 		cond_resched();
 	}
-	return -EBUSY;
 }
 
 static void arena_unlock(u32 *lock)
@@ -70,13 +78,12 @@ static void arena_unlock(u32 *lock)
  * descheduled) is given up on after a bounded wait: the freed ring still
  * rests before reuse (heap_free()).
  */
-#define SW_QUIESCE_SPINS 100000ul
 static void arena_quiesce(u32 *lock)
 {
-	unsigned long spins;
+	u64 until = ktime_get_ns() + SW_LOCK_WAIT_NS;
 
 	smp_mb();	/* the cleared number, before the lock word is read */
-	for (spins = 0; spins < SW_QUIESCE_SPINS && READ_ONCE(*lock); spins++)
+	while (READ_ONCE(*lock) && ktime_get_ns() <= until)
 		cond_resched();
 }
 
@@ -119,9 +126,26 @@ static int find_run(const struct sw_arena *a, u32 from, u32 to, u32 n)
 	return -1;
 }
 
-/* Makes a run allocatable again; called with sw->lock held. */
+/* Zeroes [off, off + len) of the writable part; whole pages are given back
+ * to the host (their memory returns to the system where it can). */
+static void rw_zero(struct sw_arena *a, u64 off, u64 len)
+{
+	u64 lo = page_align(off), hi = (off + len) & ~(SW_PAGE - 1);
+
+	if (hi <= lo) {
+		memset(a->rw + off, 0, len);
+		return;
+	}
+	memset(a->rw + off, 0, lo - off);
+	memset(a->rw + hi, 0, off + len - hi);
+	a->ops->discard(a->rw_shm, lo, hi - lo);
+}
+
+/* Makes a run allocatable again, zeroed; called with dom->lock held. */
 static void heap_release(struct sw_arena *a, u32 first, u32 n)
 {
+	rw_zero(a, a->info.heap_off + (u64)first * UABI_SW_HEAP_GRANULE,
+		(u64)n * UABI_SW_HEAP_GRANULE);
 	memset(a->heap_used + first, 0, n);
 	if (first < a->heap_hint)
 		a->heap_hint = first;
@@ -148,25 +172,26 @@ static bool heap_release_resting(struct sw_arena *a)
 }
 
 /*
- * Ring memory (zeroed if @zero), or 0 (never a heap offset).  First fit
+ * Ring memory, zeroed (free granules always read zero: released runs are
+ * zeroed when they leave the rest), or 0 (never a heap offset).  First fit
  * from the lowest free granule: a program that creates and destroys rings
  * keeps reusing the same pages, which stay cached and mapped, instead of
  * walking the whole (sparse) heap.  A freed ring is not reused at once: it
  * rests among the last SW_HEAP_REST freed runs first, unless the heap
- * would otherwise be full.
+ * would otherwise be full.  No memset here: a create costs the same
+ * whatever the ring's size.
  */
-static u64 heap_alloc(struct sw_dev *sw, u64 bytes, bool zero)
+static u64 heap_alloc(struct sw_domain *dom, u64 bytes)
 {
-	struct sw_arena *a = &sw->arena;
+	struct sw_arena *a = &dom->arena;
 	u64 n64 = (bytes + UABI_SW_HEAP_GRANULE - 1) / UABI_SW_HEAP_GRANULE;
 	u32 n;
 	int at;
-	u64 off;
 
 	if (!n64 || n64 > a->heap_granules)
 		return 0;
 	n = (u32)n64;
-	mutex_lock(&sw->lock);
+	mutex_lock(&dom->lock);
 	at = find_run(a, a->heap_hint, a->heap_granules, n);
 	if (at < 0 && heap_release_resting(a))
 		at = find_run(a, a->heap_hint, a->heap_granules, n);
@@ -175,100 +200,116 @@ static u64 heap_alloc(struct sw_dev *sw, u64 bytes, bool zero)
 		while (a->heap_hint < a->heap_granules && a->heap_used[a->heap_hint])
 			a->heap_hint++;
 	}
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 	if (at < 0)
 		return 0;
-	off = a->hdr->info.heap_off + (u64)at * UABI_SW_HEAP_GRANULE;
-	if (zero)
-		memset(a->base + off, 0, n64 * UABI_SW_HEAP_GRANULE);
-	return off;
+	return a->info.heap_off + (u64)at * UABI_SW_HEAP_GRANULE;
 }
 
-static void heap_free(struct sw_dev *sw, u64 off, u64 bytes)
+static void heap_free(struct sw_domain *dom, u64 off, u64 bytes)
 {
-	struct sw_arena *a = &sw->arena;
-	u64 first = (off - a->hdr->info.heap_off) / UABI_SW_HEAP_GRANULE;
+	struct sw_arena *a = &dom->arena;
+	u64 first = (off - a->info.heap_off) / UABI_SW_HEAP_GRANULE;
 	u64 n = (bytes + UABI_SW_HEAP_GRANULE - 1) / UABI_SW_HEAP_GRANULE;
 	struct sw_heap_run *r;
 
-	if (WARN_ON(off < a->hdr->info.heap_off || first + n > a->heap_granules))
+	if (WARN_ON(off < a->info.heap_off || first + n > a->heap_granules))
 		return;
-	mutex_lock(&sw->lock);
+	mutex_lock(&dom->lock);
 	if (a->rest_count == SW_HEAP_REST)
 		heap_release_oldest(a);
 	r = &a->rest[(a->rest_head + a->rest_count) % SW_HEAP_REST];
 	r->first = (u32)first;
 	r->n = (u32)n;
 	a->rest_count++;
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 }
 
-static struct sw_ring *ring_new(struct sw_dev *sw, u64 bytes)
+static struct sw_ring *ring_new(struct sw_domain *dom, u32 entries, u32 stride)
 {
-	struct sw_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct sw_ring *r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	u64 bytes = (u64)entries * stride;
 
 	if (!r)
 		return NULL;
+	r->dom = dom;
 	r->bytes = bytes;
-	r->off = bytes ? heap_alloc(sw, bytes, true) : 0;
-	if (bytes && !r->off) {
+	r->entries = entries;
+	r->stride = stride;
+	r->off = bytes && sw_has_arena(dom) ? heap_alloc(dom, bytes) : 0;
+	if (bytes && sw_has_arena(dom) && !r->off) {
 		kfree(r);
 		return NULL;
 	}
 	return r;
 }
 
-static void ring_free(struct sw_dev *sw, struct sw_ring *r)
+static void ring_free(struct sw_ring *r)
 {
 	if (!r)
 		return;
 	if (r->off)
-		heap_free(sw, r->off, r->bytes);
+		heap_free(r->dom, r->off, r->bytes);
 	if (r->small_off)
-		heap_free(sw, r->small_off, r->small_bytes);
+		heap_free(r->dom, r->small_off, r->small_bytes);
 	kfree(r);
 }
 
-/* Moves the live entries [cons, prod) of a ring to a new one of @new_size
- * slots (same absolute indices); called with the ring's lock held. */
-static void ring_move(struct sw_dev *sw, u64 old_off, u32 old_size,
-		      u64 new_off, u32 new_size, u32 stride, u64 cons, u64 prod)
+/*
+ * Moves the live entries [cons, prod) of ring @from to @to (same absolute
+ * indices).  The indices come from the writable part: -EINVAL unless they
+ * describe at most what either ring holds, so that a client's values can
+ * make this copy neither long nor leave the rings.
+ */
+static int ring_move(struct sw_domain *dom, const struct sw_ring *from,
+		     const struct sw_ring *to, u64 cons, u64 prod)
 {
-	u8 *base = sw->arena.base;
-	u64 i;
+	u8 *rw = dom->arena.rw;
+	u64 n = prod - cons, i;
 
+	if (n > from->entries || n > to->entries - 1)
+		return -EINVAL;
 	for (i = cons; i != prod; i++)
-		memcpy(base + new_off + (i & (new_size - 1)) * stride,
-		       base + old_off + (i & (old_size - 1)) * stride, stride);
+		memcpy(rw + to->off + (i & (to->entries - 1)) * to->stride,
+		       rw + from->off + (i & (from->entries - 1)) * from->stride,
+		       from->stride);
+	return 0;
 }
 
 /* --------------------------------------------------------------- layout */
-int sw_arena_init(struct sw_dev *sw, const struct uabi_shm_ops *ops,
+int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 		  size_t heap_bytes)
 {
-	struct sw_arena *a = &sw->arena;
+	struct sw_arena *a = &dom->arena;
 	struct uabi_sw_arena_info info = {
 		.magic = UABI_SW_ARENA_MAGIC,
 		.version = UABI_SW_ARENA_VERSION,
-		.qp_first = SW_FIRST_QPN,
-		.qp_count = SW_MAX_QP,
-		.cq_count = SW_MAX_CQ,
-		.srq_count = SW_MAX_SRQ,
-		.mr_count = SW_MAX_MR + 1,	/* key index 0 is never used */
+		.qp_first = sw_qp_first(dom),
+		.qp_count = SW_DOM_QP,
+		.cq_count = SW_DOM_CQ,
+		.srq_count = SW_DOM_SRQ,
+		.mr_count = SW_DOM_MR + 1,	/* key index 0 is never used */
+		.uid = dom->uid,
 	};
-	void *kaddr = NULL;
+	void *ro = NULL, *rw = NULL;
 	u64 off;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(struct uabi_sw_qp) != 128);
-	BUILD_BUG_ON(sizeof(struct uabi_sw_cq) != 128);
-	BUILD_BUG_ON(sizeof(struct uabi_sw_srq) != 128);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_qp_rw) != 64);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_cq) != 64);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_cq_rw) != 128);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_srq) != 64);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_srq_rw) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_mr) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_cqe) != 64);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_small) != 256);
-	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_hdr) > SW_PAGE);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_info) > SW_PAGE);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_rw_hdr) > SW_PAGE);
 
 	if (!ops)
 		return 0;
+	/* Read-only: a copy of the layout, then the descriptors. */
 	off = SW_PAGE;
 	info.qp_off = off;
 	off += page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp));
@@ -278,54 +319,78 @@ int sw_arena_init(struct sw_dev *sw, const struct uabi_shm_ops *ops,
 	off += page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq));
 	info.mr_off = off;
 	off += page_align((u64)info.mr_count * sizeof(struct uabi_sw_mr));
+	info.ro_size = off;
+	/* Writable: the lock of atomics, the data path's halves, the heap. */
+	off = SW_PAGE;
+	info.qpw_off = off;
+	off += page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp_rw));
+	info.cqw_off = off;
+	off += page_align((u64)info.cq_count * sizeof(struct uabi_sw_cq_rw));
+	info.srqw_off = off;
+	off += page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq_rw));
 	info.heap_off = off;
-	info.heap_size = heap_bytes / UABI_SW_HEAP_GRANULE * UABI_SW_HEAP_GRANULE;
-	info.size = info.heap_off + info.heap_size;
+	info.heap_size = heap_bytes / SW_PAGE * SW_PAGE;
+	info.rw_size = info.heap_off + info.heap_size;
 
 	a->heap_granules = (u32)(info.heap_size / UABI_SW_HEAP_GRANULE);
-	a->heap_used = kvzalloc(a->heap_granules ? a->heap_granules : 1, GFP_KERNEL);
+	a->heap_used = kvzalloc(a->heap_granules ? a->heap_granules : 1, GFP_KERNEL_ACCOUNT);
 	if (!a->heap_used)
 		return -ENOMEM;
-	a->shm = ops->create("uabi_sw0-arena", info.size, &kaddr);
-	if (IS_ERR(a->shm)) {
-		int ret = (int)PTR_ERR(a->shm);
-
-		a->shm = NULL;
-		kvfree(a->heap_used);
-		a->heap_used = NULL;
-		return ret;
+	a->ro_shm = ops->create("uabi_sw0-arena", info.ro_size, false, &ro);
+	if (IS_ERR(a->ro_shm)) {
+		ret = (int)PTR_ERR(a->ro_shm);
+		goto err_ro;
+	}
+	a->rw_shm = ops->create("uabi_sw0-arena-rw", info.rw_size, true, &rw);
+	if (IS_ERR(a->rw_shm)) {
+		ret = (int)PTR_ERR(a->rw_shm);
+		goto err_rw;
 	}
 	a->ops = ops;
-	a->base = kaddr;
-	a->size = info.size;
-	a->hdr = kaddr;
-	a->hdr->info = info;
-	a->qps = (struct uabi_sw_qp *)(a->base + info.qp_off);
-	a->cqs = (struct uabi_sw_cq *)(a->base + info.cq_off);
-	a->srqs = (struct uabi_sw_srq *)(a->base + info.srq_off);
-	a->mrs = (struct uabi_sw_mr *)(a->base + info.mr_off);
+	a->ro = ro;
+	a->rw = rw;
+	a->info = info;
+	memcpy(a->ro, &info, sizeof(info));
+	a->qps = (struct uabi_sw_qp *)(a->ro + info.qp_off);
+	a->cqs = (struct uabi_sw_cq *)(a->ro + info.cq_off);
+	a->srqs = (struct uabi_sw_srq *)(a->ro + info.srq_off);
+	a->mrs = (struct uabi_sw_mr *)(a->ro + info.mr_off);
+	a->qpws = (struct uabi_sw_qp_rw *)(a->rw + info.qpw_off);
+	a->cqws = (struct uabi_sw_cq_rw *)(a->rw + info.cqw_off);
+	a->srqws = (struct uabi_sw_srq_rw *)(a->rw + info.srqw_off);
 	return 0;
+err_rw:
+	ops->destroy(a->ro_shm);
+err_ro:
+	a->ro_shm = NULL;
+	a->rw_shm = NULL;
+	kvfree(a->heap_used);
+	a->heap_used = NULL;
+	return ret;
 }
 
-void sw_arena_fini(struct sw_dev *sw)
+void sw_arena_fini(struct sw_domain *dom)
 {
-	struct sw_arena *a = &sw->arena;
+	struct sw_arena *a = &dom->arena;
 
-	if (a->shm)
-		a->ops->destroy(a->shm);
-	a->shm = NULL;
+	if (a->ro_shm) {
+		a->ops->destroy(a->rw_shm);
+		a->ops->destroy(a->ro_shm);
+	}
+	a->ro_shm = NULL;
+	a->rw_shm = NULL;
 	kvfree(a->heap_used);
 	a->heap_used = NULL;
 }
 
 /* ------------------------------------------------------------------- MR */
-void sw_arena_mr_publish(struct sw_dev *sw, const struct uabi_mr *mr, u32 idx)
+void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 idx)
 {
 	struct uabi_sw_mr *e;
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return;
-	e = &sw->arena.mrs[idx];
+	e = &dom->arena.mrs[idx];
 	seq_begin(&e->seq);
 	e->pid = mr->ctx->peer.pid;
 	e->pd = sw_pd_number(mr->pd);
@@ -337,13 +402,13 @@ void sw_arena_mr_publish(struct sw_dev *sw, const struct uabi_mr *mr, u32 idx)
 	seq_end(&e->seq);
 }
 
-void sw_arena_mr_clear(struct sw_dev *sw, u32 idx)
+void sw_arena_mr_clear(struct sw_domain *dom, u32 idx)
 {
 	struct uabi_sw_mr *e;
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return;
-	e = &sw->arena.mrs[idx];
+	e = &dom->arena.mrs[idx];
 	seq_begin(&e->seq);
 	WRITE_ONCE(e->key, 0u);
 	e->pid = 0;
@@ -352,9 +417,9 @@ void sw_arena_mr_clear(struct sw_dev *sw, u32 idx)
 }
 
 /* ------------------------------------------------------------------- QP */
-static struct uabi_sw_qp *qp_desc(struct sw_dev *sw, const struct uabi_qp *qp)
+static u32 qp_slot(const struct sw_domain *dom, u32 qpn)
 {
-	return &sw->arena.qps[qp->qpn - SW_FIRST_QPN];
+	return qpn - sw_qp_first(dom);
 }
 
 static u32 recv_stride(u32 max_sge)
@@ -362,16 +427,15 @@ static u32 recv_stride(u32 max_sge)
 	return sizeof(struct uabi_sw_recv_wqe) + max_sge * sizeof(struct uabi_sw_sge);
 }
 
-int sw_arena_qp_create(struct sw_dev *sw, struct uabi_qp *qp)
+int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 {
 	struct uabi_qp_cap *cap = &qp->init.cap;
 	struct sw_ring *r;
 	struct uabi_sw_qp *d;
-	u32 entries = 0, sge = 0;
+	struct uabi_sw_qp_rw *w;
+	u32 entries = 0, sge = 0, slot = qp_slot(dom, qp->qpn);
 	bool has_rq;
 
-	if (!sw_has_arena(sw))
-		return 0;
 	has_rq = !qp->srq && (qp->qp_type == UABI_QPT_RC ||
 			      qp->qp_type == UABI_QPT_UC ||
 			      qp->qp_type == UABI_QPT_UD);
@@ -379,7 +443,7 @@ int sw_arena_qp_create(struct sw_dev *sw, struct uabi_qp *qp)
 		entries = pow2_at_least(cap->max_recv_wr ? cap->max_recv_wr : 1);
 		sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 	}
-	r = ring_new(sw, (u64)entries * (entries ? recv_stride(sge) : 0));
+	r = ring_new(dom, entries, entries ? recv_stride(sge) : 0);
 	if (!r)
 		return -ENOMEM;
 	if (has_rq) {
@@ -387,8 +451,17 @@ int sw_arena_qp_create(struct sw_dev *sw, struct uabi_qp *qp)
 		cap->max_recv_sge = sge;
 	}
 	qp->drv = r;
+	if (!sw_has_arena(dom))
+		return 0;
 
-	d = qp_desc(sw, qp);
+	w = &dom->arena.qpws[slot];
+	WRITE_ONCE(w->rq_lock, 0u);
+	WRITE_ONCE(w->err, 0u);
+	WRITE_ONCE(w->rq_prod, 0ull);
+	WRITE_ONCE(w->rq_cons, 0ull);
+	WRITE_ONCE(w->flush, 0u);
+	WRITE_ONCE(w->err_event, 0u);
+	d = &dom->arena.qps[slot];
 	seq_begin(&d->seq);
 	WRITE_ONCE(d->state, (u32)UABI_QPS_RESET);
 	d->type = qp->qp_type;
@@ -400,13 +473,10 @@ int sw_arena_qp_create(struct sw_dev *sw, struct uabi_qp *qp)
 	d->send_cqn = qp->send_cq ? qp->send_cq->cqn : 0;
 	d->recv_cqn = qp->recv_cq ? qp->recv_cq->cqn : 0;
 	d->srq_slot = qp->srq ? ((struct sw_ring *)qp->srq->drv)->slot : 0;
-	d->xrcd = qp->xrcd ? sw_xrcd_number(sw, qp->xrcd) : 0;
-	d->rq_lock = 0;
+	d->xrcd = qp->xrcd ? sw_xrcd_number(dom->sw, qp->xrcd) : 0;
 	d->rq_size = entries;
 	d->rq_stride = entries ? recv_stride(sge) : 0;
 	d->rq_off = r->off;
-	d->rq_prod = 0;
-	d->rq_cons = 0;
 	d->min_rnr_timer = 0;
 	d->rnr_retry = 0;
 	d->timeout = 0;
@@ -417,26 +487,26 @@ int sw_arena_qp_create(struct sw_dev *sw, struct uabi_qp *qp)
 	d->sq_sig_all = qp->init.sq_sig_all ? 1 : 0;
 	d->dlid = 0;
 	d->is_global = 0;
-	d->flush = 0;
 	d->max_recv_sge = sge;
 	WRITE_ONCE(d->qpn, qp->qpn);
 	seq_end(&d->seq);
 	return 0;
 }
 
-int sw_arena_qp_modify(struct sw_dev *sw, struct uabi_qp *qp,
+int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		       const struct uabi_qp_attr *a, u32 mask)
 {
 	struct uabi_sw_qp *d;
-	u32 next, hw;
+	struct uabi_sw_qp_rw *w;
+	u32 next, slot = qp_slot(dom, qp->qpn);
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return 0;
-	d = qp_desc(sw, qp);
+	d = &dom->arena.qps[slot];
+	w = &dom->arena.qpws[slot];
 	next = (mask & UABI_QP_STATE) ? a->qp_state : qp->state;
-	hw = READ_ONCE(d->state);
 	/* The data path moved the QP to ERR: only RESET or ERR make sense. */
-	if (hw == UABI_QPS_ERR && qp->state != UABI_QPS_ERR &&
+	if (READ_ONCE(w->err) && qp->state != UABI_QPS_ERR &&
 	    next != UABI_QPS_RESET && next != UABI_QPS_ERR)
 		return -EINVAL;
 
@@ -452,9 +522,10 @@ int sw_arena_qp_modify(struct sw_dev *sw, struct uabi_qp *qp,
 		d->dlid = 0;
 		d->sl = 0;
 		d->is_global = 0;
-		d->flush = 0;
-		WRITE_ONCE(d->rq_prod, 0ull);
-		WRITE_ONCE(d->rq_cons, 0ull);
+		WRITE_ONCE(w->flush, 0u);
+		WRITE_ONCE(w->err, 0u);
+		WRITE_ONCE(w->rq_prod, 0ull);
+		WRITE_ONCE(w->rq_cons, 0ull);
 	}
 	if (mask & UABI_QP_DEST_QPN)
 		d->dest_qpn = a->dest_qp_num;
@@ -479,30 +550,32 @@ int sw_arena_qp_modify(struct sw_dev *sw, struct uabi_qp *qp,
 		d->sl = a->ah_attr.sl;
 		d->is_global = a->ah_attr.is_global;
 	}
+	if (next == UABI_QPS_ERR)
+		WRITE_ONCE(w->err, 1u);
 	WRITE_ONCE(d->state, next);
 	seq_end(&d->seq);
 	return 0;
 }
 
-/* Raises the completion event of CQ @cqn if it is armed (called by the
- * control half; the data path asks with UABI_SW_ARENA_NOTIFY_CQ). */
-static void wake_cq(struct sw_dev *sw, u32 cqn)
+/* Raises the completion event of CQ @cqn of @dom if it is armed (the
+ * control half's own call; the data path asks with NOTIFY_CQ). */
+static void wake_cq(struct sw_domain *dom, u32 cqn)
 {
-	struct uabi_sw_cq *c;
+	struct uabi_sw_cq_rw *w;
 	u32 armed;
 
-	if (cqn < 1 || cqn > SW_MAX_CQ)
+	if (cqn < 1 || cqn > SW_DOM_CQ)
 		return;
-	c = &sw->arena.cqs[cqn - 1];
-	WRITE_ONCE(c->flush, 1u);
+	w = &dom->arena.cqws[cqn - 1];
+	WRITE_ONCE(w->flush, 1u);
 	smp_mb();
-	armed = READ_ONCE(c->armed);
-	if (armed == UABI_SW_CQ_ARM_NONE || cmpxchg(&c->armed, armed, 0u) != armed)
+	armed = READ_ONCE(w->armed);
+	if (armed == UABI_SW_CQ_ARM_NONE || cmpxchg(&w->armed, armed, 0u) != armed)
 		return;
-	mutex_lock(&sw->lock);
-	if (sw->cq_table[cqn - 1])
-		uabi_cq_comp_event(sw->cq_table[cqn - 1]);
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	if (dom->cq_table[cqn - 1])
+		uabi_cq_comp_event(dom->cq_table[cqn - 1]);
+	mutex_unlock(&dom->lock);
 }
 
 /*
@@ -510,53 +583,69 @@ static void wake_cq(struct sw_dev *sw, u32 cqn)
  * destroying it).  The RC or UC QP connected to it would learn at its next
  * send; a peer that only waits for receives would wait forever.  So it
  * learns now: it moves to ERR, its owner flushes what it has outstanding
- * at its next poll, and an armed CQ of it raises its event.
+ * at its next poll, and an armed CQ of it raises its event.  Peers are in
+ * the same domain (connections never cross users); only read-only
+ * descriptors decide who the peer is.
  */
-void sw_arena_qp_orphan_peer(struct sw_dev *sw, struct uabi_qp *qp)
+void sw_arena_qp_orphan_peer(struct sw_domain *dom, struct uabi_qp *qp)
 {
 	struct uabi_sw_qp *d, *p;
-	u32 dest, st;
+	struct uabi_sw_qp_rw *pw;
+	u32 dest, st, slot;
 
-	if (!sw_has_arena(sw) || (qp->qp_type != UABI_QPT_RC && qp->qp_type != UABI_QPT_UC))
+	if (!sw_has_arena(dom) || (qp->qp_type != UABI_QPT_RC && qp->qp_type != UABI_QPT_UC))
 		return;
-	d = qp_desc(sw, qp);
+	d = &dom->arena.qps[qp_slot(dom, qp->qpn)];
 	dest = READ_ONCE(d->dest_qpn);
-	if (dest < SW_FIRST_QPN || dest - SW_FIRST_QPN >= SW_MAX_QP)
+	slot = qp_slot(dom, dest);
+	if (dest < sw_qp_first(dom) || slot >= SW_DOM_QP)
 		return;
-	p = &sw->arena.qps[dest - SW_FIRST_QPN];
+	p = &dom->arena.qps[slot];
+	pw = &dom->arena.qpws[slot];
 	if (READ_ONCE(p->qpn) != dest || READ_ONCE(p->dest_qpn) != qp->qpn ||
 	    READ_ONCE(p->type) != qp->qp_type)
 		return;
-	for (;;) {
-		st = READ_ONCE(p->state);
-		if (st != UABI_QPS_RTR && st != UABI_QPS_RTS && st != UABI_QPS_SQD)
-			return;
-		if (cmpxchg(&p->state, st, (u32)UABI_QPS_ERR) == st)
-			break;
-	}
-	WRITE_ONCE(p->flush, 1u);
-	wake_cq(sw, READ_ONCE(p->recv_cqn));
+	st = READ_ONCE(p->state);
+	if (st != UABI_QPS_RTR && st != UABI_QPS_RTS && st != UABI_QPS_SQD)
+		return;
+	if (cmpxchg(&pw->err, 0u, 1u) != 0u)
+		return;
+	WRITE_ONCE(pw->flush, 1u);
+	wake_cq(dom, READ_ONCE(p->recv_cqn));
 	if (READ_ONCE(p->send_cqn) != READ_ONCE(p->recv_cqn))
-		wake_cq(sw, READ_ONCE(p->send_cqn));
+		wake_cq(dom, READ_ONCE(p->send_cqn));
 }
 
-void sw_arena_qp_destroy(struct sw_dev *sw, struct uabi_qp *qp)
+void sw_arena_qp_destroy(struct sw_domain *dom, struct uabi_qp *qp)
 {
 	struct uabi_sw_qp *d;
+	u32 slot = qp_slot(dom, qp->qpn);
 
-	if (!sw_has_arena(sw))
-		return;
-	d = qp_desc(sw, qp);
-	seq_begin(&d->seq);
-	WRITE_ONCE(d->qpn, 0u);
-	WRITE_ONCE(d->state, (u32)UABI_QPS_RESET);
-	d->pid = 0;
-	d->rq_size = 0;
-	d->rq_off = 0;
-	seq_end(&d->seq);
-	arena_quiesce(&d->rq_lock);
-	ring_free(sw, qp->drv);
+	if (sw_has_arena(dom)) {
+		d = &dom->arena.qps[slot];
+		seq_begin(&d->seq);
+		WRITE_ONCE(d->qpn, 0u);
+		WRITE_ONCE(d->state, (u32)UABI_QPS_RESET);
+		d->pid = 0;
+		d->rq_size = 0;
+		d->rq_off = 0;
+		seq_end(&d->seq);
+		arena_quiesce(&dom->arena.qpws[slot].rq_lock);
+	}
+	ring_free(qp->drv);
 	qp->drv = NULL;
+}
+
+u32 sw_arena_qp_take_error(struct sw_domain *dom, const struct uabi_qp *qp)
+{
+	struct uabi_sw_qp_rw *w;
+	u32 ev;
+
+	if (!sw_has_arena(dom))
+		return 0;
+	w = &dom->arena.qpws[qp_slot(dom, qp->qpn)];
+	ev = xchg(&w->err_event, 0u);
+	return READ_ONCE(w->err) ? ev : 0;
 }
 
 /* ------------------------------------------------------------------- CQ */
@@ -566,202 +655,209 @@ void sw_arena_qp_destroy(struct sw_dev *sw, struct uabi_qp *qp)
  * indices, so it is smaller than the CQE ring (a sender finding it full
  * copies the payload itself) and stays where it is when the CQ is resized.
  */
-int sw_arena_cq_create(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
+int sw_arena_cq_create(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 {
 	u32 slots = min_t(u32, entries, UABI_SW_SMALL_SLOTS);
 	struct uabi_sw_cq *d;
+	struct uabi_sw_cq_rw *w;
 	struct sw_ring *r;
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return 0;
-	r = ring_new(sw, (u64)entries * sizeof(struct uabi_sw_cqe));
+	r = ring_new(dom, entries, sizeof(struct uabi_sw_cqe));
 	if (!r)
 		return -ENOMEM;
 	r->small_bytes = (u64)slots * sizeof(struct uabi_sw_small);
-	/* Not zeroed: a slot is read only through a CQE that its
-	 * producer wrote after filling it (the CQE ring is zeroed). */
-	r->small_off = heap_alloc(sw, r->small_bytes, false);
+	/* A slot is read only through a CQE that its producer wrote after
+	 * filling it. */
+	r->small_off = heap_alloc(dom, r->small_bytes);
 	if (!r->small_off) {
-		ring_free(sw, r);
+		ring_free(r);
 		return -ENOMEM;
 	}
 	cq->drv = r;
-	d = &sw->arena.cqs[cq->cqn - 1];
+	w = &dom->arena.cqws[cq->cqn - 1];
+	WRITE_ONCE(w->lock, 0u);
+	WRITE_ONCE(w->armed, (u32)UABI_SW_CQ_ARM_NONE);
+	WRITE_ONCE(w->prod, 0ull);
+	WRITE_ONCE(w->overrun, 0u);
+	WRITE_ONCE(w->flush, 0u);
+	WRITE_ONCE(w->small_prod, 0u);
+	WRITE_ONCE(w->cons, 0ull);
+	WRITE_ONCE(w->small_cons, 0u);
+	d = &dom->arena.cqs[cq->cqn - 1];
 	seq_begin(&d->seq);
 	d->pid = cq->uobj->ctx->peer.pid;
 	d->size = entries;
 	d->ring_off = r->off;
-	d->lock = 0;
-	d->armed = UABI_SW_CQ_ARM_NONE;
-	d->prod = 0;
-	d->overrun = 0;
-	d->flush = 0;
 	d->small_off = r->small_off;
 	d->small_slots = slots;
-	d->small_prod = 0;
-	d->cons = 0;
-	d->small_cons = 0;
 	WRITE_ONCE(d->cqn, cq->cqn);
 	seq_end(&d->seq);
 	return 0;
 }
 
-int sw_arena_cq_resize(struct sw_dev *sw, struct uabi_cq *cq, u32 entries)
+int sw_arena_cq_resize(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 {
 	struct sw_ring *old = cq->drv, *r;
 	struct uabi_sw_cq *d;
-	u64 prod, cons;
+	struct uabi_sw_cq_rw *w;
 	int ret;
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom) || entries == old->entries)
 		return 0;
-	d = &sw->arena.cqs[cq->cqn - 1];
-	if (entries == d->size)
-		return 0;
-	r = ring_new(sw, (u64)entries * sizeof(struct uabi_sw_cqe));
+	r = ring_new(dom, entries, sizeof(struct uabi_sw_cqe));
 	if (!r)
 		return -ENOMEM;
-	ret = arena_lock(&d->lock);
+	d = &dom->arena.cqs[cq->cqn - 1];
+	w = &dom->arena.cqws[cq->cqn - 1];
+	ret = arena_lock(&w->lock);
 	if (ret)
 		goto err;
-	prod = READ_ONCE(d->prod);
-	cons = READ_ONCE(d->cons);
-	if (prod - cons > entries - 1) {
-		arena_unlock(&d->lock);
-		ret = -EINVAL;	/* the completions in it would not fit */
+	/* The completions in it must fit (and the indices make sense). */
+	ret = ring_move(dom, old, r, READ_ONCE(w->cons), READ_ONCE(w->prod));
+	if (ret) {
+		arena_unlock(&w->lock);
 		goto err;
 	}
-	ring_move(sw, d->ring_off, d->size, r->off, entries,
-		  sizeof(struct uabi_sw_cqe), cons, prod);
 	seq_begin(&d->seq);
 	d->ring_off = r->off;
 	d->size = entries;
 	seq_end(&d->seq);
-	arena_unlock(&d->lock);
+	arena_unlock(&w->lock);
 	r->small_off = old->small_off;
 	r->small_bytes = old->small_bytes;
 	old->small_off = 0;
 	cq->drv = r;
-	ring_free(sw, old);
+	ring_free(old);
 	return 0;
 err:
-	ring_free(sw, r);
+	ring_free(r);
 	return ret;
 }
 
-void sw_arena_cq_destroy(struct sw_dev *sw, struct uabi_cq *cq)
+void sw_arena_cq_destroy(struct sw_domain *dom, struct uabi_cq *cq)
 {
 	struct uabi_sw_cq *d;
 
-	if (!sw_has_arena(sw))
-		return;
-	d = &sw->arena.cqs[cq->cqn - 1];
-	seq_begin(&d->seq);
-	WRITE_ONCE(d->cqn, 0u);
-	d->pid = 0;
-	d->size = 0;
-	d->ring_off = 0;
-	d->small_off = 0;
-	d->small_slots = 0;
-	seq_end(&d->seq);
-	arena_quiesce(&d->lock);
-	ring_free(sw, cq->drv);
+	if (sw_has_arena(dom)) {
+		d = &dom->arena.cqs[cq->cqn - 1];
+		seq_begin(&d->seq);
+		WRITE_ONCE(d->cqn, 0u);
+		d->pid = 0;
+		d->size = 0;
+		d->ring_off = 0;
+		d->small_off = 0;
+		d->small_slots = 0;
+		seq_end(&d->seq);
+		arena_quiesce(&dom->arena.cqws[cq->cqn - 1].lock);
+	}
+	ring_free(cq->drv);
 	cq->drv = NULL;
 }
 
 /* ------------------------------------------------------------------ SRQ */
-int sw_arena_srq_create(struct sw_dev *sw, struct uabi_srq *srq, u32 slot)
+int sw_arena_srq_create(struct sw_domain *dom, struct uabi_srq *srq, u32 slot)
 {
 	u32 entries = pow2_at_least(srq->attr.max_wr);
 	u32 stride = recv_stride(srq->attr.max_sge);
 	struct uabi_sw_srq *d;
+	struct uabi_sw_srq_rw *w;
 	struct sw_ring *r;
 
-	r = ring_new(sw, sw_has_arena(sw) ? (u64)entries * stride : 0);
+	r = ring_new(dom, entries, stride);
 	if (!r)
 		return -ENOMEM;
 	r->slot = slot;
 	srq->drv = r;
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return 0;
 	srq->attr.max_wr = entries;
-	d = &sw->arena.srqs[slot - 1];
+	w = &dom->arena.srqws[slot - 1];
+	WRITE_ONCE(w->lock, 0u);
+	WRITE_ONCE(w->limit, 0u);
+	WRITE_ONCE(w->prod, 0ull);
+	WRITE_ONCE(w->cons, 0ull);
+	WRITE_ONCE(w->limit_event, 0u);
+	d = &dom->arena.srqs[slot - 1];
 	seq_begin(&d->seq);
 	d->pid = srq->ctx->peer.pid;
 	d->pd = sw_pd_number(srq->pd);
 	d->type = srq->srq_type;
-	d->xrcd = srq->xrcd ? sw_xrcd_number(sw, srq->xrcd) : 0;
+	d->xrcd = srq->xrcd ? sw_xrcd_number(dom->sw, srq->xrcd) : 0;
 	d->cqn = srq->cq ? srq->cq->cqn : 0;
-	d->lock = 0;
 	d->size = entries;
 	d->stride = stride;
 	d->ring_off = r->off;
-	d->prod = 0;
-	d->cons = 0;
-	d->limit = 0;
 	d->max_sge = srq->attr.max_sge;
-	d->limit_event = 0;
 	WRITE_ONCE(d->slot, slot);
 	seq_end(&d->seq);
 	return 0;
 }
 
-int sw_arena_srq_modify(struct sw_dev *sw, struct uabi_srq *srq,
+int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 			const struct uabi_srq_attr *attr, u32 mask)
 {
 	struct sw_ring *old = srq->drv, *r;
 	struct uabi_sw_srq *d;
+	struct uabi_sw_srq_rw *w;
 	u32 entries;
-	u64 prod, cons;
 	int ret;
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return 0;
-	d = &sw->arena.srqs[old->slot - 1];
-	if ((mask & 1u) && attr->max_wr > d->size) {	/* IBV_SRQ_MAX_WR */
+	d = &dom->arena.srqs[old->slot - 1];
+	w = &dom->arena.srqws[old->slot - 1];
+	if ((mask & UABI_SRQ_MAX_WR) && attr->max_wr > old->entries) {
 		entries = pow2_at_least(attr->max_wr);
-		r = ring_new(sw, (u64)entries * d->stride);
+		r = ring_new(dom, entries, old->stride);
 		if (!r)
 			return -ENOMEM;
 		r->slot = old->slot;
-		ret = arena_lock(&d->lock);
+		ret = arena_lock(&w->lock);
+		if (!ret) {
+			ret = ring_move(dom, old, r, READ_ONCE(w->cons), READ_ONCE(w->prod));
+			if (!ret) {
+				seq_begin(&d->seq);
+				d->ring_off = r->off;
+				d->size = entries;
+				seq_end(&d->seq);
+			}
+			arena_unlock(&w->lock);
+		}
 		if (ret) {
-			ring_free(sw, r);
+			ring_free(r);
 			return ret;
 		}
-		prod = READ_ONCE(d->prod);
-		cons = READ_ONCE(d->cons);
-		ring_move(sw, d->ring_off, d->size, r->off, entries, d->stride,
-			  cons, prod);
-		seq_begin(&d->seq);
-		d->ring_off = r->off;
-		d->size = entries;
-		seq_end(&d->seq);
-		arena_unlock(&d->lock);
 		srq->drv = r;
-		ring_free(sw, old);
+		ring_free(old);
 	}
-	if (mask & 2u) {				/* IBV_SRQ_LIMIT */
-		WRITE_ONCE(d->limit_event, 0u);
-		smp_store_release(&d->limit, attr->srq_limit);
+	if (mask & UABI_SRQ_LIMIT) {
+		WRITE_ONCE(w->limit_event, 0u);
+		smp_store_release(&w->limit, attr->srq_limit);
 	}
 	return 0;
 }
 
-void sw_arena_srq_destroy(struct sw_dev *sw, struct uabi_srq *srq, u32 slot)
+void sw_arena_srq_destroy(struct sw_domain *dom, struct uabi_srq *srq, u32 slot)
 {
 	struct uabi_sw_srq *d;
 
-	if (sw_has_arena(sw)) {
-		d = &sw->arena.srqs[slot - 1];
+	if (sw_has_arena(dom)) {
+		d = &dom->arena.srqs[slot - 1];
 		seq_begin(&d->seq);
 		WRITE_ONCE(d->slot, 0u);
 		d->pid = 0;
 		d->size = 0;
 		d->ring_off = 0;
 		seq_end(&d->seq);
-		arena_quiesce(&d->lock);
+		arena_quiesce(&dom->arena.srqws[slot - 1].lock);
 	}
-	ring_free(sw, srq->drv);
+	ring_free(srq->drv);
 	srq->drv = NULL;
+}
+
+bool sw_arena_srq_take_limit_event(struct sw_domain *dom, u32 slot)
+{
+	return sw_has_arena(dom) && xchg(&dom->arena.srqws[slot - 1].limit_event, 0u);
 }

@@ -1,17 +1,35 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
-/* Private to kernel/drivers/sw: the device and its arena. */
+/*
+ * Private to kernel/drivers/sw: the device, its users' domains and their
+ * arenas (docs/datapath.md, docs/security.md).
+ *
+ * Every user (uid) of the device gets a domain: its own numbers (QPNs from
+ * a range of its own, CQ numbers, SRQ slots, memory keys, PD numbers), its
+ * own tables and its own arena.  Objects are reachable only within their
+ * domain, so nothing one user does can name, map or reach another user's
+ * objects.  Within a domain, processes of one user trust each other as
+ * they may ptrace each other; the control half trusts no client at all.
+ *
+ * Locking, outermost first: dev->lock (the core's), sw->lock (domain
+ * index allocation, port state, XRC domain numbers), dom->lock (a
+ * domain's numbers, heap and tables).
+ */
 #ifndef UABI_SW_INTERNAL_H
 #define UABI_SW_INTERNAL_H
 
 #include <uabi/core.h>
 #include <rdma/uabi_sw.h>
 
-#define SW_MAX_QP 16384
-#define SW_MAX_MR 65536
-#define SW_MAX_CQ 16384
-#define SW_MAX_SRQ 16384
-#define SW_MAX_PD 16384
-#define SW_FIRST_QPN 0x11	/* QP0/QP1 and a few more stay reserved */
+/* What one user may hold (the device's max_* report these). */
+#define SW_DOM_QP 4096
+#define SW_DOM_CQ 4096
+#define SW_DOM_SRQ 4096
+#define SW_DOM_MR 16384
+#define SW_DOM_PD 16384
+/* QPNs: domain d has [SW_FIRST_QPN + d * SW_DOM_QP, + SW_DOM_QP); QP0,
+ * QP1 and a few more stay reserved below. */
+#define SW_FIRST_QPN 0x100
+#define SW_MAX_DOMAINS 1024
 #define SW_HEAP_REST 256	/* freed rings that rest before reuse */
 
 /* A number allocator that hands numbers out round-robin, so that a number
@@ -25,50 +43,71 @@ struct sw_numbers {
 };
 
 /* What the control half remembers of a ring it handed out (the drv of a
- * QP, CQ or SRQ). */
+ * QP, CQ or SRQ): the only copy of a ring's place and size it trusts. */
 struct sw_ring {
-	u64 off;
+	u64 off;			/* writable part */
 	u64 bytes;
+	u32 entries;			/* slots (a power of two) */
+	u32 stride;			/* bytes per slot */
 	u32 slot;			/* SRQ: arena slot */
 	u64 small_off;			/* CQ: its small-message ring */
 	u64 small_bytes;
+	struct sw_domain *dom;
 };
 
-/* The device arena (docs/datapath.md): the layout lives in its header;
- * the heap's allocation map stays here, out of the clients' reach. */
+/* A domain's arena: the read-only part (descriptors, MR table) and the
+ * writable part (the data path's halves of the descriptors, the rings).
+ * @info is the control half's own copy of the layout; the heap's
+ * allocation map is here too, out of the clients' reach. */
 struct sw_arena {
 	const struct uabi_shm_ops *ops;
-	void *shm;			/* host object, NULL: no arena */
-	u8 *base;
-	u64 size;
-	struct uabi_sw_arena_hdr *hdr;
+	void *ro_shm, *rw_shm;		/* host objects, NULL: no arena */
+	u8 *ro, *rw;
+	struct uabi_sw_arena_info info;
 	struct uabi_sw_qp *qps;
+	struct uabi_sw_qp_rw *qpws;
 	struct uabi_sw_cq *cqs;
+	struct uabi_sw_cq_rw *cqws;
 	struct uabi_sw_srq *srqs;
+	struct uabi_sw_srq_rw *srqws;
 	struct uabi_sw_mr *mrs;
 	u8 *heap_used;			/* one byte per granule */
 	u32 heap_granules;
 	u32 heap_hint;			/* no free granule below it */
 	/* Freed rings rest here (oldest first) before they can be handed
 	 * out again; the heap is otherwise first-fit, so that the rings in
-	 * use stay in few, recently touched pages. */
+	 * use stay in few, recently touched pages.  A run leaving the rest
+	 * is discarded (zeroed, its memory back to the system), so free
+	 * granules always read zero. */
 	struct sw_heap_run {
 		u32 first, n;
 	} rest[SW_HEAP_REST];
 	u32 rest_head, rest_count;
 };
 
+struct sw_dev;
+
+struct sw_domain {
+	struct sw_dev *sw;
+	u32 index;
+	u32 uid;
+	struct mutex lock;		/* numbers, heap, tables */
+	struct sw_numbers qpns, keys, cqns, srqns, pdns;
+	u8 *keygen;			/* generation byte of each key index */
+	struct uabi_cq **cq_table;	/* cqn - 1 -> CQ */
+	struct uabi_srq **srq_table;	/* slot - 1 -> SRQ */
+	struct uabi_qp **qp_table;	/* qpn - first -> QP */
+	struct sw_arena arena;
+};
+
 struct sw_dev {
 	struct uabi_device dev;
-	struct mutex lock;		/* numbers, heap, cq_table */
-	struct sw_numbers qpns, keys, cqns, srqns, pdns;
+	struct mutex lock;		/* domains[], port_state, xrcd_next */
 	u32 port_state;
 	u32 xrcd_next;
-	u8 *keygen;			/* generation byte of each key index */
-	struct uabi_cq **cq_table;	/* cqn - 1 -> CQ, for NOTIFY_CQ */
-	struct uabi_srq **srq_table;	/* slot - 1 -> SRQ, for its limit event */
-	struct uabi_qp **qp_table;	/* qpn - SW_FIRST_QPN -> QP, for QP_ERROR */
-	struct sw_arena arena;
+	const struct uabi_shm_ops *shm;	/* NULL: no data path */
+	size_t heap_bytes;
+	struct sw_domain *domains[SW_MAX_DOMAINS];
 };
 
 static inline struct sw_dev *to_sw(struct uabi_device *dev)
@@ -76,29 +115,49 @@ static inline struct sw_dev *to_sw(struct uabi_device *dev)
 	return container_of(dev, struct sw_dev, dev);
 }
 
-static inline bool sw_has_arena(const struct sw_dev *sw)
+static inline bool sw_has_arena(const struct sw_domain *dom)
 {
-	return sw->arena.shm != NULL;
+	return dom->arena.ro_shm != NULL;
+}
+
+static inline struct sw_domain *sw_dom_of_user(struct uabi_user *user)
+{
+	return user->drv;
+}
+
+static inline struct sw_domain *sw_dom_of_ctx(struct uabi_context *ctx)
+{
+	return ctx->user->drv;
+}
+
+static inline u32 sw_qp_first(const struct sw_domain *dom)
+{
+	return SW_FIRST_QPN + dom->index * SW_DOM_QP;
 }
 
 /* sw_arena.c; callers hold no lock unless said. */
-int sw_arena_init(struct sw_dev *sw, const struct uabi_shm_ops *ops,
+int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 		  size_t heap_bytes);
-void sw_arena_fini(struct sw_dev *sw);
-void sw_arena_mr_publish(struct sw_dev *sw, const struct uabi_mr *mr, u32 idx);
-void sw_arena_mr_clear(struct sw_dev *sw, u32 idx);
-int sw_arena_qp_create(struct sw_dev *sw, struct uabi_qp *qp);
-int sw_arena_qp_modify(struct sw_dev *sw, struct uabi_qp *qp,
+void sw_arena_fini(struct sw_domain *dom);
+void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 idx);
+void sw_arena_mr_clear(struct sw_domain *dom, u32 idx);
+int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp);
+int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		       const struct uabi_qp_attr *attr, u32 mask);
-void sw_arena_qp_destroy(struct sw_dev *sw, struct uabi_qp *qp);
-void sw_arena_qp_orphan_peer(struct sw_dev *sw, struct uabi_qp *qp);
-int sw_arena_cq_create(struct sw_dev *sw, struct uabi_cq *cq, u32 entries);
-int sw_arena_cq_resize(struct sw_dev *sw, struct uabi_cq *cq, u32 entries);
-void sw_arena_cq_destroy(struct sw_dev *sw, struct uabi_cq *cq);
-int sw_arena_srq_create(struct sw_dev *sw, struct uabi_srq *srq, u32 slot);
-int sw_arena_srq_modify(struct sw_dev *sw, struct uabi_srq *srq,
+void sw_arena_qp_destroy(struct sw_domain *dom, struct uabi_qp *qp);
+void sw_arena_qp_orphan_peer(struct sw_domain *dom, struct uabi_qp *qp);
+int sw_arena_cq_create(struct sw_domain *dom, struct uabi_cq *cq, u32 entries);
+int sw_arena_cq_resize(struct sw_domain *dom, struct uabi_cq *cq, u32 entries);
+void sw_arena_cq_destroy(struct sw_domain *dom, struct uabi_cq *cq);
+int sw_arena_srq_create(struct sw_domain *dom, struct uabi_srq *srq, u32 slot);
+int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 			const struct uabi_srq_attr *attr, u32 mask);
-void sw_arena_srq_destroy(struct sw_dev *sw, struct uabi_srq *srq, u32 slot);
+void sw_arena_srq_destroy(struct sw_domain *dom, struct uabi_srq *srq, u32 slot);
+/* The limit event the data path flagged: clears and returns the flag. */
+bool sw_arena_srq_take_limit_event(struct sw_domain *dom, u32 slot);
+/* The event the data path left for QP_ERROR, if the QP is in ERR there:
+ * one of @allowed, else 0. */
+u32 sw_arena_qp_take_error(struct sw_domain *dom, const struct uabi_qp *qp);
 u32 sw_xrcd_number(struct sw_dev *sw, struct uabi_xrcd_shared *x);
 u32 sw_pd_number(const struct uabi_pd *pd);
 

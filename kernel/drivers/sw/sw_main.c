@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * The software RDMA device, control half: what it is (device and port
- * attributes, one LID and one GID that agree), and the numbers it hands
- * out (QPNs, memory keys, CQ and SRQ numbers).  The data path lives in
- * providers/sw.
+ * attributes, one LID and one GID that agree), its users' domains, and
+ * the numbers each domain hands out (QPNs, memory keys, CQ and SRQ
+ * numbers, PD numbers).  The data path lives in providers/sw.
  */
 #include "sw_internal.h"
 #include "sw.h"
-
-#define IB_PORT_DOWN 1
-#define IB_PORT_ACTIVE 4
-#define IB_EVENT_CQ_ERR 0
-#define IB_EVENT_QP_FATAL 1
-#define IB_EVENT_QP_REQ_ERR 2
-#define IB_EVENT_QP_ACCESS_ERR 3
-#define IB_EVENT_PORT_ACTIVE 9
-#define IB_EVENT_PORT_ERR 10
-#define IB_EVENT_SRQ_LIMIT_REACHED 15
 
 static int numbers_init(struct sw_numbers *n, u32 first, u32 size)
 {
@@ -28,12 +18,12 @@ static int numbers_init(struct sw_numbers *n, u32 first, u32 size)
 	return n->used ? 0 : -ENOMEM;
 }
 
-static int numbers_get(struct sw_dev *sw, struct sw_numbers *n, u32 *out)
+static int numbers_get(struct sw_domain *dom, struct sw_numbers *n, u32 *out)
 {
 	u32 i;
 	int ret = -ENOMEM;
 
-	mutex_lock(&sw->lock);
+	mutex_lock(&dom->lock);
 	for (i = 0; i < n->size; i++) {
 		u32 idx = (n->next + i) % n->size;
 
@@ -46,19 +36,19 @@ static int numbers_get(struct sw_dev *sw, struct sw_numbers *n, u32 *out)
 			break;
 		}
 	}
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 	return ret;
 }
 
-static void numbers_put(struct sw_dev *sw, struct sw_numbers *n, u32 v)
+static void numbers_put(struct sw_domain *dom, struct sw_numbers *n, u32 v)
 {
-	mutex_lock(&sw->lock);
+	mutex_lock(&dom->lock);
 	if (!WARN_ON(v < n->first || v - n->first >= n->size ||
 		     !n->used[v - n->first])) {
 		n->used[v - n->first] = 0;
 		n->in_use--;
 	}
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 }
 
 /* ----------------------------------------------------------- attributes */
@@ -70,26 +60,29 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->sys_image_guid = UABI_SW_NODE_GUID;
 	a->max_mr_size = 1ull << 40;
 	a->page_size_cap = 0xfffff000u;
-	a->vendor_id = 0;
-	a->vendor_part_id = 0;
+	a->vendor_id = UABI_SW_VENDOR_ID;
+	a->vendor_part_id = UABI_SW_VENDOR_PART_ID;
 	a->hw_ver = 1;
-	a->max_qp = SW_MAX_QP;
+	/* Limits of one user (its domain): the core refuses past them. */
+	a->max_qp = SW_DOM_QP;
 	a->max_qp_wr = 16384;
-	a->device_cap_flags = (1u << 10) | (1u << 11) | (1u << 12) |
-			      (1u << 13) | (1u << 20);	/* see uabi_sw.h */
+	a->device_cap_flags = UABI_DEVICE_CAP_PORT_ACTIVE_EVENT |
+			      UABI_DEVICE_CAP_SYS_IMAGE_GUID |
+			      UABI_DEVICE_CAP_RC_RNR_NAK_GEN |
+			      UABI_DEVICE_CAP_SRQ_RESIZE | UABI_DEVICE_CAP_XRC;
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
-	a->max_cq = SW_MAX_CQ;
-	a->max_cqe = 65536;
-	a->max_mr = SW_MAX_MR;
-	a->max_pd = 16384;
+	a->max_cq = SW_DOM_CQ;
+	a->max_cqe = 65535;	/* a ring of 65536: one slot stays empty */
+	a->max_mr = SW_DOM_MR;
+	a->max_pd = SW_DOM_PD;
 	a->max_qp_rd_atom = 128;
 	a->max_qp_init_rd_atom = 128;
 	a->max_res_rd_atom = 16384;
-	a->atomic_cap = 1;	/* IBV_ATOMIC_HCA */
+	a->atomic_cap = UABI_ATOMIC_HCA;
 	a->max_mw = 0;
 	a->max_ah = 65536;
-	a->max_srq = SW_MAX_SRQ;
+	a->max_srq = SW_DOM_SRQ;
 	a->max_srq_wr = 16384;
 	a->max_srq_sge = 32;
 	a->max_xrcd = 1024;
@@ -107,8 +100,8 @@ static int sw_query_port(struct uabi_device *dev, u32 port,
 		return -EINVAL;
 	memset(a, 0, sizeof(*a));
 	a->state = to_sw(dev)->port_state;
-	a->max_mtu = 5;		/* IBV_MTU_4096 */
-	a->active_mtu = 5;
+	a->max_mtu = UABI_MTU_4096;
+	a->active_mtu = UABI_MTU_4096;
 	a->gid_tbl_len = 1;
 	/* IsSM: the port is its subnet's master SM (sm_lid == lid), and its
 	 * management agent answers SMInfo (docs/fsview.md). */
@@ -118,10 +111,11 @@ static int sw_query_port(struct uabi_device *dev, u32 port,
 	a->lid = UABI_SW_PORT_LID;
 	a->sm_lid = UABI_SW_PORT_LID;
 	a->max_vl_num = 1;
-	a->active_width = 2;	/* 4X */
-	a->active_speed = 1;
-	a->phys_state = a->state == IB_PORT_ACTIVE ? 5 : 3; /* LinkUp/Disabled */
-	a->link_layer = 1;	/* IBV_LINK_LAYER_INFINIBAND */
+	a->active_width = UABI_WIDTH_4X;
+	a->active_speed = UABI_SPEED_SDR;
+	a->phys_state = a->state == UABI_PORT_ACTIVE ? UABI_PORT_PHYS_STATE_LINK_UP
+						     : UABI_PORT_PHYS_STATE_DISABLED;
+	a->link_layer = UABI_LINK_LAYER_INFINIBAND;
 	return 0;
 }
 
@@ -174,8 +168,9 @@ u32 sw_xrcd_number(struct sw_dev *sw, struct uabi_xrcd_shared *x)
 
 static int sw_alloc_pd(struct uabi_device *dev, struct uabi_pd *pd)
 {
+	struct sw_domain *dom = sw_dom_of_user(pd->user);
 	u32 n;
-	int ret = numbers_get(to_sw(dev), &to_sw(dev)->pdns, &n);
+	int ret = numbers_get(dom, &dom->pdns, &n);
 
 	if (!ret)
 		pd->drv = (void *)(uintptr_t)n;
@@ -184,35 +179,37 @@ static int sw_alloc_pd(struct uabi_device *dev, struct uabi_pd *pd)
 
 static void sw_dealloc_pd(struct uabi_device *dev, struct uabi_pd *pd)
 {
-	numbers_put(to_sw(dev), &to_sw(dev)->pdns, sw_pd_number(pd));
+	struct sw_domain *dom = sw_dom_of_user(pd->user);
+
+	numbers_put(dom, &dom->pdns, sw_pd_number(pd));
 }
 
 static int sw_reg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(mr->ctx);
 	u32 idx;
 	u8 gen;
-	int ret = numbers_get(sw, &sw->keys, &idx);
+	int ret = numbers_get(dom, &dom->keys, &idx);
 
 	if (ret)
 		return ret;
 	/* index << 8 | a generation byte, as hardware keys look: a key
 	 * used after deregistration misses even when the index is reused. */
-	mutex_lock(&sw->lock);
-	gen = ++sw->keygen[idx];
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	gen = ++dom->keygen[idx];
+	mutex_unlock(&dom->lock);
 	mr->lkey = (idx << 8) | gen;
 	mr->rkey = mr->lkey;
-	sw_arena_mr_publish(sw, mr, idx);
+	sw_arena_mr_publish(dom, mr, idx);
 	return 0;
 }
 
 static void sw_dereg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(mr->ctx);
 
-	sw_arena_mr_clear(sw, mr->lkey >> 8);
-	numbers_put(sw, &sw->keys, mr->lkey >> 8);
+	sw_arena_mr_clear(dom, mr->lkey >> 8);
+	numbers_put(dom, &dom->keys, mr->lkey >> 8);
 }
 
 static u32 cq_entries(u32 cqe)
@@ -227,29 +224,29 @@ static u32 cq_entries(u32 cqe)
 
 static int sw_create_cq(struct uabi_device *dev, struct uabi_cq *cq)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(cq->uobj->ctx);
 	u32 n = cq_entries(cq->cqe);
 	int ret;
 
 	cq->cqe = n - 1;
-	ret = numbers_get(sw, &sw->cqns, &cq->cqn);
+	ret = numbers_get(dom, &dom->cqns, &cq->cqn);
 	if (ret)
 		return ret;
-	ret = sw_arena_cq_create(sw, cq, n);
+	ret = sw_arena_cq_create(dom, cq, n);
 	if (ret) {
-		numbers_put(sw, &sw->cqns, cq->cqn);
+		numbers_put(dom, &dom->cqns, cq->cqn);
 		return ret;
 	}
-	mutex_lock(&sw->lock);
-	sw->cq_table[cq->cqn - 1] = cq;
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	dom->cq_table[cq->cqn - 1] = cq;
+	mutex_unlock(&dom->lock);
 	return 0;
 }
 
 static int sw_resize_cq(struct uabi_device *dev, struct uabi_cq *cq, u32 cqe)
 {
 	u32 n = cq_entries(cqe);
-	int ret = sw_arena_cq_resize(to_sw(dev), cq, n);
+	int ret = sw_arena_cq_resize(sw_dom_of_ctx(cq->uobj->ctx), cq, n);
 
 	if (!ret)
 		cq->cqe = n - 1;
@@ -258,84 +255,112 @@ static int sw_resize_cq(struct uabi_device *dev, struct uabi_cq *cq, u32 cqe)
 
 static void sw_destroy_cq(struct uabi_device *dev, struct uabi_cq *cq)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(cq->uobj->ctx);
 
-	mutex_lock(&sw->lock);
-	sw->cq_table[cq->cqn - 1] = NULL;
-	mutex_unlock(&sw->lock);
-	sw_arena_cq_destroy(sw, cq);
-	numbers_put(sw, &sw->cqns, cq->cqn);
+	mutex_lock(&dom->lock);
+	dom->cq_table[cq->cqn - 1] = NULL;
+	mutex_unlock(&dom->lock);
+	sw_arena_cq_destroy(dom, cq);
+	numbers_put(dom, &dom->cqns, cq->cqn);
 }
 
 static int sw_create_qp(struct uabi_device *dev, struct uabi_qp *qp)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_user(qp->user);
 	struct uabi_qp_cap *cap = &qp->init.cap;
 	int ret;
 
 	if (cap->max_send_wr && cap->max_send_sge == 0)
 		cap->max_send_sge = 1;
-	ret = numbers_get(sw, &sw->qpns, &qp->qpn);
+	ret = numbers_get(dom, &dom->qpns, &qp->qpn);
 	if (ret)
 		return ret;
-	ret = sw_arena_qp_create(sw, qp);
+	ret = sw_arena_qp_create(dom, qp);
 	if (ret) {
-		numbers_put(sw, &sw->qpns, qp->qpn);
+		numbers_put(dom, &dom->qpns, qp->qpn);
 		return ret;
 	}
-	mutex_lock(&sw->lock);
-	sw->qp_table[qp->qpn - SW_FIRST_QPN] = qp;
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	dom->qp_table[qp->qpn - sw_qp_first(dom)] = qp;
+	mutex_unlock(&dom->lock);
 	return 0;
+}
+
+/* The domain whose QPN range holds @qpn, if another user's: connections
+ * never cross users (docs/security.md).  NULL for a QPN of no domain. */
+static struct sw_domain *qpn_owner(struct sw_dev *sw, u32 qpn)
+{
+	struct sw_domain *dom = NULL;
+	u32 d;
+
+	if (qpn < SW_FIRST_QPN)
+		return NULL;
+	d = (qpn - SW_FIRST_QPN) / SW_DOM_QP;
+	if (d >= SW_MAX_DOMAINS)
+		return NULL;
+	mutex_lock(&sw->lock);
+	dom = sw->domains[d];
+	mutex_unlock(&sw->lock);
+	return dom;
 }
 
 static int sw_modify_qp(struct uabi_device *dev, struct uabi_qp *qp,
 			const struct uabi_qp_attr *attr, u32 mask)
 {
-	return sw_arena_qp_modify(to_sw(dev), qp, attr, mask);
+	struct sw_domain *dom = sw_dom_of_user(qp->user);
+
+	/* Another user's QP as the destination: refused, clearly, at once
+	 * (the data path could never reach it). */
+	if (mask & UABI_QP_DEST_QPN) {
+		struct sw_domain *owner = qpn_owner(dom->sw, attr->dest_qp_num);
+
+		if (owner && owner != dom)
+			return -EPERM;
+	}
+	return sw_arena_qp_modify(dom, qp, attr, mask);
 }
 
 static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_user(qp->user);
 
-	mutex_lock(&sw->lock);
-	sw->qp_table[qp->qpn - SW_FIRST_QPN] = NULL;
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	dom->qp_table[qp->qpn - sw_qp_first(dom)] = NULL;
+	mutex_unlock(&dom->lock);
 	/* Destroyed by the teardown of its context, not by its owner. */
 	if (qp->ctx && qp->ctx->closing)
-		sw_arena_qp_orphan_peer(sw, qp);
-	sw_arena_qp_destroy(sw, qp);
-	numbers_put(sw, &sw->qpns, qp->qpn);
+		sw_arena_qp_orphan_peer(dom, qp);
+	sw_arena_qp_destroy(dom, qp);
+	numbers_put(dom, &dom->qpns, qp->qpn);
 }
 
 /* Every SRQ has a slot (its arena descriptor); an XRC SRQ's number is its
  * slot, so that senders naming the srqn find it. */
 static int sw_create_srq(struct uabi_device *dev, struct uabi_srq *srq)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(srq->ctx);
 	u32 slot;
-	int ret = numbers_get(sw, &sw->srqns, &slot);
+	int ret = numbers_get(dom, &dom->srqns, &slot);
 
 	if (ret)
 		return ret;
-	ret = sw_arena_srq_create(sw, srq, slot);
+	ret = sw_arena_srq_create(dom, srq, slot);
 	if (ret) {
-		numbers_put(sw, &sw->srqns, slot);
+		numbers_put(dom, &dom->srqns, slot);
 		return ret;
 	}
 	if (srq->srq_type == UABI_SRQT_XRC)
 		srq->srqn = slot;
-	mutex_lock(&sw->lock);
-	sw->srq_table[slot - 1] = srq;
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	dom->srq_table[slot - 1] = srq;
+	mutex_unlock(&dom->lock);
 	return 0;
 }
 
 static int sw_modify_srq(struct uabi_device *dev, struct uabi_srq *srq,
 			 const struct uabi_srq_attr *attr, u32 mask)
 {
-	return sw_arena_srq_modify(to_sw(dev), srq, attr, mask);
+	return sw_arena_srq_modify(sw_dom_of_ctx(srq->ctx), srq, attr, mask);
 }
 
 static u32 srq_slot(const struct uabi_srq *srq)
@@ -345,14 +370,104 @@ static u32 srq_slot(const struct uabi_srq *srq)
 
 static void sw_destroy_srq(struct uabi_device *dev, struct uabi_srq *srq)
 {
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(srq->ctx);
 	u32 slot = srq_slot(srq);
 
+	mutex_lock(&dom->lock);
+	dom->srq_table[slot - 1] = NULL;
+	mutex_unlock(&dom->lock);
+	sw_arena_srq_destroy(dom, srq, slot);
+	numbers_put(dom, &dom->srqns, slot);
+}
+
+/* ---------------------------------------------------------------- domains */
+static void domain_free(struct sw_domain *dom)
+{
+	sw_arena_fini(dom);
+	kvfree(dom->qpns.used);
+	kvfree(dom->keys.used);
+	kvfree(dom->cqns.used);
+	kvfree(dom->srqns.used);
+	kvfree(dom->pdns.used);
+	kvfree(dom->keygen);
+	kvfree(dom->cq_table);
+	kvfree(dom->srq_table);
+	kvfree(dom->qp_table);
+	kfree(dom);
+}
+
+/* A user's first context: its domain, numbers, tables and arena (charged
+ * to the memory cgroup of the process that opens it, in the kernel). */
+static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
+{
+	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = kzalloc(sizeof(*dom), GFP_KERNEL_ACCOUNT);
+	u32 d;
+	int ret;
+
+	if (!dom)
+		return -ENOMEM;
+	dom->sw = sw;
+	dom->uid = user->uid;
+	mutex_init(&dom->lock);
 	mutex_lock(&sw->lock);
-	sw->srq_table[slot - 1] = NULL;
+	for (d = 0; d < SW_MAX_DOMAINS && sw->domains[d]; d++)
+		;
+	if (d == SW_MAX_DOMAINS) {
+		mutex_unlock(&sw->lock);
+		kfree(dom);
+		return -EUSERS;
+	}
+	dom->index = d;
+	sw->domains[d] = dom;	/* reserved; filled in below */
 	mutex_unlock(&sw->lock);
-	sw_arena_srq_destroy(sw, srq, slot);
-	numbers_put(sw, &sw->srqns, slot);
+
+	ret = numbers_init(&dom->qpns, sw_qp_first(dom), SW_DOM_QP);
+	if (!ret)
+		ret = numbers_init(&dom->keys, 1, SW_DOM_MR);
+	if (!ret)
+		ret = numbers_init(&dom->cqns, 1, SW_DOM_CQ);
+	if (!ret)
+		ret = numbers_init(&dom->srqns, 1, SW_DOM_SRQ);
+	if (!ret)
+		ret = numbers_init(&dom->pdns, 1, SW_DOM_PD);
+	if (ret)
+		goto err;
+	ret = -ENOMEM;
+	dom->keygen = kvzalloc(SW_DOM_MR + 1, GFP_KERNEL_ACCOUNT);
+	dom->cq_table = kvzalloc(sizeof(*dom->cq_table) * SW_DOM_CQ, GFP_KERNEL_ACCOUNT);
+	dom->srq_table = kvzalloc(sizeof(*dom->srq_table) * SW_DOM_SRQ, GFP_KERNEL_ACCOUNT);
+	dom->qp_table = kvzalloc(sizeof(*dom->qp_table) * SW_DOM_QP, GFP_KERNEL_ACCOUNT);
+	if (!dom->keygen || !dom->cq_table || !dom->srq_table || !dom->qp_table)
+		goto err;
+	ret = sw_arena_init(dom, sw->shm, sw->heap_bytes);
+	if (ret)
+		goto err;
+	user->drv = dom;
+	return 0;
+err:
+	mutex_lock(&sw->lock);
+	sw->domains[d] = NULL;
+	mutex_unlock(&sw->lock);
+	domain_free(dom);
+	return ret;
+}
+
+/* Its last context closed, so every object of the user is gone. */
+static void sw_user_close(struct uabi_device *dev, struct uabi_user *user)
+{
+	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = user->drv;
+
+	if (!dom)
+		return;
+	WARN_ON(dom->qpns.in_use || dom->cqns.in_use || dom->srqns.in_use ||
+		dom->keys.in_use || dom->pdns.in_use);
+	mutex_lock(&sw->lock);
+	sw->domains[dom->index] = NULL;
+	mutex_unlock(&sw->lock);
+	domain_free(dom);
+	user->drv = NULL;
 }
 
 /* ----------------------------------------------- driver-namespace object */
@@ -363,8 +478,11 @@ static int sw_port_set_state(struct uabi_call *call)
 	u32 state = uabi_attr_get_u32(call, UABI_SW_ATTR_PORT_STATE, 0);
 	struct uabi_event ev = { .element = port };
 
-	if (port != 1 || (state != IB_PORT_ACTIVE && state != IB_PORT_DOWN))
+	if (port != 1 || (state != UABI_PORT_ACTIVE && state != UABI_PORT_DOWN))
 		return -EINVAL;
+	/* Every user's port: the host's administrator only. */
+	if (!call->ctx->host->device_admin || !call->ctx->host->device_admin(call->ctx))
+		return -EPERM;
 	mutex_lock(&sw->lock);
 	if (sw->port_state == state) {
 		mutex_unlock(&sw->lock);
@@ -372,23 +490,25 @@ static int sw_port_set_state(struct uabi_call *call)
 	}
 	sw->port_state = state;
 	mutex_unlock(&sw->lock);
-	ev.event_type = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE
-						: IB_EVENT_PORT_ERR;
+	ev.event_type = state == UABI_PORT_ACTIVE ? UABI_EVENT_PORT_ACTIVE
+						  : UABI_EVENT_PORT_ERR;
 	uabi_raise_async_event(call->dev, NULL, &ev);
 	return 0;
 }
 
+/* The caller's domain: what it holds (another user's is none of its
+ * business). */
 static int sw_port_stats(struct uabi_call *call)
 {
-	struct sw_dev *sw = to_sw(call->dev);
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	struct uabi_sw_stats st;
 
-	mutex_lock(&sw->lock);
-	st.qpns_in_use = sw->qpns.in_use;
-	st.mr_keys_in_use = sw->keys.in_use;
-	st.cqns_in_use = sw->cqns.in_use;
-	st.srqns_in_use = sw->srqns.in_use;
-	mutex_unlock(&sw->lock);
+	mutex_lock(&dom->lock);
+	st.qpns_in_use = dom->qpns.in_use;
+	st.mr_keys_in_use = dom->keys.in_use;
+	st.cqns_in_use = dom->cqns.in_use;
+	st.srqns_in_use = dom->srqns.in_use;
+	mutex_unlock(&dom->lock);
 	return uabi_attr_put(call, UABI_SW_ATTR_STATS, &st, sizeof(st));
 }
 
@@ -405,60 +525,68 @@ static const struct uabi_object_def sw_port_object = {
 	),
 };
 
-/* The arena: what a client needs to map it, and the two services the data
- * path asks of the control half. */
+/*
+ * The arena: what a client needs to map it, and the services the data path
+ * asks of the control half.  Every number a call names is looked up in the
+ * caller's own domain, so a call can reach only its own user's objects;
+ * the control half trusts nothing of the arena's writable part beyond a
+ * flag it then acts on for that user alone.
+ */
 static int sw_arena_map(struct uabi_call *call)
 {
-	struct sw_dev *sw = to_sw(call->dev);
-	s32 fd = -1;
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
+	struct sw_arena *a = &dom->arena;
+	s32 ro = -1, rw = -1;
 	int ret;
 
-	if (!sw_has_arena(sw))
+	if (!sw_has_arena(dom))
 		return -EOPNOTSUPP;
-	ret = sw->arena.ops->get_fd(sw->arena.shm, call->ctx, &fd);
+	ret = a->ops->get_fd(a->ro_shm, call->ctx, &ro);
+	if (!ret)
+		ret = a->ops->get_fd(a->rw_shm, call->ctx, &rw);
 	if (ret)
 		return ret;
-	uabi_attr_put(call, UABI_SW_ATTR_ARENA_INFO, &sw->arena.hdr->info,
-		      sizeof(sw->arena.hdr->info));
-	return uabi_attr_put(call, UABI_SW_ATTR_ARENA_FD, &fd, sizeof(fd));
+	uabi_attr_put(call, UABI_SW_ATTR_ARENA_INFO, &a->info, sizeof(a->info));
+	ret = uabi_attr_put(call, UABI_SW_ATTR_ARENA_FD, &ro, sizeof(ro));
+	if (!ret)
+		ret = uabi_attr_put(call, UABI_SW_ATTR_ARENA_RW_FD, &rw, sizeof(rw));
+	return ret;
 }
 
-/* Any context may ask: a spurious completion event is allowed by the verbs
- * semantics, a missed one is not. */
+/* A spurious completion event is allowed by the verbs semantics, a missed
+ * one is not: any context of the user may ask. */
 static int sw_arena_notify_cq(struct uabi_call *call)
 {
-	struct sw_dev *sw = to_sw(call->dev);
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
 	struct uabi_cq *cq;
 
-	if (cqn < 1 || cqn > SW_MAX_CQ)
+	if (cqn < 1 || cqn > SW_DOM_CQ)
 		return -EINVAL;
-	mutex_lock(&sw->lock);
-	cq = sw->cq_table[cqn - 1];
+	mutex_lock(&dom->lock);
+	cq = dom->cq_table[cqn - 1];
 	if (cq)
 		uabi_cq_comp_event(cq);
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 	return cq ? 0 : -ENOENT;
 }
 
 /* The data path found an SRQ below its limit (and disarmed it): raise
- * IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ's owner. */
+ * IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ's owner, once per flag. */
 static int sw_arena_srq_limit(struct uabi_call *call)
 {
-	struct sw_dev *sw = to_sw(call->dev);
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	u32 slot = uabi_attr_get_u32(call, UABI_SW_ATTR_SRQ_SLOT, 0);
 	struct uabi_uobject *uobj;
-	struct uabi_event ev = { .event_type = IB_EVENT_SRQ_LIMIT_REACHED };
+	struct uabi_event ev = { .event_type = UABI_EVENT_SRQ_LIMIT_REACHED };
 	struct uabi_context *owner = NULL;
 	struct uabi_srq *srq;
 
-	if (slot < 1 || slot > SW_MAX_SRQ)
+	if (slot < 1 || slot > SW_DOM_SRQ)
 		return -EINVAL;
-	mutex_lock(&sw->lock);
-	srq = sw->srq_table[slot - 1];
-	if (srq && sw_has_arena(sw) &&
-	    READ_ONCE(sw->arena.srqs[slot - 1].limit_event)) {
-		WRITE_ONCE(sw->arena.srqs[slot - 1].limit_event, 0u);
+	mutex_lock(&dom->lock);
+	srq = dom->srq_table[slot - 1];
+	if (srq && sw_arena_srq_take_limit_event(dom, slot)) {
 		/* the SRQ is the type data of its uobject */
 		uobj = (struct uabi_uobject *)((u8 *)srq -
 					       offsetof(struct uabi_uobject, data));
@@ -466,33 +594,33 @@ static int sw_arena_srq_limit(struct uabi_call *call)
 		ev.object_handle = uobj->handle;
 		owner = srq->ctx;
 	}
-	mutex_unlock(&sw->lock);
-	/* Not under sw->lock (dev->lock nests outside it).  The owner is
+	mutex_unlock(&dom->lock);
+	/* Not under dom->lock (dev->lock nests outside it).  The owner is
 	 * only compared with the device's live contexts, never followed. */
 	if (owner)
 		uabi_raise_async_event(call->dev, owner, &ev);
 	return srq ? 0 : -ENOENT;
 }
 
-/* A CQ overran: IBV_EVENT_CQ_ERR for its owner (once per overrun flag). */
+/* A CQ overran: IBV_EVENT_CQ_ERR for its owner. */
 static int sw_arena_cq_error(struct uabi_call *call)
 {
-	struct sw_dev *sw = to_sw(call->dev);
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
-	struct uabi_event ev = { .event_type = IB_EVENT_CQ_ERR };
+	struct uabi_event ev = { .event_type = UABI_EVENT_CQ_ERR };
 	struct uabi_context *owner = NULL;
 	struct uabi_cq *cq;
 
-	if (cqn < 1 || cqn > SW_MAX_CQ)
+	if (cqn < 1 || cqn > SW_DOM_CQ)
 		return -EINVAL;
-	mutex_lock(&sw->lock);
-	cq = sw->cq_table[cqn - 1];
+	mutex_lock(&dom->lock);
+	cq = dom->cq_table[cqn - 1];
 	if (cq) {
 		ev.element = cq->uobj->user_handle;
 		ev.object_handle = cq->uobj->handle;
 		owner = cq->uobj->ctx;
 	}
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 	if (owner)
 		uabi_raise_async_event(call->dev, owner, &ev);
 	return cq ? 0 : -ENOENT;
@@ -501,35 +629,29 @@ static int sw_arena_cq_error(struct uabi_call *call)
 /*
  * The data path moved a QP to ERR (a peer's request violated a responder's
  * access or was invalid, or a full CQ lost one of the QP's completions)
- * and left the event in the descriptor: raise it once, for the owner (for
- * an XRC receive QP, every registered context), and let the core's state
- * follow.  Only those event types are accepted: the arena is writable by
- * every client.
+ * and left the event in the writable descriptor: raise it once, for the
+ * owner (for an XRC receive QP, every registered context), and let the
+ * core's state follow.  Only those event types are accepted.
  */
 static int sw_arena_qp_error(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct sw_dev *sw = to_sw(dev);
+	struct sw_domain *dom = sw_dom_of_ctx(call->ctx);
 	u32 qpn = uabi_attr_get_u32(call, UABI_SW_ATTR_QPN, 0);
 	struct uabi_qp *qp;
 	u32 ev = 0;
 
-	if (qpn < SW_FIRST_QPN || qpn - SW_FIRST_QPN >= SW_MAX_QP)
+	if (qpn < sw_qp_first(dom) || qpn - sw_qp_first(dom) >= SW_DOM_QP)
 		return -EINVAL;
-	/* dev->lock outside sw->lock; the QP cannot go while sw->lock is
+	/* dev->lock outside dom->lock; the QP cannot go while dom->lock is
 	 * held (destroy clears its table entry under it first). */
 	mutex_lock(&dev->lock);
-	mutex_lock(&sw->lock);
-	qp = sw->qp_table[qpn - SW_FIRST_QPN];
-	if (qp && sw_has_arena(sw)) {
-		struct uabi_sw_qp *d = &sw->arena.qps[qpn - SW_FIRST_QPN];
-
-		ev = xchg(&d->err_event, 0u);
-		if (READ_ONCE(d->state) != UABI_QPS_ERR)
-			ev = 0;
-	}
-	if (ev == IB_EVENT_QP_FATAL || ev == IB_EVENT_QP_REQ_ERR ||
-	    ev == IB_EVENT_QP_ACCESS_ERR) {
+	mutex_lock(&dom->lock);
+	qp = dom->qp_table[qpn - sw_qp_first(dom)];
+	if (qp)
+		ev = sw_arena_qp_take_error(dom, qp);
+	if (ev == UABI_EVENT_QP_FATAL || ev == UABI_EVENT_QP_REQ_ERR ||
+	    ev == UABI_EVENT_QP_ACCESS_ERR) {
 		struct uabi_uobject *owner = READ_ONCE(qp->owner);
 
 		WRITE_ONCE(qp->state, (u32)UABI_QPS_ERR);
@@ -538,7 +660,7 @@ static int sw_arena_qp_error(struct uabi_call *call)
 		if (qp->qp_type == UABI_QPT_XRC_RECV || owner)
 			uabi_raise_qp_event_locked(dev, qp, owner, ev);
 	}
-	mutex_unlock(&sw->lock);
+	mutex_unlock(&dom->lock);
 	mutex_unlock(&dev->lock);
 	return qp ? 0 : -ENOENT;
 }
@@ -558,6 +680,7 @@ static const struct uabi_object_def sw_arena_object = {
 		{ .id = UABI_SW_ARENA_MAP, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_map,
 		  UABI_ATTRS(UABI_FD_OUT(UABI_SW_ATTR_ARENA_FD, MAND),
+			     UABI_FD_OUT(UABI_SW_ATTR_ARENA_RW_FD, MAND),
 			     UABI_OUT(UABI_SW_ATTR_ARENA_INFO,
 				      struct uabi_sw_arena_info, 0)) },
 		{ .id = UABI_SW_ARENA_NOTIFY_CQ, .flags = UABI_SPEC_F_METHOD_READONLY,
@@ -603,22 +726,14 @@ static const struct uabi_device_ops sw_ops = {
 	.create_srq = sw_create_srq,
 	.modify_srq = sw_modify_srq,
 	.destroy_srq = sw_destroy_srq,
+	.user_open = sw_user_open,
+	.user_close = sw_user_close,
 	.objects = sw_objects,
 	.num_objects = ARRAY_SIZE(sw_objects),
 };
 
 static void sw_free(struct sw_dev *sw)
 {
-	sw_arena_fini(sw);
-	kvfree(sw->qpns.used);
-	kvfree(sw->keys.used);
-	kvfree(sw->cqns.used);
-	kvfree(sw->srqns.used);
-	kvfree(sw->pdns.used);
-	kvfree(sw->keygen);
-	kvfree(sw->cq_table);
-	kvfree(sw->srq_table);
-	kvfree(sw->qp_table);
 	kfree(sw);
 }
 
@@ -631,37 +746,17 @@ struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 	if (!sw)
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&sw->lock);
-	sw->port_state = IB_PORT_ACTIVE;
-	ret = numbers_init(&sw->qpns, SW_FIRST_QPN, SW_MAX_QP);
-	if (!ret)
-		ret = numbers_init(&sw->keys, 1, SW_MAX_MR);
-	if (!ret)
-		ret = numbers_init(&sw->cqns, 1, SW_MAX_CQ);
-	if (!ret)
-		ret = numbers_init(&sw->srqns, 1, SW_MAX_SRQ);
-	if (!ret)
-		ret = numbers_init(&sw->pdns, 1, SW_MAX_PD);
-	if (ret)
-		goto err;
-	ret = -ENOMEM;
-	sw->keygen = kvzalloc(SW_MAX_MR + 1, GFP_KERNEL);
-	sw->cq_table = kvzalloc(sizeof(*sw->cq_table) * SW_MAX_CQ, GFP_KERNEL);
-	sw->srq_table = kvzalloc(sizeof(*sw->srq_table) * SW_MAX_SRQ, GFP_KERNEL);
-	sw->qp_table = kvzalloc(sizeof(*sw->qp_table) * SW_MAX_QP, GFP_KERNEL);
-	if (!sw->keygen || !sw->cq_table || !sw->srq_table || !sw->qp_table)
-		goto err;
-	ret = sw_arena_init(sw, shm, heap_bytes);
-	if (ret)
-		goto err;
+	sw->port_state = UABI_PORT_ACTIVE;
+	sw->shm = shm;
+	sw->heap_bytes = heap_bytes;
 	strscpy_pad(sw->dev.name, "uabi_sw0", sizeof(sw->dev.name));
 	sw->dev.ops = &sw_ops;
 	ret = uabi_device_register(&sw->dev);
-	if (ret)
-		goto err;
+	if (ret) {
+		sw_free(sw);
+		return ERR_PTR(ret);
+	}
 	return &sw->dev;
-err:
-	sw_free(sw);
-	return ERR_PTR(ret);
 }
 
 struct uabi_device *uabi_sw_create(void)

@@ -52,22 +52,34 @@ struct uabi_host_ops {
 	void (*evq_drain)(void *wait);	/* the queue became empty */
 	/* The event queue object is gone; the fd may live on. */
 	void (*evq_release)(void *wait);
+	/* May this context change what every user of the device sees (a
+	 * port's state)?  Kernel: CAP_NET_ADMIN; uabid: its owner or root. */
+	bool (*device_admin)(struct uabi_context *ctx);
+	/* Is [addr, addr + len) mapped in the context's process, as
+	 * registering memory needs?  0 or -EFAULT.  NULL: not checked. */
+	int (*check_range)(struct uabi_context *ctx, u64 addr, u64 len);
 };
 
 /*
- * Memory a device shares with every client that maps it (the software
- * device's arena, docs/datapath.md).  Userspace hosts: a memfd mapped in the
- * hosting process.  Kernel host: vmalloc_user memory and an anonymous inode
- * whose mmap maps it.  Given to a driver when the host creates the device.
+ * Memory a device shares with the clients that map it (the software
+ * device's arenas, docs/datapath.md).  Userspace hosts: a memfd mapped in
+ * the hosting process, sealed so that no client can resize it (nor write
+ * a read-only one).  Kernel host: vmalloc memory charged to the caller's
+ * memory cgroup, and an anonymous inode whose mmap maps it.  Given to a
+ * driver when the host creates the device.
  */
 struct uabi_shm_ops {
 	/* Zeroed memory of @size bytes; *kaddr is where the host (and so the
-	 * driver) reaches it.  Returns the host's object or an ERR_PTR. */
-	void *(*create)(const char *name, size_t size, void **kaddr);
+	 * driver) reaches it.  Unless @writable, clients can only ever map it
+	 * read-only.  Returns the host's object or an ERR_PTR. */
+	void *(*create)(const char *name, size_t size, bool writable, void **kaddr);
 	/* An fd through which the calling client maps it.  Userspace hosts
 	 * return their own fd (transports that cross a process boundary
 	 * send a copy); the kernel installs a new fd in the caller. */
 	int (*get_fd)(void *shm, struct uabi_context *ctx, s32 *fd);
+	/* The pages [off, off + len) (page-aligned) read zero again and,
+	 * where the host can, go back to the system. */
+	void (*discard)(void *shm, u64 off, u64 len);
 	void (*destroy)(void *shm);
 };
 
@@ -75,6 +87,8 @@ struct uabi_shm_ops {
 /* Attributes one method may declare (the kernel stack bounds this). */
 #define UABI_MAX_SPEC_ATTRS 16
 
+/* How a method holds an object (lock modes; not to be confused with the
+ * uAPI's UABI_ACCESS_* memory access bits, whose names differ). */
 enum uabi_access {
 	UABI_ACCESS_NONE,	/* no handle */
 	UABI_ACCESS_READ,	/* shared lock */
@@ -189,12 +203,33 @@ int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
  * @dep cannot be destroyed (-EBUSY) until @uobj is. */
 int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep);
 
+/* ------------------------------------------------------------------ users */
+/*
+ * What one user (uid) holds on a device, over all of its contexts: the
+ * device's max_* attributes are limits per user, checked when an object
+ * is created (uabi_call_create), so that no user can take what another
+ * needs (docs/security.md).  A driver may keep its per-user state in
+ * @drv (the software device: the user's own arena).  Found and counted
+ * under dev->lock; the counts are atomic.
+ */
+struct uabi_user {
+	struct list_head dev_node;	/* dev->users */
+	u32 uid;
+	u32 refcnt;			/* contexts */
+	atomic_t counts[16];		/* objects, by type */
+	void *drv;
+};
+
+/* Objects of @type one user may hold (the device's max_*). */
+u32 uabi_user_limit(const struct uabi_device *dev, u16 type);
+
 /* --------------------------------------------------------------- contexts */
 struct uabi_context {
 	struct uabi_device *dev;
 	const struct uabi_host_ops *host;
 	void *host_priv;
 	struct uabi_peer peer;
+	struct uabi_user *user;		/* peer.uid's, shared by its contexts */
 	struct mutex table_lock;
 	struct list_head dev_node;	/* dev->contexts */
 	struct uabi_uobject **table;	/* handle -> object */
@@ -272,6 +307,7 @@ struct uabi_device {
 	struct list_head xrcds;		/* struct uabi_xrcd_shared */
 	struct list_head rcv_qps;	/* struct uabi_qp with type XRC_RECV */
 	struct list_head contexts;	/* for async events to every context */
+	struct list_head users;		/* struct uabi_user */
 	atomic_t counts[16];
 	atomic_t num_contexts;
 };
@@ -295,6 +331,7 @@ static inline void uabi_count(struct uabi_context *ctx, u16 type, int delta)
 
 /* -------------------------------------------------- core object types */
 struct uabi_pd {
+	struct uabi_user *user;
 	void *drv;
 };
 
@@ -354,6 +391,7 @@ struct uabi_qp {
 	struct uabi_cq *recv_cq;
 	struct uabi_srq *srq;
 	struct uabi_context *ctx;	/* creator; NULL for XRC_RECV */
+	struct uabi_user *user;		/* whose: the creator's, or the domain's */
 	struct uabi_pd *pd;		/* NULL for XRC_RECV */
 	struct uabi_xrcd_shared *xrcd;	/* XRC_RECV */
 	struct list_head dev_node;	/* dev->rcv_qps */
@@ -373,6 +411,7 @@ struct uabi_qp_handle {
 /* An XRC domain shared by every context that opened the same file. */
 struct uabi_xrcd_shared {
 	struct uabi_file_id id;
+	u32 uid;			/* the user whose domain it is */
 	bool anonymous;			/* opened with fd -1 */
 	u32 refcnt;			/* under dev->lock */
 	struct list_head dev_node;
@@ -401,9 +440,6 @@ void uabi_evq_push(struct uabi_uobject *evq_uobj, const struct uabi_event *ev);
 /* Raises an async event on every context that should see it. */
 void uabi_raise_async_event(struct uabi_device *dev, struct uabi_context *only,
 			    const struct uabi_event *ev);
-/* Async event types, numbered as enum ibv_event_type. */
-#define UABI_EVENT_QP_LAST_WQE_REACHED 16
-
 void uabi_raise_qp_event_locked(struct uabi_device *dev, struct uabi_qp *qp,
 				struct uabi_uobject *owner, u32 event_type);
 int uabi_evq_pop(struct uabi_uobject *evq_uobj, struct uabi_event *ev);

@@ -40,6 +40,11 @@ struct uabi_device_ops {
 	void (*destroy_ah)(struct uabi_device *dev, struct uabi_ah *ah);
 	int (*alloc_mw)(struct uabi_device *dev, u32 type);
 
+	/* A user's first context opens, its last one closed: per-user
+	 * state in user->drv (called with dev->lock held). */
+	int (*user_open)(struct uabi_device *dev, struct uabi_user *user);
+	void (*user_close)(struct uabi_device *dev, struct uabi_user *user);
+
 	/* Driver-namespace objects. */
 	const struct uabi_object_def *const *objects;
 	u16 num_objects;

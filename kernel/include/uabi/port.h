@@ -28,6 +28,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 #include <linux/string.h>
 #include <linux/types.h>
 
@@ -36,6 +37,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +61,7 @@ typedef __s64 s64;
 #endif
 
 #define GFP_KERNEL 0
+#define GFP_KERNEL_ACCOUNT 0
 typedef unsigned int gfp_t;
 
 static inline void *kmalloc(size_t n, gfp_t f) { (void)f; return malloc(n ? n : 1); }
@@ -82,6 +85,10 @@ static inline void *ERR_PTR(long error) { return (void *)error; }
 static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
 static inline bool IS_ERR(const void *ptr) { return IS_ERR_VALUE((unsigned long)ptr); }
 static inline bool IS_ERR_OR_NULL(const void *ptr) { return !ptr || IS_ERR(ptr); }
+static inline void *ERR_CAST(const void *ptr) { return (void *)ptr; }
+#ifndef U32_MAX
+#define U32_MAX ((u32)~0u)
+#endif
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -172,6 +179,14 @@ static inline bool atomic_add_unless(atomic_t *v, int a, int u)
 #define cmpxchg(p, o, n) __sync_val_compare_and_swap((p), (o), (n))
 #define xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 #define cond_resched() sched_yield()
+
+static inline u64 ktime_get_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
 
 /* Doubly linked lists, as <linux/list.h>. */
 struct list_head { struct list_head *next, *prev; };

@@ -25,6 +25,7 @@
 #include "linux_host.h"
 #include "../../drivers/sw/sw.h"
 
+#include <linux/mm.h>
 #include <linux/compat.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
@@ -46,14 +47,53 @@ static int kfile_identity(struct uabi_context *ctx, s32 fd,
 
 	if (fd < 0)
 		return -EBADF;
+	/* fget() refuses O_PATH; a write-only fd names a file its holder
+	 * may not read: refused too (the userspace host does the same). */
 	file = fget(fd);
 	if (!file)
 		return -EBADF;
+	if (!(file->f_mode & FMODE_READ)) {
+		fput(file);
+		return -EBADF;
+	}
 	inode = file_inode(file);
 	id->dev = huge_encode_dev(inode->i_sb->s_dev);
 	id->ino = inode->i_ino;
 	fput(file);
 	return 0;
+}
+
+/* Port state and the like change what every user sees. */
+static bool kdevice_admin(struct uabi_context *ctx)
+{
+	return capable(CAP_NET_ADMIN);
+}
+
+/* Registered memory must be mapped in the caller, as ib_umem_get() needs
+ * it pinnable (-EFAULT otherwise).  One pass over the VMAs that cover the
+ * range; the caller's mm is the ioctl's current. */
+static int kcheck_range(struct uabi_context *ctx, u64 addr, u64 len)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	u64 at = addr, end;
+	int ret = 0;
+
+	if (check_add_overflow(addr, len, &end) || !mm)
+		return -EFAULT;
+	if (!len)
+		return 0;
+	mmap_read_lock(mm);
+	while (at < end) {
+		vma = find_vma(mm, (unsigned long)at);
+		if (!vma || vma->vm_start > at) {
+			ret = -EFAULT;
+			break;
+		}
+		at = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
 }
 
 static const struct uabi_host_ops linux_host_ops = {
@@ -62,6 +102,8 @@ static const struct uabi_host_ops linux_host_ops = {
 	.evq_signal = uabi_kevq_signal,
 	.evq_drain = uabi_kevq_drain,
 	.evq_release = uabi_kevq_release,
+	.device_admin = kdevice_admin,
+	.check_range = kcheck_range,
 };
 
 static int uabi_dev_open(struct inode *inode, struct file *filp)

@@ -8,18 +8,30 @@
 #include <uabi/host_user.h>
 #include "../../drivers/sw/sw.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The file an XRC domain is named by.  The fd must be one its sender could
+ * read: fstat() alone would accept an O_PATH fd (opened without any
+ * permission on the file) or a write-only one, and so let a user join a
+ * domain keyed by a file it may not read.  EBADF, as fget() answers for
+ * O_PATH in the kernel host. */
 static int user_file_identity(struct uabi_context *ctx, s32 fd,
 			      struct uabi_file_id *id)
 {
 	struct stat st;
+	int fl;
 
-	if (fd < 0 || fstat(fd, &st))
+	if (fd < 0)
+		return -EBADF;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (fstat(fd, &st))
 		return -EBADF;
 	id->dev = st.st_dev;
 	id->ino = st.st_ino;
@@ -72,42 +84,101 @@ static void user_evq_release(void *wait)
 	close(wait_fd(wait));
 }
 
+/* The hosting process's owner (uabid's; in-process: the process itself)
+ * and root administer the device. */
+static bool user_device_admin(struct uabi_context *ctx)
+{
+	return ctx->peer.uid == 0 || ctx->peer.uid == (u32)geteuid();
+}
+
+/*
+ * Registered memory must be mapped, as pinning it is in Linux (EFAULT).
+ * The peer's /proc/PID/maps is read (its own process in-process: the same
+ * file); ranges are in address order, so one pass checks that they cover
+ * [addr, addr + len) without a hole.
+ */
+static int user_check_range(struct uabi_context *ctx, u64 addr, u64 len)
+{
+	char path[64], line[512];
+	u64 at = addr, end;
+	FILE *f;
+
+	if (check_add_overflow(addr, len, &end))
+		return -EFAULT;
+	if (!len)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ctx->peer.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -EFAULT;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+			continue;
+		if (lo > at)
+			break;		/* a hole before the next mapping */
+		if (hi > at)
+			at = hi;
+		/* a line longer than the buffer: skip its rest */
+		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
+			;
+	}
+	fclose(f);
+	return at >= end ? 0 : -EFAULT;
+}
+
 static const struct uabi_host_ops user_host_ops = {
 	.file_identity = user_file_identity,
 	.evq_open = user_evq_open,
 	.evq_signal = user_evq_signal,
 	.evq_drain = user_evq_drain,
 	.evq_release = user_evq_release,
+	.device_admin = user_device_admin,
+	.check_range = user_check_range,
 };
 
-/* Device memory shared with clients (the sw arena): a memfd mapped here.
- * The fd stays with the host; a transport that crosses a process boundary
- * sends a copy, an in-process client maps this one. */
+/*
+ * Memory shared with clients (a user's sw arena): a memfd mapped here.  The
+ * fd stays with the host; a transport that crosses a process boundary
+ * sends a copy, an in-process client maps this one.  Clients hold the fd,
+ * so it is sealed: no one can shrink it under the host's mapping (a SIGBUS
+ * in uabid would end every user's objects) or grow it, and a read-only
+ * part takes F_SEAL_FUTURE_WRITE: no new writable mapping, no write(2),
+ * whoever holds the fd — the host keeps its own writable mapping.
+ */
 struct user_shm {
 	int fd;
 	void *addr;
 	size_t size;
 };
 
-static void *user_shm_create(const char *name, size_t size, void **kaddr)
+static void *user_shm_create(const char *name, size_t size, bool writable, void **kaddr)
 {
 	struct user_shm *shm = calloc(1, sizeof(*shm));
-	int err;
+	int err, seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 	if (!shm)
 		return ERR_PTR(-ENOMEM);
 	shm->size = size;
-	shm->fd = memfd_create(name, MFD_CLOEXEC);
+	shm->addr = MAP_FAILED;
+	shm->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (shm->fd < 0 || ftruncate(shm->fd, (off_t)size))
 		goto err;
 	shm->addr = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_NORESERVE, shm->fd, 0);
 	if (shm->addr == MAP_FAILED)
 		goto err;
+	if (!writable)
+		seals |= F_SEAL_FUTURE_WRITE;
+	if (fcntl(shm->fd, F_ADD_SEALS, seals))
+		goto err;
 	*kaddr = shm->addr;
 	return shm;
 err:
 	err = errno ? errno : ENOMEM;
+	if (shm->addr != MAP_FAILED)
+		munmap(shm->addr, size);
 	if (shm->fd >= 0)
 		close(shm->fd);
 	free(shm);
@@ -118,6 +189,16 @@ static int user_shm_get_fd(void *p, struct uabi_context *ctx, s32 *fd)
 {
 	*fd = ((struct user_shm *)p)->fd;
 	return 0;
+}
+
+/* The pages go back to the system; reading them gives zeros. */
+static void user_shm_discard(void *p, u64 off, u64 len)
+{
+	struct user_shm *shm = p;
+
+	if (fallocate(shm->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+		      (off_t)len))
+		memset((u8 *)shm->addr + off, 0, len);
 }
 
 static void user_shm_destroy(void *p)
@@ -132,6 +213,7 @@ static void user_shm_destroy(void *p)
 static const struct uabi_shm_ops user_shm_ops = {
 	.create = user_shm_create,
 	.get_fd = user_shm_get_fd,
+	.discard = user_shm_discard,
 	.destroy = user_shm_destroy,
 };
 

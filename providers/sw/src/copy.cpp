@@ -94,6 +94,15 @@ std::uint64_t list_len(const iovec *v, int n)
 	return sum;
 }
 
+// UABI_SW_TAIL_FIRST: after the tail, wait 100 µs before the body, so that
+// a reader on another CPU sees the disorder even on a loaded machine.
+void tail_first_gap()
+{
+	const std::uint64_t until = now_ns() + 100'000;
+	while (now_ns() < until)
+		sched_yield();
+}
+
 } // namespace
 
 void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total,
@@ -103,6 +112,7 @@ void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uin
 	const std::uint64_t body = total - tail_len(dst, ndst, total);
 	if (tail_first) {	// the disorder the placement test must catch
 		copy_range(dst, ndst, src, nsrc, body, total, true);
+		tail_first_gap();
 		copy_range(dst, ndst, src, nsrc, 0, body, false);
 		return;
 	}
@@ -154,6 +164,7 @@ int vm_copy(Device &dev, pid_t dst_pid, const iovec *dst, int ndst, pid_t src_pi
 	};
 	if (dev.tail_first()) {	// the disorder the placement test must catch
 		int err = run(body, total, {});
+		tail_first_gap();
 		return err ? err : run(0, body, {});
 	}
 	return run(0, total, {body, total - 1});

@@ -30,6 +30,7 @@ bool process_dead(pid_t pid)
 void ArenaLock::acquire()
 {
 	const std::uint32_t me = std::uint32_t(self_);
+	std::uint64_t since = 0;
 	for (unsigned spins = 0;; spins++) {
 		std::uint32_t cur = 0;
 		if (__atomic_compare_exchange_n(word_, &cur, me, false,
@@ -40,31 +41,68 @@ void ArenaLock::acquire()
 			continue;
 		}
 		sched_yield();
+		if ((spins & 1023) != 1023)
+			continue;
 		// A holder that died keeps the word forever: take it over.
-		// Values above the largest pid are the control half's.
-		if ((spins & 1023) == 1023 && cur != me && cur <= kMaxPid &&
-		    process_dead(pid_t(cur)))
+		// Values above the largest pid are the control half's, which
+		// holds a lock for at most 20 ms; one still there
+		// after a second is no holder at all (the word is writable by
+		// every process of the user).
+		bool stale = false;
+		if (cur != me && cur <= kMaxPid) {
+			stale = process_dead(pid_t(cur));
+		} else if (cur > kMaxPid) {
+			const std::uint64_t now = now_ns();
+			if (!since)
+				since = now;
+			stale = now - since > 1'000'000'000ull;
+		}
+		if (stale)
 			__atomic_compare_exchange_n(word_, &cur, 0u, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 }
 
 // ---------------------------------------------------------------- Device
-std::unique_ptr<Device> Device::map(int fd, const uabi_sw_arena_info &info,
+// The layout must describe tables that lie inside their parts (whatever
+// the host sent, this process indexes them).
+static bool layout_ok(const uabi_sw_arena_info &i)
+{
+	auto inside = [](std::uint64_t off, std::uint64_t count, std::uint64_t size,
+			 std::uint64_t part) {
+		return off >= 4096 && count <= (1u << 24) && off <= part && count * size <= part - off;
+	};
+	return i.magic == UABI_SW_ARENA_MAGIC && i.version == UABI_SW_ARENA_VERSION &&
+	       inside(i.qp_off, i.qp_count, sizeof(uabi_sw_qp), i.ro_size) &&
+	       inside(i.cq_off, i.cq_count, sizeof(uabi_sw_cq), i.ro_size) &&
+	       inside(i.srq_off, i.srq_count, sizeof(uabi_sw_srq), i.ro_size) &&
+	       inside(i.mr_off, i.mr_count, sizeof(uabi_sw_mr), i.ro_size) &&
+	       inside(i.qpw_off, i.qp_count, sizeof(uabi_sw_qp_rw), i.rw_size) &&
+	       inside(i.cqw_off, i.cq_count, sizeof(uabi_sw_cq_rw), i.rw_size) &&
+	       inside(i.srqw_off, i.srq_count, sizeof(uabi_sw_srq_rw), i.rw_size) &&
+	       i.heap_off >= 4096 && i.heap_off <= i.rw_size && i.heap_size <= i.rw_size - i.heap_off;
+}
+
+std::unique_ptr<Device> Device::map(int ro_fd, int rw_fd, const uabi_sw_arena_info &info,
 				    Notifier notify)
 {
-	if (info.magic != UABI_SW_ARENA_MAGIC || info.version != UABI_SW_ARENA_VERSION ||
-	    info.size < info.heap_off + info.heap_size || info.heap_off == 0) {
+	if (!layout_ok(info)) {
 		errno = EPROTO;
 		return nullptr;
 	}
-	void *p = mmap(nullptr, info.size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_NORESERVE, fd, 0);
-	if (p == MAP_FAILED)
+	void *ro = mmap(nullptr, info.ro_size, PROT_READ, MAP_SHARED | MAP_NORESERVE, ro_fd, 0);
+	if (ro == MAP_FAILED)
 		return nullptr;
-	auto *hdr = static_cast<const uabi_sw_arena_hdr *>(p);
-	if (hdr->info.magic != UABI_SW_ARENA_MAGIC || hdr->info.size != info.size) {
-		munmap(p, info.size);
+	void *rw = mmap(nullptr, info.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+			rw_fd, 0);
+	if (rw == MAP_FAILED) {
+		munmap(ro, info.ro_size);
+		return nullptr;
+	}
+	// The read-only part starts with the same layout.
+	if (std::memcmp(ro, &info, sizeof(info))) {
+		munmap(ro, info.ro_size);
+		munmap(rw, info.rw_size);
 		errno = EPROTO;
 		return nullptr;
 	}
@@ -73,13 +111,14 @@ std::unique_ptr<Device> Device::map(int fd, const uabi_sw_arena_info &info,
 
 	std::unique_ptr<Device> d(new (std::nothrow) Device());
 	if (!d) {
-		munmap(p, info.size);
+		munmap(ro, info.ro_size);
+		munmap(rw, info.rw_size);
 		errno = ENOMEM;
 		return nullptr;
 	}
-	d->base_ = static_cast<std::uint8_t *>(p);
-	d->size_ = info.size;
-	d->info_ = hdr->info;
+	d->ro_ = static_cast<const std::uint8_t *>(ro);
+	d->rw_ = static_cast<std::uint8_t *>(rw);
+	d->info_ = info;
 	d->pid_ = getpid();
 	d->notify_ = std::move(notify);
 	const char *f = std::getenv("UABI_SW_FORCE_VM");
@@ -105,8 +144,10 @@ Device::~Device()
 		else
 			thread_.detach();
 	}
-	if (base_)
-		munmap(base_, size_);
+	if (ro_)
+		munmap(const_cast<std::uint8_t *>(ro_), info_.ro_size);
+	if (rw_)
+		munmap(rw_, info_.rw_size);
 }
 
 // Deferred work is retried every kProgressNs while there is any.
@@ -127,30 +168,53 @@ void Device::progress_thread()
 	}
 }
 
-uabi_sw_qp *Device::qp_desc(std::uint32_t qpn) const
+const uabi_sw_qp *Device::qp_desc(std::uint32_t qpn) const
 {
 	if (qpn < info_.qp_first || qpn - info_.qp_first >= info_.qp_count)
 		return nullptr;
-	return reinterpret_cast<uabi_sw_qp *>(base_ + info_.qp_off) + (qpn - info_.qp_first);
+	return reinterpret_cast<const uabi_sw_qp *>(ro_ + info_.qp_off) + (qpn - info_.qp_first);
 }
 
-uabi_sw_cq *Device::cq_desc(std::uint32_t cqn) const
+uabi_sw_qp_rw *Device::qp_rw(std::uint32_t qpn) const
+{
+	if (qpn < info_.qp_first || qpn - info_.qp_first >= info_.qp_count)
+		return nullptr;
+	return reinterpret_cast<uabi_sw_qp_rw *>(rw_ + info_.qpw_off) + (qpn - info_.qp_first);
+}
+
+const uabi_sw_cq *Device::cq_desc(std::uint32_t cqn) const
 {
 	if (cqn < 1 || cqn > info_.cq_count)
 		return nullptr;
-	return reinterpret_cast<uabi_sw_cq *>(base_ + info_.cq_off) + (cqn - 1);
+	return reinterpret_cast<const uabi_sw_cq *>(ro_ + info_.cq_off) + (cqn - 1);
 }
 
-uabi_sw_srq *Device::srq_desc(std::uint32_t slot) const
+uabi_sw_cq_rw *Device::cq_rw(std::uint32_t cqn) const
+{
+	if (cqn < 1 || cqn > info_.cq_count)
+		return nullptr;
+	return reinterpret_cast<uabi_sw_cq_rw *>(rw_ + info_.cqw_off) + (cqn - 1);
+}
+
+const uabi_sw_srq *Device::srq_desc(std::uint32_t slot) const
 {
 	if (slot < 1 || slot > info_.srq_count)
 		return nullptr;
-	return reinterpret_cast<uabi_sw_srq *>(base_ + info_.srq_off) + (slot - 1);
+	return reinterpret_cast<const uabi_sw_srq *>(ro_ + info_.srq_off) + (slot - 1);
 }
 
+uabi_sw_srq_rw *Device::srq_rw(std::uint32_t slot) const
+{
+	if (slot < 1 || slot > info_.srq_count)
+		return nullptr;
+	return reinterpret_cast<uabi_sw_srq_rw *>(rw_ + info_.srqw_off) + (slot - 1);
+}
+
+// A ring's place comes from a read-only descriptor; it must still lie in
+// the heap of the writable part.
 bool Device::ring_ok(std::uint64_t off, std::uint64_t bytes) const
 {
-	return off >= info_.heap_off && bytes <= size_ && off <= size_ - bytes;
+	return off >= info_.heap_off && bytes <= info_.rw_size && off <= info_.rw_size - bytes;
 }
 
 bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
@@ -158,39 +222,41 @@ bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
 	std::uint32_t idx = key >> 8;
 	if (idx == 0 || idx >= info_.mr_count)
 		return false;
-	const auto *e = reinterpret_cast<const uabi_sw_mr *>(base_ + info_.mr_off) + idx;
+	const auto *e = reinterpret_cast<const uabi_sw_mr *>(ro_ + info_.mr_off) + idx;
 	snapshot(e, out);
 	return out.key == key && key != 0;
 }
 
 bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 {
-	uabi_sw_cq *d = cq_desc(cqn);
+	const uabi_sw_cq *d = cq_desc(cqn);
+	uabi_sw_cq_rw *w = cq_rw(cqn);
 	if (!d)
 		return false;
 	bool pushed = false, first_overrun = false;
 	{
-		ArenaLock lk(&d->lock, pid_);
+		// The control half moves the ring only under this lock.
+		ArenaLock lk(&w->lock, pid_);
 		if (__atomic_load_n(&d->cqn, __ATOMIC_RELAXED) != cqn)
 			return false;
-		std::uint32_t size = d->size;
-		std::uint64_t off = d->ring_off;
+		std::uint32_t size = __atomic_load_n(&d->size, __ATOMIC_RELAXED);
+		std::uint64_t off = __atomic_load_n(&d->ring_off, __ATOMIC_RELAXED);
 		if (!size || (size & (size - 1)) || !ring_ok(off, std::uint64_t(size) * sizeof(Cqe)))
 			return false;
-		std::uint64_t prod = d->prod;
-		std::uint64_t cons = __atomic_load_n(&d->cons, __ATOMIC_ACQUIRE);
+		std::uint64_t prod = w->prod;
+		std::uint64_t cons = __atomic_load_n(&w->cons, __ATOMIC_ACQUIRE);
 		if (prod - cons >= size) {
-			first_overrun = __atomic_exchange_n(&d->overrun, 1u, __ATOMIC_RELAXED) == 0;
+			first_overrun = __atomic_exchange_n(&w->overrun, 1u, __ATOMIC_RELAXED) == 0;
 			if (overran)
 				*overran = true;
 		} else {
-			Cqe *slot = reinterpret_cast<Cqe *>(base_ + off) + (prod & (size - 1));
+			Cqe *slot = reinterpret_cast<Cqe *>(rw_ + off) + (prod & (size - 1));
 			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 			slot->small = 0;
 			slot->small_idx = 0;
-			slot->reserved = 0;
+			slot->ts = __atomic_load_n(&w->timestamps, __ATOMIC_RELAXED) ? now_ns() : 0;
 			__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
-			__atomic_store_n(&d->prod, prod + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->prod, prod + 1, __ATOMIC_RELAXED);
 			pushed = true;
 		}
 	}
@@ -200,17 +266,18 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 		notify_(Notice::CqError, cqn);
 	if (!pushed)
 		return false;
-	after_push(d, cqn, e);
+	after_push(w, cqn, e);
 	return true;
 }
 
 bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m)
 {
-	uabi_sw_cq *d = cq_desc(cqn);
+	const uabi_sw_cq *d = cq_desc(cqn);
+	uabi_sw_cq_rw *w = cq_rw(cqn);
 	if (!d || m.length > sizeof(m.data))
 		return false;
 	{
-		ArenaLock lk(&d->lock, pid_);
+		ArenaLock lk(&w->lock, pid_);
 		// Only the process that posted the receive may copy the
 		// payload into its buffers: the poller of this CQ.
 		if (__atomic_load_n(&d->cqn, __ATOMIC_RELAXED) != cqn || d->pid != owner)
@@ -222,38 +289,38 @@ bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi
 		    (slots & (slots - 1)) ||
 		    !ring_ok(small_off, std::uint64_t(slots) * sizeof(uabi_sw_small)))
 			return false;
-		std::uint64_t prod = d->prod;
-		std::uint32_t sp = d->small_prod;
+		std::uint64_t prod = w->prod;
+		std::uint32_t sp = w->small_prod;
 		// Full rings: the caller copies as before (and a full CQE ring
 		// overruns there).
-		if (prod - __atomic_load_n(&d->cons, __ATOMIC_ACQUIRE) >= size ||
-		    sp - __atomic_load_n(&d->small_cons, __ATOMIC_ACQUIRE) >= slots)
+		if (prod - __atomic_load_n(&w->cons, __ATOMIC_ACQUIRE) >= size ||
+		    sp - __atomic_load_n(&w->small_cons, __ATOMIC_ACQUIRE) >= slots)
 			return false;
 		auto *ms =
-		    reinterpret_cast<uabi_sw_small *>(base_ + small_off) + (sp & (slots - 1));
+		    reinterpret_cast<uabi_sw_small *>(rw_ + small_off) + (sp & (slots - 1));
 		std::memcpy(static_cast<void *>(ms), &m, offsetof(uabi_sw_small, data) + m.length);
-		__atomic_store_n(&d->small_prod, sp + 1, __ATOMIC_RELAXED);
-		Cqe *slot = reinterpret_cast<Cqe *>(base_ + off) + (prod & (size - 1));
+		__atomic_store_n(&w->small_prod, sp + 1, __ATOMIC_RELAXED);
+		Cqe *slot = reinterpret_cast<Cqe *>(rw_ + off) + (prod & (size - 1));
 		std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 		slot->small = 1;
 		slot->small_idx = sp;
-		slot->reserved = 0;
+		slot->ts = __atomic_load_n(&w->timestamps, __ATOMIC_RELAXED) ? now_ns() : 0;
 		__atomic_store_n(&slot->seq, prod + 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&d->prod, prod + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->prod, prod + 1, __ATOMIC_RELAXED);
 	}
-	after_push(d, cqn, e);
+	after_push(w, cqn, e);
 	return true;
 }
 
-void Device::after_push(uabi_sw_cq *d, std::uint32_t cqn, const Cqe &e)
+void Device::after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e)
 {
 	// Pairs with the fence of Cq::arm(): either the consumer sees this
 	// entry when it polls after arming, or this producer sees the arm.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	std::uint32_t armed = __atomic_load_n(&d->armed, __ATOMIC_RELAXED);
+	std::uint32_t armed = __atomic_load_n(&w->armed, __ATOMIC_RELAXED);
 	if (armed == UABI_SW_CQ_ARM_NEXT ||
 	    (armed == UABI_SW_CQ_ARM_SOLICITED && (e.solicited || e.status != kWcSuccess))) {
-		if (__atomic_compare_exchange_n(&d->armed, &armed, std::uint32_t(UABI_SW_CQ_ARM_NONE),
+		if (__atomic_compare_exchange_n(&w->armed, &armed, std::uint32_t(UABI_SW_CQ_ARM_NONE),
 						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			notify(cqn);
 	}
@@ -321,9 +388,10 @@ int Device::next_timeout_ms()
 }
 
 // -------------------------------------------------------------------- CQ
-Cq::Cq(Device &dev, std::uint32_t cqn) : dev_(dev), cqn_(cqn), desc_(dev.cq_desc(cqn))
+Cq::Cq(Device &dev, std::uint32_t cqn)
+	: dev_(dev), cqn_(cqn), desc_(dev.cq_desc(cqn)), rw_(dev.cq_rw(cqn))
 {
-	cons_ = __atomic_load_n(&desc_->cons, __ATOMIC_ACQUIRE);
+	cons_ = __atomic_load_n(&rw_->cons, __ATOMIC_ACQUIRE);
 	refresh();
 }
 
@@ -381,12 +449,17 @@ void Cq::land(Cqe &c)
 		c.byte_len = 0;
 	}
 	c.small = 0;
-	__atomic_store_n(&desc_->small_cons, idx + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&rw_->small_cons, idx + 1, __ATOMIC_RELEASE);
+}
+
+void Cq::want_timestamps()
+{
+	__atomic_store_n(&rw_->timestamps, 1u, __ATOMIC_RELEASE);
 }
 
 void Cq::arm(bool solicited_only)
 {
-	__atomic_store_n(&desc_->armed,
+	__atomic_store_n(&rw_->armed,
 			 std::uint32_t(solicited_only ? UABI_SW_CQ_ARM_SOLICITED : UABI_SW_CQ_ARM_NEXT),
 			 __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -411,7 +484,7 @@ void Cq::detach(Qp *qp)
 
 void Cq::flush_attached()
 {
-	if (!__atomic_exchange_n(&desc_->flush, 0u, __ATOMIC_ACQ_REL))
+	if (!__atomic_exchange_n(&rw_->flush, 0u, __ATOMIC_ACQ_REL))
 		return;
 	std::lock_guard<std::mutex> g(qps_lock_);
 	for (Qp *qp : qps_)

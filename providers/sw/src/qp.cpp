@@ -32,6 +32,27 @@ bool receiving(std::uint32_t st)
 	return st == kRtr || st == kRts || st == kSqd;
 }
 
+// A QP of the arena: its read-only descriptor and its writable half.
+struct QpRef {
+	const uabi_sw_qp *d = nullptr;
+	uabi_sw_qp_rw *w = nullptr;
+	explicit operator bool() const { return d && w; }
+};
+
+QpRef qp_ref(const Device &dev, std::uint32_t qpn)
+{
+	return {dev.qp_desc(qpn), dev.qp_rw(qpn)};
+}
+
+// The state as the data path sees it: the control half's, or ERR once the
+// data path (or a peer) moved the QP there.
+std::uint32_t state_of(const QpRef &q)
+{
+	if (__atomic_load_n(&q.w->err, __ATOMIC_ACQUIRE))
+		return kErr;
+	return __atomic_load_n(&q.d->state, __ATOMIC_ACQUIRE);
+}
+
 // Translates [addr, addr+len) of key in the MR table; pd 0 = any.
 bool mr_check(const Device &dev, std::uint32_t key, std::uint64_t addr, std::uint64_t len,
 	      pid_t owner, std::uint32_t pd, std::uint32_t need, std::uint64_t *va,
@@ -59,8 +80,9 @@ struct Target {
 	std::uint32_t *lock = nullptr;
 	__u64 *prod = nullptr;
 	__u64 *cons = nullptr;
-	const std::uint32_t *state = nullptr;	// the responder QP's
-	uabi_sw_srq *srq = nullptr;		// ring params read under lock
+	QpRef state;				// the responder QP, for its state
+	const uabi_sw_srq *srq = nullptr;	// ring params read under lock
+	uabi_sw_srq_rw *srq_rw = nullptr;
 	std::uint64_t ring_off = 0;
 	std::uint32_t size = 0;
 	std::uint32_t stride = 0;
@@ -68,7 +90,7 @@ struct Target {
 	std::uint32_t pd = 0;
 	std::uint32_t cqn = 0;
 	std::uint32_t qpn = 0;			// qp_num of the receive CQE
-	uabi_sw_qp *qp = nullptr;		// responder QP
+	QpRef qp;				// responder QP (none for XRC)
 	std::uint32_t srq_slot = 0;		// SRQ whose limit was reached
 };
 
@@ -90,7 +112,7 @@ struct Wqe {
 int pop(Device &dev, Target &t, Wqe &w)
 {
 	ArenaLock lk(t.lock, dev.pid());
-	if (t.state && !receiving(__atomic_load_n(t.state, __ATOMIC_ACQUIRE)))
+	if (t.state && !receiving(state_of(t.state)))
 		return -1;
 	if (t.srq) {
 		if (!__atomic_load_n(&t.srq->slot, __ATOMIC_RELAXED))
@@ -109,10 +131,10 @@ int pop(Device &dev, Target &t, Wqe &w)
 	const std::uint8_t *slot = dev.at(t.ring_off) + (cons & (t.size - 1)) * t.stride;
 	std::memcpy(w.bytes, slot, std::min(t.stride, kWqeMax));
 	__atomic_store_n(t.cons, cons + 1ull, __ATOMIC_RELEASE);
-	if (t.srq && t.srq->limit && prod - (cons + 1) < t.srq->limit) {
+	if (t.srq && t.srq_rw->limit && prod - (cons + 1) < t.srq_rw->limit) {
 		// Limit reached: disarmed, and the caller raises the event.
-		__atomic_store_n(&t.srq->limit, 0u, __ATOMIC_RELAXED);
-		__atomic_store_n(&t.srq->limit_event, 1u, __ATOMIC_RELEASE);
+		__atomic_store_n(&t.srq_rw->limit, 0u, __ATOMIC_RELAXED);
+		__atomic_store_n(&t.srq_rw->limit_event, 1u, __ATOMIC_RELEASE);
 		t.srq_slot = t.srq->slot;
 	}
 	return 1;
@@ -197,34 +219,31 @@ constexpr std::uint32_t kEventQpAccessErr = 3;	// local access violation
 // is outstanding at its next poll, and (once, by whoever moved it) the
 // affiliated event @event is raised for the QP's owner or, for an XRC
 // receive QP, for every context registered on it.
-void mark_error(Device &dev, uabi_sw_qp *qd, std::uint32_t event)
+void mark_error(Device &dev, const QpRef &q, std::uint32_t event)
 {
-	if (!qd)
+	if (!q || __atomic_load_n(&q.d->state, __ATOMIC_ACQUIRE) == kReset)
 		return;
-	bool moved = false;
-	std::uint32_t st = __atomic_load_n(&qd->state, __ATOMIC_ACQUIRE);
-	while (st != kErr && st != kReset &&
-	       !(moved = __atomic_compare_exchange_n(&qd->state, &st, kErr, false,
-						     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
-	}
-	__atomic_store_n(&qd->flush, 1u, __ATOMIC_RELEASE);
-	for (std::uint32_t cqn : {qd->recv_cqn, qd->send_cqn})
-		if (uabi_sw_cq *c = dev.cq_desc(cqn))
+	std::uint32_t zero = 0;
+	const bool moved = __atomic_compare_exchange_n(&q.w->err, &zero, 1u, false,
+						       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&q.w->flush, 1u, __ATOMIC_RELEASE);
+	for (std::uint32_t cqn : {q.d->recv_cqn, q.d->send_cqn})
+		if (uabi_sw_cq_rw *c = dev.cq_rw(cqn))
 			__atomic_store_n(&c->flush, 1u, __ATOMIC_RELEASE);
 	if (moved) {
-		__atomic_store_n(&qd->err_event, event, __ATOMIC_RELEASE);
-		dev.notify_qp_error(__atomic_load_n(&qd->qpn, __ATOMIC_RELAXED));
+		__atomic_store_n(&q.w->err_event, event, __ATOMIC_RELEASE);
+		dev.notify_qp_error(__atomic_load_n(&q.d->qpn, __ATOMIC_RELAXED));
 	}
 }
 
 // A completion for QP @qd on CQ @cqn.  If the CQ is full the completion is
 // lost (the CQ raises IBV_EVENT_CQ_ERR) and, as in IB, the QP that could
 // not report it goes to ERR with IBV_EVENT_QP_FATAL.
-void push_or_fail(Device &dev, std::uint32_t cqn, const Cqe &e, uabi_sw_qp *qd)
+void push_or_fail(Device &dev, std::uint32_t cqn, const Cqe &e, const QpRef &q)
 {
 	bool overran = false;
 	if (!dev.push_cqe(cqn, e, &overran) && overran)
-		mark_error(dev, qd, kEventQpFatal);
+		mark_error(dev, q, kEventQpFatal);
 }
 
 std::uint32_t wc_opcode(std::uint32_t wr_opcode)
@@ -239,6 +258,8 @@ std::uint32_t wc_opcode(std::uint32_t wr_opcode)
 		return kWcCompSwap;
 	case kWrAtomicFetchAndAdd:
 		return kWcFetchAdd;
+	case kWrAtomicWrite:
+		return kWcAtomicWrite;
 	default:
 		return kWcSend;
 	}
@@ -252,6 +273,28 @@ bool consumes_recv(std::uint32_t op)
 bool is_atomic(std::uint32_t op)
 {
 	return op == kWrAtomicCmpAndSwp || op == kWrAtomicFetchAndAdd;
+}
+
+// Reads or writes the 8 aligned bytes at @va of process @owner as one
+// access: a single load or store in this process, a single 8-byte copy
+// between processes (not vm_copy(), whose in-order placement would make it
+// two), so that a CPU reading the word never sees half of a value.
+int word_access(Device &dev, pid_t owner, std::uint64_t va, std::uint64_t *v, bool write)
+{
+	auto *w = reinterpret_cast<std::uint64_t *>(va);
+	if (owner == dev.pid() && !dev.force_vm()) {
+		if (write)
+			__atomic_store_n(w, *v, __ATOMIC_RELEASE);
+		else
+			*v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+		return 0;
+	}
+	iovec mine{v, 8}, theirs{w, 8};
+	ssize_t n = write ? process_vm_writev(owner, &mine, 1, &theirs, 1, 0)
+			  : process_vm_readv(owner, &mine, 1, &theirs, 1, 0);
+	if (n == 8)
+		return 0;
+	return n < 0 ? errno : EFAULT;
 }
 
 // The 40-byte GRH a UD receiver finds before the payload.
@@ -278,7 +321,7 @@ void make_grh(std::uint8_t *g, const AddressHandle &ah, std::uint32_t paylen)
 
 // ------------------------------------------------------------ receive rings
 static int ring_post(Device &dev, std::uint32_t *lock, __u64 *prod,
-		     __u64 *cons, uabi_sw_srq *srq, std::uint64_t ring_off,
+		     __u64 *cons, const uabi_sw_srq *srq, std::uint64_t ring_off,
 		     std::uint32_t size, std::uint32_t stride, std::uint64_t wr_id,
 		     const Sge *sg, int num_sge)
 {
@@ -309,20 +352,24 @@ static int ring_post(Device &dev, std::uint32_t *lock, __u64 *prod,
 	return 0;
 }
 
-Srq::Srq(Device &dev, std::uint32_t slot) : dev_(dev), slot_(slot), desc_(dev.srq_desc(slot)) {}
+Srq::Srq(Device &dev, std::uint32_t slot)
+	: dev_(dev), slot_(slot), desc_(dev.srq_desc(slot)), rw_(dev.srq_rw(slot))
+{
+}
 
 int Srq::post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge)
 {
 	if (!desc_ || num_sge < 0 || std::uint32_t(num_sge) > desc_->max_sge)
 		return EINVAL;
-	return ring_post(dev_, &desc_->lock, &desc_->prod, &desc_->cons, desc_, 0, 0, 0,
+	return ring_post(dev_, &rw_->lock, &rw_->prod, &rw_->cons, desc_, 0, 0, 0,
 			 wr_id, sg, num_sge);
 }
 
 // --------------------------------------------------------------------- QP
 Qp::Qp(Device &dev, std::uint32_t qpn, std::uint32_t type, Cq *send_cq, Cq *recv_cq,
        Srq *srq, const QpCaps &caps)
-	: dev_(dev), qpn_(qpn), type_(type), desc_(dev.qp_desc(qpn)), send_cq_(send_cq),
+	: dev_(dev), qpn_(qpn), type_(type), desc_(dev.qp_desc(qpn)), rw_(dev.qp_rw(qpn)),
+	  send_cq_(send_cq),
 	  recv_cq_(recv_cq), srq_(srq), caps_(caps)
 {
 	if (send_cq_)
@@ -342,7 +389,7 @@ Qp::~Qp()
 
 std::uint32_t Qp::state() const
 {
-	return __atomic_load_n(&desc_->state, __ATOMIC_ACQUIRE);
+	return state_of(QpRef{desc_, rw_});
 }
 
 void Qp::complete_send(const SendWr &wr, std::uint32_t status, std::uint32_t byte_len)
@@ -357,15 +404,12 @@ void Qp::complete_send(const SendWr &wr, std::uint32_t status, std::uint32_t byt
 	e.opcode = wc_opcode(wr.opcode);
 	e.byte_len = byte_len;
 	e.qp_num = qpn_;
-	push_or_fail(dev_, send_cq_->cqn(), e, desc_);
+	push_or_fail(dev_, send_cq_->cqn(), e, QpRef{desc_, rw_});
 }
 
 void Qp::enter_error()
 {
-	std::uint32_t st = state();
-	while (st != kErr && !__atomic_compare_exchange_n(&desc_->state, &st, kErr, false,
-							  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-	}
+	__atomic_store_n(&rw_->err, 1u, __ATOMIC_RELEASE);
 	flush_locked();
 }
 
@@ -375,22 +419,26 @@ void Qp::flush_locked()
 		complete_send(pending_.front().wr, kWcWrFlushErr, 0);
 		pending_.pop_front();
 	}
-	__atomic_store_n(&desc_->flush, 0u, __ATOMIC_RELAXED);
+	__atomic_store_n(&rw_->flush, 0u, __ATOMIC_RELAXED);
 	if (srq_ || !desc_->rq_size || !recv_cq_)
 		return;
 	std::vector<std::uint64_t> ids;
 	{
-		ArenaLock lk(&desc_->rq_lock, dev_.pid());
-		std::uint64_t prod = desc_->rq_prod, cons = desc_->rq_cons;
+		ArenaLock lk(&rw_->rq_lock, dev_.pid());
+		std::uint64_t prod = rw_->rq_prod, cons = rw_->rq_cons;
 		std::uint32_t size = desc_->rq_size, stride = desc_->rq_stride;
-		if (!dev_.ring_ok(desc_->rq_off, std::uint64_t(size) * stride))
+		if (!size || (size & (size - 1)) ||
+		    !dev_.ring_ok(desc_->rq_off, std::uint64_t(size) * stride))
 			return;
+		// At most one ring's worth, whatever the indices say.
+		if (prod - cons > size)
+			cons = prod - size;
 		for (std::uint64_t i = cons; i != prod; i++) {
 			const auto *h = reinterpret_cast<const uabi_sw_recv_wqe *>(
 				dev_.at(desc_->rq_off) + (i & (size - 1)) * stride);
 			ids.push_back(h->wr_id);
 		}
-		__atomic_store_n(&desc_->rq_cons, prod, __ATOMIC_RELEASE);
+		__atomic_store_n(&rw_->rq_cons, prod, __ATOMIC_RELEASE);
 	}
 	for (std::uint64_t id : ids) {
 		Cqe e{};
@@ -438,7 +486,7 @@ int Qp::post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge)
 			dev_.push_cqe(recv_cq_->cqn(), e);
 		return 0;
 	}
-	int ret = ring_post(dev_, &desc_->rq_lock, &desc_->rq_prod, &desc_->rq_cons, nullptr,
+	int ret = ring_post(dev_, &rw_->rq_lock, &rw_->rq_prod, &rw_->rq_cons, nullptr,
 			    desc_->rq_off, desc_->rq_size, desc_->rq_stride, wr_id, sg, num_sge);
 	// A peer may have moved the QP to ERR meanwhile: then this WQE is
 	// flushed too, so it still completes exactly once.
@@ -476,20 +524,24 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	Iov local;
 	const bool reads = op == kWrRdmaRead || is_atomic(op);
 	const bool inl = (wr.send_flags & kSendInline) && !reads;
-	std::uint64_t total = 0;
-	if (std::uint32_t st = check_local(wr.sg_list, wr.num_sge, reads ? std::uint32_t(kAccessLocalWrite) : 0u,
-					   inl, local, &total))
-		return {Outcome::Done, st, 0};
+	// An atomic write carries its 8 bytes in the work request itself.
+	const bool awrite = op == kWrAtomicWrite;
+	std::uint64_t total = awrite ? 8 : 0;
+	if (!awrite)
+		if (std::uint32_t st = check_local(wr.sg_list, wr.num_sge,
+						   reads ? std::uint32_t(kAccessLocalWrite) : 0u, inl,
+						   local, &total))
+			return {Outcome::Done, st, 0};
 	if (is_atomic(op) && total < 8)
 		return {Outcome::Done, kWcLocLenErr, 0};
 
 	// The responder.
 	const std::uint32_t dest_qpn = __atomic_load_n(&desc_->dest_qpn, __ATOMIC_RELAXED);
-	uabi_sw_qp *dd = dev_.qp_desc(dest_qpn);
+	const QpRef dd = qp_ref(dev_, dest_qpn);
 	uabi_sw_qp dest{};
 	if (dd)
-		snapshot(dd, dest);
-	bool ready = dd && dest.qpn == dest_qpn && receiving(__atomic_load_n(&dd->state, __ATOMIC_ACQUIRE)) &&
+		snapshot(dd.d, dest);
+	bool ready = dd && dest.qpn == dest_qpn && receiving(state_of(dd)) &&
 		     (type_ == UABI_QPT_XRC_SEND ? dest.type == UABI_QPT_XRC_RECV : dest.type == type_);
 	if (!ready)
 		return reliable ? Result{Outcome::NotReady, 0, 0} : dropped;
@@ -516,7 +568,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 				     : is_atomic(op) ? kAccessRemoteAtomic
 						     : kAccessRemoteWrite;
 		std::uint64_t len = is_atomic(op) ? 8u : total;
-		if (is_atomic(op) && (wr.remote_addr & 7))
+		if ((is_atomic(op) || awrite) && (wr.remote_addr & 7))
 			return reliable ? Result{Outcome::Done, kWcRemInvReqErr, 0} : dropped;
 		if (!(dest.access & need) ||
 		    !mr_check(dev_, wr.rkey, wr.remote_addr, len, xrc ? 0 : dest.pid,
@@ -534,42 +586,46 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	Target t;
 	Wqe w;
 	if (consumes_recv(op)) {
-		t.state = &dd->state;
+		t.state = dd;
 		t.qpn = dest_qpn;
 		t.qp = dd;
 		if (xrc) {
-			uabi_sw_srq *sd = dev_.srq_desc(wr.remote_srqn);
+			const uabi_sw_srq *sd = dev_.srq_desc(wr.remote_srqn);
 			uabi_sw_srq s{};
 			if (sd)
 				snapshot(sd, s);
 			if (!sd || s.slot != wr.remote_srqn || s.type != UABI_SRQT_XRC ||
 			    s.xrcd != dest.xrcd)
 				return {Outcome::Done, kWcRemInvReqErr, 0};
-			t.lock = &sd->lock;
-			t.prod = &sd->prod;
-			t.cons = &sd->cons;
+			uabi_sw_srq_rw *sw = dev_.srq_rw(wr.remote_srqn);
+			t.lock = &sw->lock;
+			t.prod = &sw->prod;
+			t.cons = &sw->cons;
 			t.srq = sd;
+			t.srq_rw = sw;
 			t.owner = s.pid;
 			t.pd = s.pd;
 			t.cqn = s.cqn;
-			t.qp = nullptr;		// the target QP has nothing to flush
+			t.qp = QpRef{};		// the target QP has nothing to flush
 		} else if (dest.srq_slot) {
-			uabi_sw_srq *sd = dev_.srq_desc(dest.srq_slot);
+			const uabi_sw_srq *sd = dev_.srq_desc(dest.srq_slot);
 			if (!sd)
 				return reliable ? Result{Outcome::NotReady, 0, 0} : dropped;
 			uabi_sw_srq s{};
 			snapshot(sd, s);
-			t.lock = &sd->lock;
-			t.prod = &sd->prod;
-			t.cons = &sd->cons;
+			uabi_sw_srq_rw *sw = dev_.srq_rw(dest.srq_slot);
+			t.lock = &sw->lock;
+			t.prod = &sw->prod;
+			t.cons = &sw->cons;
 			t.srq = sd;
+			t.srq_rw = sw;
 			t.owner = s.pid;
 			t.pd = s.pd;
 			t.cqn = dest.recv_cqn;
 		} else {
-			t.lock = &dd->rq_lock;
-			t.prod = &dd->rq_prod;
-			t.cons = &dd->rq_cons;
+			t.lock = &dd.w->rq_lock;
+			t.prod = &dd.w->rq_prod;
+			t.cons = &dd.w->rq_cons;
 			t.ring_off = dest.rq_off;
 			t.size = dest.rq_size;
 			t.stride = dest.rq_stride;
@@ -654,15 +710,28 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return {Outcome::Done, kWcRemAccessErr, 0};
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
+	case kWrAtomicWrite: {
+		// Atomic with respect to every RDMA atomic of the user (the
+		// lock of atomics), and one store of 8 aligned bytes.
+		std::uint64_t v = wr.compare_add;
+		int err;
+		{
+			ArenaLock lk(dev_.atomic_lock(), dev_.pid());
+			err = word_access(dev_, rowner, rva, &v, true);
+		}
+		if (err == ESRCH)
+			return {Outcome::Done, kWcRetryExcErr, 0};
+		if (err)
+			return {Outcome::Done, kWcRemAccessErr, 0};
+		return {Outcome::Done, kWcSuccess, 8};
+	}
 	case kWrAtomicCmpAndSwp:
 	case kWrAtomicFetchAndAdd: {
 		std::uint64_t old = 0, nv;
-		iovec o{&old, 8}, r{reinterpret_cast<void *>(rva), 8};
 		int err;
 		{
-			auto *hdr = reinterpret_cast<uabi_sw_arena_hdr *>(dev_.at(0));
-			ArenaLock lk(&hdr->atomic_lock, dev_.pid());
-			err = vm_copy(dev_, dev_.pid(), &o, 1, rowner, &r, 1, 8);
+			ArenaLock lk(dev_.atomic_lock(), dev_.pid());
+			err = word_access(dev_, rowner, rva, &old, false);
 			if (!err) {
 				bool write = true;
 				if (op == kWrAtomicFetchAndAdd) {
@@ -671,15 +740,15 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 					nv = wr.swap;
 					write = old == wr.compare_add;
 				}
-				iovec n{&nv, 8};
 				if (write)
-					err = vm_copy(dev_, rowner, &r, 1, dev_.pid(), &n, 1, 8);
+					err = word_access(dev_, rowner, rva, &nv, true);
 			}
 		}
 		if (err == ESRCH)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return {Outcome::Done, kWcRemAccessErr, 0};
+		iovec o{&old, 8};
 		local_copy(local.v, local.n, &o, 1, 8);
 		return {Outcome::Done, kWcSuccess, 8};
 	}
@@ -702,38 +771,40 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	if (wr.ah->dlid >= 0xc000)
 		return sent;	// multicast: no group ever has members here
 
-	uabi_sw_qp *dd = dev_.qp_desc(wr.remote_qpn);
+	const QpRef dd = qp_ref(dev_, wr.remote_qpn);
 	uabi_sw_qp dest{};
 	if (dd)
-		snapshot(dd, dest);
+		snapshot(dd.d, dest);
 	if (!dd || dest.qpn != wr.remote_qpn || dest.type != UABI_QPT_UD ||
-	    !receiving(__atomic_load_n(&dd->state, __ATOMIC_ACQUIRE)))
+	    !receiving(state_of(dd)))
 		return sent;
 	std::uint32_t qkey = (wr.remote_qkey & 0x80000000u) ? desc_->qkey : wr.remote_qkey;
 	if (qkey != dest.qkey)
 		return sent;
 
 	Target t;
-	t.state = &dd->state;
+	t.state = dd;
 	t.qpn = wr.remote_qpn;
 	t.qp = dd;
 	t.cqn = dest.recv_cqn;
 	if (dest.srq_slot) {
-		uabi_sw_srq *sd = dev_.srq_desc(dest.srq_slot);
+		const uabi_sw_srq *sd = dev_.srq_desc(dest.srq_slot);
 		if (!sd)
 			return sent;
 		uabi_sw_srq s{};
 		snapshot(sd, s);
-		t.lock = &sd->lock;
-		t.prod = &sd->prod;
-		t.cons = &sd->cons;
+		uabi_sw_srq_rw *sw = dev_.srq_rw(dest.srq_slot);
+		t.lock = &sw->lock;
+		t.prod = &sw->prod;
+		t.cons = &sw->cons;
 		t.srq = sd;
+		t.srq_rw = sw;
 		t.owner = s.pid;
 		t.pd = s.pd;
 	} else {
-		t.lock = &dd->rq_lock;
-		t.prod = &dd->rq_prod;
-		t.cons = &dd->rq_cons;
+		t.lock = &dd.w->rq_lock;
+		t.prod = &dd.w->rq_prod;
+		t.cons = &dd.w->rq_cons;
 		t.ring_off = dest.rq_off;
 		t.size = dest.rq_size;
 		t.stride = dest.rq_stride;
@@ -814,7 +885,7 @@ std::uint64_t Qp::deadline(const Pending &p)
 
 bool Qp::peer_dead()
 {
-	uabi_sw_qp *dd = dev_.qp_desc(__atomic_load_n(&desc_->dest_qpn, __ATOMIC_RELAXED));
+	const uabi_sw_qp *dd = dev_.qp_desc(__atomic_load_n(&desc_->dest_qpn, __ATOMIC_RELAXED));
 	if (!dd)
 		return false;
 	return process_dead(__atomic_load_n(&dd->pid, __ATOMIC_RELAXED));
@@ -892,7 +963,7 @@ int Qp::post_send(const SendWr &wr)
 		break;
 	case UABI_QPT_RC:
 	case UABI_QPT_XRC_SEND:
-		ok = op <= kWrAtomicFetchAndAdd;
+		ok = op <= kWrAtomicFetchAndAdd || op == kWrAtomicWrite;
 		break;
 	default:
 		ok = false;

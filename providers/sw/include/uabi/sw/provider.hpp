@@ -49,6 +49,7 @@ enum WcOpcode : std::uint32_t {
 	kWcRdmaRead = 2,
 	kWcCompSwap = 3,
 	kWcFetchAdd = 4,
+	kWcAtomicWrite = 9,
 	kWcRecv = 128,
 	kWcRecvRdmaWithImm = 129,
 };
@@ -66,6 +67,7 @@ enum WrOpcode : std::uint32_t {
 	kWrRdmaRead = 4,
 	kWrAtomicCmpAndSwp = 5,
 	kWrAtomicFetchAndAdd = 6,
+	kWrAtomicWrite = 15,	// 8 bytes, in SendWr::compare_add
 };
 
 enum SendFlags : std::uint32_t {
@@ -137,15 +139,17 @@ enum class Notice {
 	QpError,	// responder QP n went to ERR (UABI_SW_ARENA_QP_ERROR)
 };
 
-// One mapping of a device's arena.
+// One mapping of a user's arena: its read-only part (descriptors, MR
+// table) and its writable part (indices, locks, flags, rings).
 class Device {
 public:
 	using Notifier = std::function<int(Notice, std::uint32_t)>;
 
-	// Maps @fd (size from info); does not take ownership of fd.
-	// Also makes this process's memory reachable by its peers
-	// (PR_SET_PTRACER_ANY).  Returns nullptr and sets errno on failure.
-	static std::unique_ptr<Device> map(int fd, const uabi_sw_arena_info &info,
+	// Maps @ro_fd read-only and @rw_fd writable (sizes from info); does
+	// not take ownership of the fds.  Also makes this process's memory
+	// reachable by its peers (PR_SET_PTRACER_ANY).  Returns nullptr and
+	// sets errno on failure (EPROTO: a layout it does not know).
+	static std::unique_ptr<Device> map(int ro_fd, int rw_fd, const uabi_sw_arena_info &info,
 					   Notifier notify);
 	~Device();
 	Device(const Device &) = delete;
@@ -165,10 +169,20 @@ public:
 	int next_timeout_ms();
 
 	// ---- internal, for Cq/Qp/Srq and tests
-	uabi_sw_qp *qp_desc(std::uint32_t qpn) const;
-	uabi_sw_cq *cq_desc(std::uint32_t cqn) const;
-	uabi_sw_srq *srq_desc(std::uint32_t slot) const;
-	std::uint8_t *at(std::uint64_t off) const { return base_ + off; }
+	// Read-only descriptors (nullptr: out of range) and their writable
+	// halves.
+	const uabi_sw_qp *qp_desc(std::uint32_t qpn) const;
+	uabi_sw_qp_rw *qp_rw(std::uint32_t qpn) const;
+	const uabi_sw_cq *cq_desc(std::uint32_t cqn) const;
+	uabi_sw_cq_rw *cq_rw(std::uint32_t cqn) const;
+	const uabi_sw_srq *srq_desc(std::uint32_t slot) const;
+	uabi_sw_srq_rw *srq_rw(std::uint32_t slot) const;
+	// The writable part: rings and the lock of atomics.
+	std::uint8_t *at(std::uint64_t off) const { return rw_ + off; }
+	std::uint32_t *atomic_lock() const
+	{
+		return &reinterpret_cast<uabi_sw_arena_rw_hdr *>(rw_)->atomic_lock;
+	}
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
 	// Appends a completion to CQ @cqn (any process's); false if the CQ is
@@ -194,15 +208,15 @@ public:
 
 private:
 	Device() = default;
-	std::uint8_t *base_ = nullptr;
-	std::size_t size_ = 0;
+	const std::uint8_t *ro_ = nullptr;
+	std::uint8_t *rw_ = nullptr;
 	uabi_sw_arena_info info_{};
 	pid_t pid_ = 0;
 	Notifier notify_;
 	bool force_vm_ = false;
 	bool tail_first_ = false;
 	std::uint32_t small_max_ = UABI_SW_SMALL_MAX;
-	void after_push(uabi_sw_cq *d, std::uint32_t cqn, const Cqe &e);
+	void after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e);
 	void progress_thread();
 	void progress_locked();
 	std::mutex pending_lock_;
@@ -228,11 +242,11 @@ public:
 	{
 		if (dev_.has_pending())
 			dev_.progress();
-		if (__atomic_load_n(&desc_->flush, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&rw_->flush, __ATOMIC_RELAXED))
 			flush_attached();
 		std::lock_guard<std::mutex> g(lock_);
 		int i = 0;
-		for (; i < n; i++) {
+		for (; ring_ && i < n; i++) {
 			const Cqe &e = ring_[cons_ & mask_];
 			if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != cons_ + 1)
 				break;
@@ -244,12 +258,14 @@ public:
 				f(e);
 			}
 			cons_++;
-			__atomic_store_n(&desc_->cons, cons_, __ATOMIC_RELEASE);
+			__atomic_store_n(&rw_->cons, cons_, __ATOMIC_RELEASE);
 		}
 		return i;
 	}
 	// ibv_req_notify_cq: the next (solicited) completion raises the event.
 	void arm(bool solicited_only);
+	// Completions get their time (Cqe::ts, CLOCK_MONOTONIC ns) from now on.
+	void want_timestamps();
 	// After the control half resized the ring.
 	void refresh();
 	void attach(Qp *qp);
@@ -262,7 +278,8 @@ private:
 	void land(Cqe &c);
 	Device &dev_;
 	std::uint32_t cqn_;
-	uabi_sw_cq *desc_;
+	const uabi_sw_cq *desc_;
+	uabi_sw_cq_rw *rw_;
 	const Cqe *ring_ = nullptr;
 	std::uint64_t mask_ = 0;
 	const uabi_sw_small *small_ = nullptr;
@@ -284,7 +301,8 @@ public:
 private:
 	Device &dev_;
 	std::uint32_t slot_;
-	uabi_sw_srq *desc_;
+	const uabi_sw_srq *desc_;
+	uabi_sw_srq_rw *rw_;
 };
 
 // ------------------------------------------------------------------- QP
@@ -352,7 +370,8 @@ private:
 	Device &dev_;
 	std::uint32_t qpn_;
 	std::uint32_t type_;
-	uabi_sw_qp *desc_;
+	const uabi_sw_qp *desc_;
+	uabi_sw_qp_rw *rw_;
 	Cq *send_cq_;
 	Cq *recv_cq_;
 	Srq *srq_;

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * rdma-uabi uAPI: what a command names — objects, methods, and the
+ * attributes of each method (docs/uapi.md, "Objects and methods").  The
+ * structs and values the attributes carry are in <rdma/uabi_verbs.h>; the
+ * software device's driver namespace is in <rdma/uabi_sw.h>.
+ *
+ * Every id here is append-only: a new one goes at the end of its list and
+ * an id is never reused.
+ */
+#ifndef RDMA_UABI_CMDS_H
+#define RDMA_UABI_CMDS_H
+
+#include <rdma/uabi_msg.h>
+
+enum uabi_object {
+	UABI_OBJ_DEVICE = 1,
+	UABI_OBJ_PD = 2,
+	UABI_OBJ_MR = 3,
+	UABI_OBJ_CQ = 4,
+	UABI_OBJ_COMP_CHANNEL = 5,
+	UABI_OBJ_ASYNC_EVENT = 6,
+	UABI_OBJ_QP = 7,
+	UABI_OBJ_SRQ = 8,
+	UABI_OBJ_AH = 9,
+	UABI_OBJ_XRCD = 10,
+	UABI_OBJ_MW = 11,
+	UABI_OBJ_MAX_CORE,
+};
+
+enum uabi_method {
+	UABI_METHOD_CREATE = 1,
+	UABI_METHOD_QUERY = 2,
+	UABI_METHOD_MODIFY = 3,
+	UABI_METHOD_DESTROY = 4,
+	UABI_METHOD_CALL = 5,		/* driver method; attrs say which */
+	UABI_METHOD_OBJECT_FIRST = 16,	/* object-specific methods from here */
+};
+
+/* ---------------------------------------------------------------- device */
+enum {
+	UABI_DEVICE_QUERY_PORT = UABI_METHOD_OBJECT_FIRST,
+	UABI_DEVICE_QUERY_GID,
+	UABI_DEVICE_QUERY_PKEY,
+	UABI_DEVICE_DISCOVER,
+	UABI_DEVICE_COUNTERS,
+};
+
+enum {
+	UABI_ATTR_DEVICE_INFO = 1,	/* out struct uabi_device_attr (QUERY) */
+	UABI_ATTR_DEVICE_PORT_NUM,	/* in __u32 */
+	UABI_ATTR_DEVICE_PORT_INFO,	/* out struct uabi_port_attr */
+	UABI_ATTR_DEVICE_INDEX,		/* in __u32: gid or pkey index */
+	UABI_ATTR_DEVICE_GID,		/* out __u8[16] */
+	UABI_ATTR_DEVICE_PKEY,		/* out __u16 */
+	UABI_ATTR_DEVICE_DISCOVERY,	/* out struct uabi_discovery + entries */
+	UABI_ATTR_DEVICE_COUNTERS,	/* out struct uabi_counters */
+	UABI_ATTR_DEVICE_NAME,		/* out char[64] (QUERY) */
+};
+
+/* -------------------------------------------------------------------- PD */
+/* CREATE, DESTROY: no attributes. */
+
+/* -------------------------------------------------------------------- MR */
+enum {
+	UABI_ATTR_MR_PD = 1,		/* in handle */
+	UABI_ATTR_MR_REG,		/* in struct uabi_mr_reg */
+	UABI_ATTR_MR_KEYS,		/* out struct uabi_mr_keys */
+};
+
+/* -------------------------------------------------------------------- CQ */
+enum {
+	UABI_ATTR_CQ_CQE = 1,		/* in __u32: minimum entries */
+	UABI_ATTR_CQ_CHANNEL,		/* in handle (optional) */
+	UABI_ATTR_CQ_COMP_VECTOR,	/* in __u32 (optional) */
+	UABI_ATTR_CQ_USER_HANDLE,	/* in __u64, echoed in events */
+	UABI_ATTR_CQ_RESP,		/* out struct uabi_cq_resp */
+};
+/* MODIFY = resize: UABI_ATTR_CQ_CQE in, UABI_ATTR_CQ_RESP out. */
+
+/* ----------------------------------------------- completion channel, async */
+enum {
+	UABI_ATTR_EVQ_FD = 1,		/* out __s32: pollable fd (UABI_ATTR_F_FD) */
+	UABI_ATTR_EVQ_EVENT,		/* out struct uabi_event */
+};
+
+enum {
+	UABI_EVQ_GET_EVENT = UABI_METHOD_OBJECT_FIRST, /* -EAGAIN when empty */
+};
+
+/* -------------------------------------------------------------------- QP */
+enum {
+	UABI_ATTR_QP_PD = 1,		/* in handle */
+	UABI_ATTR_QP_SEND_CQ,		/* in handle */
+	UABI_ATTR_QP_RECV_CQ,		/* in handle */
+	UABI_ATTR_QP_SRQ,		/* in handle (optional) */
+	UABI_ATTR_QP_XRCD,		/* in handle (XRC_RECV only) */
+	UABI_ATTR_QP_INIT,		/* in struct uabi_qp_init */
+	UABI_ATTR_QP_USER_HANDLE,	/* in __u64 */
+	UABI_ATTR_QP_ATTR,		/* in (CREATE, MODIFY) / out (QUERY) struct uabi_qp_attr */
+	UABI_ATTR_QP_ATTR_MASK,		/* in __u32 UABI_QP_* mask */
+	UABI_ATTR_QP_RESP,		/* out struct uabi_qp_resp */
+	UABI_ATTR_QP_INIT_OUT,		/* out struct uabi_qp_init (QUERY) */
+};
+
+/* ------------------------------------------------------------------- SRQ */
+enum {
+	UABI_ATTR_SRQ_PD = 1,		/* in handle */
+	UABI_ATTR_SRQ_XRCD,		/* in handle (XRC) */
+	UABI_ATTR_SRQ_CQ,		/* in handle (XRC) */
+	UABI_ATTR_SRQ_INIT,		/* in struct uabi_srq_init */
+	UABI_ATTR_SRQ_USER_HANDLE,	/* in __u64 */
+	UABI_ATTR_SRQ_RESP,		/* out struct uabi_srq_resp */
+	UABI_ATTR_SRQ_ATTR,		/* in (MODIFY) / out (QUERY) struct uabi_srq_attr */
+	UABI_ATTR_SRQ_ATTR_MASK,	/* in __u32: UABI_SRQ_MAX_WR | UABI_SRQ_LIMIT */
+};
+
+/* -------------------------------------------------------------------- AH */
+enum {
+	UABI_ATTR_AH_PD = 1,		/* in handle */
+	UABI_ATTR_AH_ATTR,		/* in struct uabi_ah_attr */
+};
+
+/* ------------------------------------------------------------------ XRCD */
+enum {
+	UABI_ATTR_XRCD_FD = 1,		/* in __s32 fd (UABI_ATTR_F_FD) or -1 */
+	UABI_ATTR_XRCD_OFLAGS,		/* in __u32: UABI_XRCD_O_* */
+	UABI_ATTR_XRCD_QPN,		/* in/out __u32 */
+	UABI_ATTR_XRCD_QP_ATTR,		/* in/out struct uabi_qp_attr */
+	UABI_ATTR_XRCD_QP_ATTR_MASK,	/* in __u32 */
+	UABI_ATTR_XRCD_QP_INIT,		/* in struct uabi_qp_init (create) */
+	UABI_ATTR_XRCD_USER_HANDLE,	/* in __u64: element of async events */
+};
+
+enum {
+	/* handle = xrcd; QPN in/out (UABI_XRC_QPN_CREATE creates);
+	 * out_handle is the registration, a QP handle of type XRC_RECV in
+	 * this context. */
+	UABI_XRCD_REG_RCV_QP = UABI_METHOD_OBJECT_FIRST,
+	/* handle = xrcd; QPN in: drops one registration of this context. */
+	UABI_XRCD_UNREG_RCV_QP,
+	/* handle = xrcd; QPN, QP_ATTR, QP_ATTR_MASK in. */
+	UABI_XRCD_MODIFY_RCV_QP,
+	/* handle = xrcd; QPN in, QP_ATTR out. */
+	UABI_XRCD_QUERY_RCV_QP,
+};
+
+/* -------------------------------------------------------------------- MW */
+/* CREATE answers -EOPNOTSUPP on the software device. */
+enum {
+	UABI_ATTR_MW_PD = 1,
+	UABI_ATTR_MW_TYPE,
+};
+
+#endif /* RDMA_UABI_CMDS_H */
