@@ -251,10 +251,10 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 	file(ib + "/hca_type", "uabi_sw");
 	file(ib + "/board_id", "uabi_sw");
 	file(ib + "/node_desc", s.node_desc, true);
-	// device/: what a PCI function would show, from the device's ids.
+	// device/: the parent device's locality, which frameworks read to
+	// place buffers and threads.  The software device is no PCI function:
+	// no vendor or device file (its vendor id is an OUI, not a PCI id).
 	dir(ib + "/device");
-	file(ib + "/device/vendor", hex("0x%04x", s.attr.vendor_id & 0xffff));
-	file(ib + "/device/device", hex("0x%04x", s.attr.vendor_part_id & 0xffff));
 	file(ib + "/device/numa_node", "-1");
 	long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
 	if (cpus < 1)
