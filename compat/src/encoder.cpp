@@ -253,6 +253,24 @@ Result<MrInfo> Encoder::reg_mr(Handle pd, const void *addr, std::size_t length,
 	return MrInfo{resp.mr_handle, resp.lkey, resp.rkey};
 }
 
+Result<MrInfo> Encoder::rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
+				 std::size_t length, std::uint64_t hca_va, int access)
+{
+	Cmd<ib_uverbs_rereg_mr> c{};
+	ib_uverbs_rereg_mr_resp resp{};
+	frame(c, IB_USER_VERBS_CMD_REREG_MR, sizeof(resp));
+	c.core.response = ptr(&resp);
+	c.core.mr_handle = mr;
+	c.core.flags = std::uint32_t(flags);
+	c.core.start = ptr(addr);
+	c.core.length = length;
+	c.core.hca_va = hca_va;
+	c.core.pd_handle = pd;
+	c.core.access_flags = std::uint32_t(access);
+	SEND(c);
+	return MrInfo{mr, resp.lkey, resp.rkey};
+}
+
 Result<void> Encoder::dereg_mr(Handle mr)
 {
 	Cmd<ib_uverbs_dereg_mr> c{};

@@ -644,6 +644,43 @@ struct Translator::Impl {
 		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_MR, resp.mr_handle);
 	}
 
+	// Re-registration in place (the keys stay); the legacy flags are the
+	// uAPI's UABI_MR_REREG_* bit for bit.
+	int rereg_mr(const Req &r)
+	{
+		ib_uverbs_rereg_mr cmd;
+		if (int e = request(r, cmd))
+			return e;
+		static const std::uint64_t page = std::uint64_t(sysconf(_SC_PAGESIZE));
+		if ((cmd.flags & UABI_MR_REREG_TRANSLATION) &&
+		    (cmd.start & (page - 1)) != (cmd.hca_va & (page - 1)))
+			return -EINVAL;
+		uabi_mr_reg reg{};
+		reg.addr = cmd.start;
+		reg.length = cmd.length;
+		reg.iova = cmd.hca_va;
+		reg.access = cmd.access_flags;
+		Wire m = w();
+		m.begin();
+		m.cmd(UABI_OBJ_MR, UABI_METHOD_MODIFY, cmd.mr_handle);
+		m.in(UABI_ATTR_MR_REREG_FLAGS, cmd.flags);
+		if (cmd.flags & UABI_MR_REREG_PD)
+			m.in(UABI_ATTR_MR_PD, cmd.pd_handle);
+		if (cmd.flags & (UABI_MR_REREG_TRANSLATION | UABI_MR_REREG_ACCESS))
+			m.in(UABI_ATTR_MR_REG, reg);
+		std::size_t keys = m.out(UABI_ATTR_MR_KEYS, sizeof(uabi_mr_keys));
+		int st = exec(m);
+		if (st == kDry)
+			return 0;
+		if (st)
+			return lookup_err(st);
+		uabi_mr_keys k = m.get<uabi_mr_keys>(keys);
+		ib_uverbs_rereg_mr_resp resp{};
+		resp.lkey = k.lkey;
+		resp.rkey = k.rkey;
+		return respond(r, &resp, sizeof(resp));
+	}
+
 	int alloc_mw(const Req &r)
 	{
 		ib_uverbs_alloc_mw cmd;
@@ -1496,7 +1533,8 @@ const I::Spec I::kUpstream[] = {
     /* 8 DESTROY_AH */ {K::I, RQ(ib_uverbs_destroy_ah), 0, &I::destroy_ah},
     /* 9 REG_MR */ {K::UdataIo, RQ(ib_uverbs_reg_mr), RQ(ib_uverbs_reg_mr_resp), &I::reg_mr},
     /* 10 REG_SMR */ {K::NotSupp, 0, 0, nullptr},
-    /* 11 REREG_MR */ {K::NotSupp, 0, 0, nullptr},
+    /* 11 REREG_MR */
+    {K::UdataIo, RQ(ib_uverbs_rereg_mr), RQ(ib_uverbs_rereg_mr_resp), &I::rereg_mr},
     /* 12 QUERY_MR */ {K::NotSupp, 0, 0, nullptr},
     /* 13 DEREG_MR */ {K::I, RQ(ib_uverbs_dereg_mr), 0, &I::dereg_mr},
     /* 14 ALLOC_MW */

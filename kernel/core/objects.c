@@ -228,6 +228,22 @@ int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep)
 	return 0;
 }
 
+void uabi_uobj_replace_dep(struct uabi_uobject *uobj, struct uabi_uobject *from,
+			   struct uabi_uobject *to)
+{
+	u8 i;
+
+	for (i = 0; i < uobj->num_deps; i++) {
+		if (uobj->deps[i] == from) {
+			atomic_inc(&to->usecnt);
+			atomic_dec(&from->usecnt);
+			uobj->deps[i] = to;
+			return;
+		}
+	}
+	WARN_ON(1);
+}
+
 static void drop_deps(struct uabi_uobject *uobj)
 {
 	while (uobj->num_deps)

@@ -75,6 +75,69 @@ static int mr_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_MR_KEYS, &keys, sizeof(keys));
 }
 
+/*
+ * ibv_rereg_mr(3), in place: the keys stay the same, so a peer holding the
+ * rkey and the next work request of this process both see the new
+ * registration.  Everything is checked before anything changes.
+ */
+static int mr_rereg(struct uabi_call *call)
+{
+	struct uabi_device *dev = call->dev;
+	struct uabi_mr *mr = uobj_data(call->target);
+	u32 flags = uabi_attr_get_u32(call, UABI_ATTR_MR_REREG_FLAGS, 0);
+	struct uabi_uobject *new_pd = uabi_attr_uobj(call, UABI_ATTR_MR_PD);
+	struct uabi_uobject *old_pd = NULL;
+	struct uabi_mr_reg want, reg = mr->reg;
+	struct uabi_mr_keys keys;
+	u8 i;
+	int ret;
+
+	if (!flags || (flags & ~(UABI_MR_REREG_TRANSLATION | UABI_MR_REREG_PD |
+				 UABI_MR_REREG_ACCESS)))
+		return -EINVAL;
+	if (!(flags & UABI_MR_REREG_PD) != !new_pd)
+		return -EINVAL;
+	if (flags & (UABI_MR_REREG_TRANSLATION | UABI_MR_REREG_ACCESS)) {
+		if (uabi_attr_get(call, UABI_ATTR_MR_REG, &want, sizeof(want)))
+			return -EINVAL;
+		if (flags & UABI_MR_REREG_TRANSLATION) {
+			reg.addr = want.addr;
+			reg.length = want.length;
+			reg.iova = want.iova;
+		}
+		if (flags & UABI_MR_REREG_ACCESS)
+			reg.access = want.access;
+		reg.reserved = want.reserved;
+	}
+	ret = mr_check(dev, &reg);
+	if (ret)
+		return ret;
+	if ((flags & UABI_MR_REREG_TRANSLATION) && call->ctx->host->check_range) {
+		ret = call->ctx->host->check_range(call->ctx, reg.addr, reg.length);
+		if (ret)
+			return ret;
+	}
+	if (!dev->ops->rereg_mr)
+		return -EOPNOTSUPP;
+	/* The PD the MR depends on now. */
+	for (i = 0; i < call->target->num_deps; i++)
+		if (call->target->deps[i]->def->id == UABI_OBJ_PD)
+			old_pd = call->target->deps[i];
+	if (new_pd && !old_pd)
+		return -EINVAL;
+	ret = dev->ops->rereg_mr(dev, mr, &reg, new_pd ? uobj_data(new_pd) : mr->pd);
+	if (ret)
+		return ret;
+	mr->reg = reg;
+	if (new_pd && new_pd != old_pd) {
+		uabi_uobj_replace_dep(call->target, old_pd, new_pd);
+		mr->pd = uobj_data(new_pd);
+	}
+	keys.lkey = mr->lkey;
+	keys.rkey = mr->rkey;
+	return uabi_attr_put(call, UABI_ATTR_MR_KEYS, &keys, sizeof(keys));
+}
+
 static int mr_destroy(struct uabi_uobject *uobj)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
@@ -93,6 +156,12 @@ const struct uabi_object_def uabi_type_mr = {
 		  .handler = mr_create,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_MR_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
 			     UABI_IN(UABI_ATTR_MR_REG, struct uabi_mr_reg, MAND),
+			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
+		{ .id = UABI_METHOD_MODIFY, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = mr_rereg,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_MR_REREG_FLAGS, u32, MAND),
+			     UABI_HANDLE(UABI_ATTR_MR_PD, UABI_OBJ_PD, UABI_ACCESS_READ, 0),
+			     UABI_IN(UABI_ATTR_MR_REG, struct uabi_mr_reg, 0),
 			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = mr_query,

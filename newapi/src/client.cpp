@@ -536,6 +536,25 @@ Result<MrInfo> Context::reg_mr(Ref pd, const void *addr, std::uint64_t length,
 	return read_mr(*m, 0, b.out);
 }
 
+Result<uabi_mr_keys> Context::rereg_mr(Handle mr, std::uint32_t flags, std::optional<Ref> pd,
+				       const uabi_mr_reg &reg)
+{
+	Command c(UABI_OBJ_MR, UABI_METHOD_MODIFY, mr);
+	c.add_in(UABI_ATTR_MR_REREG_FLAGS, flags);
+	if (pd)
+		c.add_object(UABI_ATTR_MR_PD, *pd);
+	if (flags & (UABI_MR_REREG_TRANSLATION | UABI_MR_REREG_ACCESS))
+		c.add_in(UABI_ATTR_MR_REG, reg);
+	OutAttr o = c.add_out<uabi_mr_keys>(UABI_ATTR_MR_KEYS);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	uabi_mr_keys k{};
+	if (!m->read(0, o, k))
+		return make_error(EPROTO);
+	return k;
+}
+
 Result<void> Context::dereg_mr(Handle mr)
 {
 	return destroy(UABI_OBJ_MR, mr);

@@ -225,3 +225,52 @@ TEST_F(PdMr, UnmappedMemoryIsEFAULT)
 }
 
 } // namespace
+
+namespace
+{
+
+// MODIFY re-registers in place (ibv_rereg_mr(3)): the keys stay; QUERY shows
+// the new registration; the MR depends on its new PD; a refused MODIFY
+// changes nothing.
+TEST_F(PdMr, ReregisterInPlaceKeepsTheKeys)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	Handle pd2 = NEED(ctx().alloc_pd());
+	MrInfo mr = NEED(ctx().reg_mr(pd, buf_, 4096, kLocalWrite));
+	uabi_mr_reg reg{};
+	reg.addr = reinterpret_cast<std::uintptr_t>(buf_) + 4096;
+	reg.length = 4096;
+	reg.iova = 0x200000;
+	reg.access = kLocalWrite | kRemoteWrite;
+	uabi_mr_keys k = NEED(ctx().rereg_mr(mr.handle, UABI_MR_REREG_TRANSLATION | UABI_MR_REREG_ACCESS,
+					     std::nullopt, reg));
+	EXPECT_EQ(k.lkey, mr.lkey);
+	EXPECT_EQ(k.rkey, mr.rkey);
+	MrQuery q = query_mr(mr.handle);
+	EXPECT_EQ(q.reg.addr, reg.addr);
+	EXPECT_EQ(q.reg.iova, 0x200000u);
+	EXPECT_EQ(q.reg.access, reg.access);
+	k = NEED(ctx().rereg_mr(mr.handle, UABI_MR_REREG_PD, Ref(pd2), uabi_mr_reg{}));
+	EXPECT_EQ(k.lkey, mr.lkey);
+	EXPECT_ERRNO(ctx().dealloc_pd(pd2), EBUSY);
+	EXPECT_OK(ctx().dealloc_pd(pd)) << "the MR no longer needs its first PD";
+
+	// Refusals, each leaving the registration as it was.
+	uabi_mr_reg bad = reg;
+	bad.access = kRemoteWrite;	// without local write
+	EXPECT_ERRNO(ctx().rereg_mr(mr.handle, UABI_MR_REREG_ACCESS, std::nullopt, bad), EINVAL);
+	EXPECT_ERRNO(ctx().rereg_mr(mr.handle, 0, std::nullopt, reg), EINVAL);
+	EXPECT_ERRNO(ctx().rereg_mr(mr.handle, 1u << 3, std::nullopt, reg), EINVAL);
+	EXPECT_ERRNO(ctx().rereg_mr(mr.handle, UABI_MR_REREG_PD, std::nullopt, reg), EINVAL)
+	    << "CHANGE_PD without a PD";
+	bad = reg;
+	bad.addr = 0x10000;
+	EXPECT_ERRNO(ctx().rereg_mr(mr.handle, UABI_MR_REREG_TRANSLATION, std::nullopt, bad), EFAULT);
+	q = query_mr(mr.handle);
+	EXPECT_EQ(q.reg.addr, reg.addr);
+	EXPECT_EQ(q.reg.access, reg.access);
+	EXPECT_OK(ctx().dereg_mr(mr.handle));
+	EXPECT_OK(ctx().dealloc_pd(pd2));
+}
+
+} // namespace

@@ -23,6 +23,11 @@ protected:
 		ASSERT_NO_FATAL_FAILURE(a.open());
 		ASSERT_NO_FATAL_FAILURE(b.open());
 	}
+	void fill_a(std::size_t off, std::size_t len, unsigned char seed)
+	{
+		for (std::size_t i = 0; i < len; i++)
+			a.buf[off + i] = static_cast<unsigned char>(seed + i * 7);
+	}
 	void pair(ibv_qp_type t = IBV_QPT_RC, int b_access = kAccessAll)
 	{
 		ASSERT_NO_FATAL_FAILURE(a.make_qp(t));
@@ -205,6 +210,134 @@ TEST_F(Extras, AtomicWriteIsNeverSeenTorn)
 	stop = true;
 	reader.join();
 	EXPECT_EQ(torn.load(), 0u) << "of " << reads.load() << " reads";
+}
+
+// ------------------------------------------------------------------- rereg
+// ibv_rereg_mr(3) in place: the keys stay, and the very next work request
+// (of either side) sees the new registration.
+TEST_F(Extras, ReregAccessIsSeenByTheNextRdma)
+{
+	pair();
+	const uint32_t rkey = b.mr->rkey;
+	fill_a(0, 64, 3);
+	ASSERT_EQ(ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ),
+		  0);
+	EXPECT_EQ(b.mr->rkey, rkey) << "the keys stay";
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 1, 0, 64, IBV_SEND_SIGNALED, b.addr(0), rkey), 0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_REM_ACCESS_ERR) << "remote write was taken away";
+	// A fresh pair, the access given back: the same rkey works again.
+	Endpoint x, y;
+	ASSERT_NO_FATAL_FAILURE(x.open());
+	ASSERT_NO_FATAL_FAILURE(y.open());
+	ASSERT_NO_FATAL_FAILURE(x.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(y.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(x.connect(y.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(y.connect(x.qp->qp_num));
+	const uint32_t yk = y.mr->rkey;
+	ASSERT_EQ(ibv_rereg_mr(y.mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+			       IBV_ACCESS_LOCAL_WRITE),
+		  0);
+	ASSERT_EQ(ibv_rereg_mr(y.mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, kAccessAll),
+		  0);
+	for (int i = 0; i < 64; i++)
+		x.buf[i] = static_cast<unsigned char>(i + 1);
+	ASSERT_EQ(x.post_send(IBV_WR_RDMA_WRITE, 2, 0, 64, IBV_SEND_SIGNALED, y.addr(0), yk), 0);
+	c = poll_n(x.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, std::memcmp(x.buf.data(), y.buf.data(), 64));
+}
+
+TEST_F(Extras, ReregTranslationMovesWhereTheSameKeyLands)
+{
+	pair();
+	std::vector<unsigned char> other(8192, 0);
+	const uint32_t rkey = b.mr->rkey, lkey = b.mr->lkey;
+	ASSERT_EQ(ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, other.data(),
+			       other.size(), 0),
+		  0);
+	EXPECT_EQ(b.mr->rkey, rkey);
+	EXPECT_EQ(b.mr->lkey, lkey);
+	EXPECT_EQ(b.mr->addr, other.data());
+	fill_a(0, 100, 9);
+	auto raddr = reinterpret_cast<uint64_t>(other.data()) + 500;
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 1, 0, 100, IBV_SEND_SIGNALED, raddr, rkey), 0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, std::memcmp(a.buf.data(), other.data() + 500, 100));
+	// Receives through the re-registered MR land in the new buffer, with
+	// the same lkey (no flush: the registration is the one in effect).
+	ibv_sge s{reinterpret_cast<uint64_t>(other.data()) + 2000, 64, lkey};
+	ibv_recv_wr rw{}, *bad = nullptr;
+	rw.wr_id = 7;
+	rw.sg_list = &s;
+	rw.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(b.qp, &rw, &bad), 0);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 2, 0, 64), 0);
+	auto r = poll_n(b.rcq, 1);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, std::memcmp(a.buf.data(), other.data() + 2000, 64));
+	ASSERT_EQ(poll_n(a.scq, 1).size(), 1u);
+	// The old buffer is no longer registered: the old range is refused.
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 3, 0, 8, IBV_SEND_SIGNALED, b.addr(0), rkey), 0);
+	c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(Extras, ReregPdDecidesWhichQpMayUseTheMr)
+{
+	pair();
+	ibv_pd *pd2 = ibv_alloc_pd(b.ctx);
+	ASSERT_NE(pd2, nullptr);
+	ASSERT_EQ(ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_PD, pd2, nullptr, 0, 0), 0);
+	EXPECT_EQ(b.mr->pd, pd2);
+	EXPECT_EQ(ibv_dealloc_pd(pd2), EBUSY) << "the MR depends on its new PD now";
+	// b's QP is on the old PD: the rkey is not good for it any more.
+	fill_a(0, 16, 1);
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 1, 0, 16, IBV_SEND_SIGNALED, b.addr(0), b.mr->rkey),
+		  0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_REM_ACCESS_ERR);
+	ASSERT_EQ(ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_PD, b.pd, nullptr, 0, 0), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd2), 0) << "and no longer";
+}
+
+TEST_F(Extras, ReregMisuseChangesNothing)
+{
+	void *addr = b.mr->addr;
+	const uint32_t rkey = b.mr->rkey;
+	errno = 0;
+	EXPECT_EQ(ibv_rereg_mr(b.mr, 0, nullptr, nullptr, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(ibv_rereg_mr(b.mr, 1 << 5, nullptr, nullptr, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	// Remote write without local write: EINVAL from the device.
+	errno = 0;
+	EXPECT_EQ(ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+			       IBV_ACCESS_REMOTE_WRITE),
+		  IBV_REREG_MR_ERR_CMD);
+	EXPECT_EQ(errno, EINVAL);
+	// Memory that is not mapped: EFAULT.
+	errno = 0;
+	EXPECT_EQ(ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr,
+			       reinterpret_cast<void *>(0x10000), 4096, 0),
+		  IBV_REREG_MR_ERR_CMD);
+	EXPECT_EQ(errno, EFAULT);
+	EXPECT_EQ(b.mr->addr, addr);
+	EXPECT_EQ(b.mr->rkey, rkey);
+	// Still registered as before.
+	pair();
+	fill_a(0, 16, 2);
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 1, 0, 16, IBV_SEND_SIGNALED, b.addr(0), rkey), 0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
 }
 
 } // namespace

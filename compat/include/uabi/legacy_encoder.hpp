@@ -80,6 +80,9 @@ class Encoder
 
 	Result<MrInfo> reg_mr(Handle pd, const void *addr, std::size_t length, std::uint64_t hca_va,
 			      int access);
+	// IBV_REREG_MR_* flags; the fields a flag does not name are ignored.
+	Result<MrInfo> rereg_mr(Handle mr, int flags, Handle pd, const void *addr, std::size_t length,
+				std::uint64_t hca_va, int access);
 	Result<void> dereg_mr(Handle mr);
 	Result<LegacyMw> alloc_mw(Handle pd, ibv_mw_type type);
 	Result<void> dealloc_mw(Handle mw);

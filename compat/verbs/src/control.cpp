@@ -258,9 +258,9 @@ UABI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	});
 }
 
-// ibv_rereg_mr(3): the same struct ibv_mr afterwards, with new keys (the
-// man page allows them to change).  The new registration is made first and
-// the old one dropped after, so a failure leaves the MR as it was.
+// ibv_rereg_mr(3): in place, on the same keys, so that a peer's rkey and
+// the very next work request see the new registration; a failure leaves the
+// MR as it was.
 UABI_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			     size_t length, int access)
 {
@@ -280,20 +280,14 @@ UABI_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 		std::uint64_t niova = (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
 					  ? reinterpret_cast<std::uintptr_t>(addr)
 					  : vmr(mr)->iova;
-		auto r = ctl.reg_mr(npd->handle, naddr, nlen, nacc, niova);
+		auto r = ctl.rereg_mr(mr->handle, flags, npd->handle, naddr, nlen, niova, nacc);
 		if (!r)
 			return r.error();
-		auto d = ctl.dereg_mr(mr->handle);
-		if (!d) {
-			(void)ctl.dereg_mr(r->handle);
-			return d.error();
-		}
 		vmr(mr)->access = nacc;
 		vmr(mr)->iova = niova;
 		mr->pd = npd;
 		mr->addr = naddr;
 		mr->length = nlen;
-		mr->handle = r->handle;
 		mr->lkey = r->lkey;
 		mr->rkey = r->rkey;
 		return 0;

@@ -180,6 +180,26 @@ Result<MrInfo> Control::reg_mr(Handle pd, const void *addr, std::uint64_t length
 	return ctx_->reg_mr(Ref(pd), addr, length, access, iova);
 }
 
+Result<uabi_mr_keys> Control::rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
+					std::uint64_t length, std::uint64_t iova, unsigned access)
+{
+	WRITE_PATH({
+		auto r = enc_->rereg_mr(mr, flags, pd, addr, std::size_t(length), iova, int(access));
+		if (!r)
+			return make_error(r.error());
+		return uabi_mr_keys{r->lkey, r->rkey};
+	});
+	uabi_mr_reg reg{};
+	reg.addr = reinterpret_cast<std::uintptr_t>(addr);
+	reg.length = length;
+	reg.iova = iova;
+	reg.access = access;
+	std::optional<Ref> p;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		p = Ref(pd);
+	return ctx_->rereg_mr(mr, std::uint32_t(flags), p, reg);
+}
+
 Result<void> Control::dereg_mr(Handle mr)
 {
 	WRITE_PATH(return enc_->dereg_mr(mr));

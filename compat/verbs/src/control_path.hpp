@@ -66,6 +66,9 @@ class Control
 
 	Result<MrInfo> reg_mr(Handle pd, const void *addr, std::uint64_t length,
 			      std::uint32_t access, std::uint64_t iova);
+	// In place, the keys stay (IBV_REREG_MR_* flags).
+	Result<uabi_mr_keys> rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
+				      std::uint64_t length, std::uint64_t iova, unsigned access);
 	Result<void> dereg_mr(Handle mr);
 
 	Result<EvqInfo> create_comp_channel();

@@ -62,10 +62,21 @@ enum {
 /* CREATE, DESTROY: no attributes. */
 
 /* -------------------------------------------------------------------- MR */
+/* MODIFY re-registers in place (ibv_rereg_mr(3)): the keys stay, and the
+ * very next work request sees the new registration. */
 enum {
-	UABI_ATTR_MR_PD = 1,		/* in handle */
-	UABI_ATTR_MR_REG,		/* in struct uabi_mr_reg */
+	UABI_ATTR_MR_PD = 1,		/* in handle; MODIFY: the new PD */
+	UABI_ATTR_MR_REG,		/* in struct uabi_mr_reg; MODIFY: the new
+					 * translation and/or access */
 	UABI_ATTR_MR_KEYS,		/* out struct uabi_mr_keys */
+	UABI_ATTR_MR_REREG_FLAGS,	/* MODIFY: in __u32 UABI_MR_REREG_* */
+};
+
+/* What a MODIFY of an MR changes (enum ibv_rereg_mr_flags). */
+enum {
+	UABI_MR_REREG_TRANSLATION = 1u << 0,	/* addr, length, iova */
+	UABI_MR_REREG_PD = 1u << 1,
+	UABI_MR_REREG_ACCESS = 1u << 2,
 };
 
 /* -------------------------------------------------------------------- CQ */

@@ -204,6 +204,19 @@ static int sw_reg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 	return 0;
 }
 
+/* The same key, the new registration: the entry is republished under its
+ * sequence counter, so the next lookup of the data path sees it whole. */
+static int sw_rereg_mr(struct uabi_device *dev, struct uabi_mr *mr,
+		       const struct uabi_mr_reg *reg, struct uabi_pd *pd)
+{
+	struct uabi_mr next = *mr;
+
+	next.reg = *reg;
+	next.pd = pd;
+	sw_arena_mr_publish(sw_dom_of_ctx(mr->ctx), &next, mr->lkey >> 8);
+	return 0;
+}
+
 static void sw_dereg_mr(struct uabi_device *dev, struct uabi_mr *mr)
 {
 	struct sw_domain *dom = sw_dom_of_ctx(mr->ctx);
@@ -717,6 +730,7 @@ static const struct uabi_device_ops sw_ops = {
 	.dealloc_pd = sw_dealloc_pd,
 	.reg_mr = sw_reg_mr,
 	.dereg_mr = sw_dereg_mr,
+	.rereg_mr = sw_rereg_mr,
 	.create_cq = sw_create_cq,
 	.resize_cq = sw_resize_cq,
 	.destroy_cq = sw_destroy_cq,

@@ -202,6 +202,9 @@ int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
 /* Records that @uobj needs @dep (same context) for its whole life:
  * @dep cannot be destroyed (-EBUSY) until @uobj is. */
 int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep);
+/* @uobj needs @to instead of @from from now on (a re-registered MR's PD). */
+void uabi_uobj_replace_dep(struct uabi_uobject *uobj, struct uabi_uobject *from,
+			   struct uabi_uobject *to);
 
 /* ------------------------------------------------------------------ users */
 /*

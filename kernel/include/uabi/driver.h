@@ -22,6 +22,10 @@ struct uabi_device_ops {
 	/* Fills mr->lkey / mr->rkey. */
 	int (*reg_mr)(struct uabi_device *dev, struct uabi_mr *mr);
 	void (*dereg_mr)(struct uabi_device *dev, struct uabi_mr *mr);
+	/* In place, keys unchanged: @mr still holds the old registration,
+	 * @reg and @pd are the new one (the core stores them on success). */
+	int (*rereg_mr)(struct uabi_device *dev, struct uabi_mr *mr,
+			const struct uabi_mr_reg *reg, struct uabi_pd *pd);
 	/* May round cq->cqe up. */
 	int (*create_cq)(struct uabi_device *dev, struct uabi_cq *cq);
 	int (*resize_cq)(struct uabi_device *dev, struct uabi_cq *cq, u32 cqe);

@@ -186,6 +186,10 @@ public:
 	Result<MrInfo> reg_mr(Ref pd, const void *addr, std::uint64_t length,
 			      std::uint32_t access,
 			      std::optional<std::uint64_t> iova = {});
+	// ibv_rereg_mr(3) in place (the keys stay): @flags UABI_MR_REREG_*;
+	// @pd for _PD, @reg's translation and/or access for the others.
+	Result<uabi_mr_keys> rereg_mr(Handle mr, std::uint32_t flags, std::optional<Ref> pd,
+				      const uabi_mr_reg &reg);
 	Result<void> dereg_mr(Handle mr);
 
 	Result<CqInfo> create_cq(std::uint32_t cqe, std::optional<Ref> channel = {},
