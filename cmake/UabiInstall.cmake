@@ -21,6 +21,11 @@ if(TARGET uabi_verbs)
   install(TARGETS uabi_verbs uabi_legacy_preload
     LIBRARY DESTINATION ${UABI_INSTALL_VERBSDIR} COMPONENT runtime NAMELINK_SKIP)
 endif()
+# The umad shim `uabi run` preloads beside it (docs/fsview.md).
+if(TARGET uabi_umad)
+  install(TARGETS uabi_umad
+    LIBRARY DESTINATION ${UABI_INSTALL_VERBSDIR} COMPONENT runtime)
+endif()
 
 # libuabi for new-uAPI programs: the library, its headers (<uabi/*.hpp> and
 # the uAPI's <rdma/uabi*.h>), and the files that find them.

@@ -135,4 +135,9 @@ std::string verbs_library_under(const std::string &prefix)
 	return join(prefix, UABI_REL_VERBSDIR "/libibverbs.so.1");
 }
 
+std::string umad_library_under(const std::string &prefix)
+{
+	return join(prefix, UABI_REL_VERBSDIR "/libuabi_umad.so");
+}
+
 } // namespace uabi::paths

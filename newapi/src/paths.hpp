@@ -24,5 +24,6 @@ std::string install_prefix(std::string *where = nullptr);
 // Paths of the parts under a prefix.
 std::string daemon_under(const std::string &prefix);
 std::string verbs_library_under(const std::string &prefix);
+std::string umad_library_under(const std::string &prefix);
 
 } // namespace uabi::paths

@@ -10,6 +10,7 @@
 #include "paths.hpp"
 
 #include <uabi/client.hpp>
+#include <uabi/fsview.hpp>
 #include <uabi/transport_daemon.hpp>
 
 #include <cerrno>
@@ -492,6 +493,33 @@ bool verbs_library(std::string *out)
 	return true;
 }
 
+// The umad shim `uabi run` preloads after the drop-in library: the same
+// rules as verbs_library(), UABI_UMAD_LIB overriding (empty: none).
+bool umad_library(std::string *out)
+{
+	if (const char *lib = std::getenv("UABI_UMAD_LIB")) {
+		*out = lib;
+		return true;
+	}
+	if (*UABI_UMAD_LIB && paths::in_build_tree()) {
+		*out = UABI_UMAD_LIB;
+		return true;
+	}
+	std::string prefix = paths::install_prefix();
+	if (prefix.empty()) {
+		out->clear();	// verbs_library() already said why
+		return true;
+	}
+	std::string lib = paths::umad_library_under(prefix);
+	if (::access(lib.c_str(), R_OK) != 0) {
+		std::fprintf(stderr, "uabi: run: the umad shim %s: %s\n", lib.c_str(),
+			     std::strerror(errno));
+		return false;
+	}
+	*out = lib;
+	return true;
+}
+
 int cmd_run(char **argv)
 {
 	if (!argv || !argv[0]) {
@@ -504,6 +532,10 @@ int cmd_run(char **argv)
 	auto r = resolve_backend();
 	if (!r)
 		return kExitUsage;
+	if (auto m = fsview::mode_from_env(); !m) {
+		std::fprintf(stderr, "uabi: UABI_FSVIEW: auto|namespace|sysfs-path|off\n");
+		return kExitUsage;
+	}
 	// Pin what "auto" resolved to now, so CMD and everything it starts
 	// agree on one backend (and one daemon).
 	::setenv("UABI_BACKEND", backend_name(r->backend), 1);
@@ -516,11 +548,26 @@ int cmd_run(char **argv)
 		::setenv("UABI_SOCKET", p->socket.c_str(), 1);
 	}
 	// Unmodified libibverbs programs get the drop-in library first, so
-	// that their ibv_* calls reach the backend chosen above.
+	// that their ibv_* calls reach the backend chosen above, then the umad
+	// shim (docs/fsview.md).
+	std::string umad_lib;
+	if (!umad_library(&umad_lib))
+		return kExitFail;
+	if (!umad_lib.empty())
+		preload += (preload.empty() ? "" : ":") + umad_lib;
 	if (const char *old = std::getenv("LD_PRELOAD"); old && *old)
 		preload += (preload.empty() ? "" : ":") + std::string(old);
 	if (!preload.empty())
 		::setenv("LD_PRELOAD", preload.c_str(), 1);
+	// The device as the file system shows it: /dev/infiniband and the
+	// sysfs tree, made from the device's answers, seen by CMD and all it
+	// starts (UABI_FSVIEW=off: nothing).
+	if (auto v = fsview::prepare_for_run(r->backend); !v)
+		std::fprintf(stderr, "uabi: run: no view of the device in /sys and /dev: %s\n",
+			     std::strerror(v.error()));
+	else if (!v->reason.empty())
+		std::fprintf(stderr, "uabi: run: %s; the device's sysfs tree is in SYSFS_PATH=%s\n",
+			     v->reason.c_str(), v->root.c_str());
 	::execvp(argv[0], argv);
 	std::fprintf(stderr, "uabi: run: %s: %s\n", argv[0], std::strerror(errno));
 	return errno == ENOENT ? 127 : 126;
@@ -532,7 +579,8 @@ void usage(FILE *f)
 			"  status             backend in use, daemon, devices, contexts, objects\n"
 			"  objects            table of live objects (daemon backend)\n"
 			"  run [--] CMD ARGS  run CMD on the drop-in libibverbs (LD_PRELOAD)\n"
-			"                     with UABI_BACKEND / UABI_SOCKET set\n"
+			"                     with UABI_BACKEND / UABI_SOCKET set, seeing the\n"
+			"                     device in /dev/infiniband and /sys (UABI_FSVIEW)\n"
 			"  daemon start|stop  start or stop uabid\n"
 			"options (before or after the command; for run, before CMD):\n"
 			"  --json             machine-readable output (status, objects)\n"

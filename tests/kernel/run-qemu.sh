@@ -19,6 +19,14 @@
 # With --security (tests/security's attacks program, and --placement), the
 # attacks of docs/security.md run as uid 65534 beside a root victim.
 #
+# With --probes (the `uabi` tool; --probes-check, --probes-abuse,
+# --probes-verbs-lib and --probes-umad-lib name check_sysfs, umad_abuse,
+# the drop-in libibverbs.so.1 and libuabi_umad.so), the guest runs
+# tests/probes/run_probes.sh on the kernel backend, as root and as uid
+# 65534 (a user namespace): check_sysfs, umad_abuse and the unmodified
+# infiniband-diags and srptools binaries of this host, packed with their
+# shared libraries at the same paths (and setpriv, to change uid).
+#
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
 # string, split at spaces) and prints its JSON, which --bench-out saves on
@@ -27,6 +35,8 @@
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
 #                    [--e2e BIN] [--xrc BIN]... [--placement BIN] [--security BIN]
+#                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
+#                     --probes-verbs-lib LIB --probes-umad-lib LIB]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
@@ -37,7 +47,7 @@
 #   build/tests/kernel/qemu), never into the source tree.
 # Exit status 0 only if every step passed.  Missing tools FAIL the test.
 #
-# Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 1500),
+# Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 1650),
 # UABI_CONFORMANCE_FILTER (a --gtest_filter for both conformance runs, for
 # debugging; unset in CI), UABI_QEMU_ONLY (for debugging: the guest runs
 # only the steps named, e.g. "placement security"; unset in CI).
@@ -52,12 +62,13 @@ e2e=""
 xrc=()
 placement=""
 security=""
+probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad=""
 bench=""
 bench_args=""
 bench_out=""
 bench_only=0
 vmlinuz=""
-timeout_s=${UABI_QEMU_TIMEOUT:-1500}
+timeout_s=${UABI_QEMU_TIMEOUT:-1650}
 smp=${UABI_QEMU_SMP:-2}
 
 die() {
@@ -75,13 +86,18 @@ while (($#)); do
 	--xrc) xrc+=("$2"); shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
 	--security) security=$2; shift 2 ;;
+	--probes) probes=$2; shift 2 ;;
+	--probes-check) probes_check=$2; shift 2 ;;
+	--probes-abuse) probes_abuse=$2; shift 2 ;;
+	--probes-verbs-lib) probes_verbs=$2; shift 2 ;;
+	--probes-umad-lib) probes_umad=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
 	--bench-out) bench_out=$2; shift 2 ;;
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,44p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,53p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -135,7 +151,7 @@ kdir=/lib/modules/$kver/build
 if ((bench_only)); then
 	[[ -n $bench ]] || die "--bench-only without --bench"
 	[[ -z $conformance && -z $abuse && -z $e2e && -z $placement && -z $security &&
-	   ${#xrc[@]} -eq 0 ]] ||
+	   -z $probes && ${#xrc[@]} -eq 0 ]] ||
 		die "--bench-only runs no test binary"
 elif [[ -z $conformance || -z $abuse ]]; then
 	bdir=$root/build
@@ -158,6 +174,20 @@ fi
 for b in "${xrc[@]}"; do
 	[[ -x $b ]] || die "xrc binary '$b' not found"
 done
+# The diagnostics the probes run, from this host's packages.
+probes_progs=(ibstat ibstatus ibaddr sminfo perfquery smpquery ibnetdiscover iblinkinfo
+	saquery srp_daemon setpriv)
+probes_paths=()
+if [[ -n $probes ]]; then
+	for b in "$probes" "$probes_check" "$probes_abuse" "$probes_verbs" "$probes_umad"; do
+		[[ -n $b && -e $b ]] || die "--probes needs the tool, check_sysfs, umad_abuse and both libraries ('$b' not found)"
+	done
+	for prog in "${probes_progs[@]}"; do
+		p=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v "$prog") ||
+			die "$prog not found (packages infiniband-diags, srptools, util-linux: scripts/install-deps.sh)"
+		probes_paths+=("$p")
+	done
+fi
 [[ -n $work ]] || work=$root/build/tests/kernel/qemu
 mkdir -p "$work" || die "cannot create $work"
 work=$(cd "$work" && pwd)
@@ -233,6 +263,36 @@ fi
 for b in "${xrc[@]}"; do
 	pack_dynamic "$b" "xrc/$(basename "$b")"
 done
+# A program of this host at its own path with its shared libraries at
+# theirs (not in /e2e-libs: the real libibverbs.so.1 of srp_daemon must
+# not shadow the drop-in there).
+pack_host() {
+	local bin=$1 dest=${2:-$1} lib
+	mkdir -p "$(dirname "$rfs$dest")"
+	cp -L "$bin" "$rfs$dest" || die "copying $bin failed"
+	head -c 4 "$bin" | grep -q ELF || return 0 # a script (ibstatus)
+	for lib in $(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		[[ -e $rfs$lib ]] && continue
+		mkdir -p "$rfs$(dirname "$lib")"
+		cp -L "$lib" "$rfs$lib" || die "copying $lib failed"
+	done
+}
+if [[ -n $probes ]]; then
+	mkdir -p "$rfs/probes/lib"
+	for p in "${probes_paths[@]}"; do
+		pack_host "$p"
+	done
+	ln -sf srp_daemon "$rfs$(dirname "$(PATH=/usr/sbin:/usr/bin command -v srp_daemon)")/ibsrpdm"
+	pack_host "$probes" /probes/uabi
+	pack_host "$probes_check" /probes/check_sysfs
+	pack_host "$probes_abuse" /probes/umad_abuse
+	pack_host "$probes_verbs" /probes/lib/libibverbs.so.1
+	pack_host "$probes_umad" /probes/lib/libuabi_umad.so
+	for b in uabi check_sysfs umad_abuse lib/libibverbs.so.1 lib/libuabi_umad.so; do
+		strip --strip-debug "$rfs/probes/$b" || die "strip $b"
+	done
+	cp "$root/tests/probes/run_probes.sh" "$rfs/probes/run_probes.sh"
+fi
 if [[ -n $bench ]]; then
 	pack_dynamic "$bench" bench/bench_control
 	# One argument per line (none contains a space).

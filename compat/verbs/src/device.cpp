@@ -13,6 +13,7 @@
 #include <cstring>
 #include <endian.h>
 #include <fcntl.h>
+#include <mutex>
 #include <string>
 #include <unistd.h>
 
@@ -63,8 +64,8 @@ struct ibv_device g_device = [] {
 	d.transport_type = IBV_TRANSPORT_IB;
 	std::snprintf(d.name, sizeof(d.name), "%s", kDeviceName);
 	std::snprintf(d.dev_name, sizeof(d.dev_name), "uverbs0");
-	std::snprintf(d.dev_path, sizeof(d.dev_path), "/sys/class/infiniband_verbs/uverbs0");
-	std::snprintf(d.ibdev_path, sizeof(d.ibdev_path), "/sys/class/infiniband/%s", kDeviceName);
+	// dev_path and ibdev_path: set by ibv_get_device_list(), under
+	// ibv_get_sysfs_path() as libibverbs does.
 	return d;
 }();
 
@@ -257,8 +258,20 @@ ContextImpl *open_impl()
 } // namespace
 
 // ------------------------------------------------------------ device list
+UABI_EXPORT const char *ibv_get_sysfs_path(void);
+
 UABI_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
+	// The device's sysfs directories (under `uabi run` they exist,
+	// docs/fsview.md): where ibv_devinfo reads board_id.
+	static std::once_flag paths;
+	std::call_once(paths, [] {
+		const char *sys = ibv_get_sysfs_path();
+		std::snprintf(g_device.dev_path, sizeof(g_device.dev_path),
+			      "%s/class/infiniband_verbs/%s", sys, g_device.dev_name);
+		std::snprintf(g_device.ibdev_path, sizeof(g_device.ibdev_path),
+			      "%s/class/infiniband/%s", sys, g_device.name);
+	});
 	auto **list = static_cast<struct ibv_device **>(std::calloc(2, sizeof(struct ibv_device *)));
 	if (!list) {
 		errno = ENOMEM;
@@ -637,8 +650,9 @@ UABI_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 }
 
 // ---------------------------------------------------------------- sysfs
-// The software device has no sysfs presence: reads of its paths fail as
-// they would for an absent attribute; other paths are read for real.
+// Paths are read for real.  Under `uabi run` the software device's sysfs
+// directory exists, made from its answers (docs/fsview.md); without it,
+// reads of its paths fail as for an absent attribute.
 
 // Where sysfs is mounted, for librdmacm and providers that read it
 // themselves: $SYSFS_PATH (trailing slashes dropped) unless the process

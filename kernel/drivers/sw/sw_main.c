@@ -107,7 +107,9 @@ static int sw_query_port(struct uabi_device *dev, u32 port,
 	a->max_mtu = UABI_MTU_4096;
 	a->active_mtu = UABI_MTU_4096;
 	a->gid_tbl_len = 1;
-	a->port_cap_flags = 0;
+	/* IsSM: the port is its subnet's master SM (sm_lid == lid), and its
+	 * management agent answers SMInfo (docs/fsview.md). */
+	a->port_cap_flags = 1u << 1;
 	a->max_msg_sz = 1u << 31;
 	a->pkey_tbl_len = 1;
 	a->lid = UABI_SW_PORT_LID;

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The snapshot of the device's answers and the sysfs tree made from it
+// (docs/fsview.md, "The tree").
+#include <uabi/fsview.hpp>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+namespace uabi::fsview {
+
+namespace {
+
+std::string printf_str(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string printf_str(const char *fmt, ...)
+{
+	char b[256];
+	va_list ap;
+	va_start(ap, fmt);
+	std::vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	return b;
+}
+
+// The first line of a small file, without its newline; empty when absent.
+std::string read_line(const std::string &path, std::size_t max)
+{
+	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return {};
+	std::string s(max, '\0');
+	ssize_t n = ::read(fd, s.data(), max);
+	::close(fd);
+	if (n <= 0)
+		return {};
+	s.resize(std::size_t(n));
+	if (auto nl = s.find('\n'); nl != std::string::npos)
+		s.resize(nl);
+	return s;
+}
+
+} // namespace
+
+// ------------------------------------------------------------- snapshot
+std::string default_node_desc(const std::string &device)
+{
+	char host[256] = "";
+	if (::gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		std::snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	// rdma-ndd's default: the short host name, then the device.
+	if (char *dot = std::strchr(host, '.'))
+		*dot = '\0';
+	std::string d = std::string(host) + " " + device;
+	if (d.size() > 64)
+		d.resize(64);
+	return d;
+}
+
+Result<Snapshot> query(Context &ctx)
+{
+	auto dev = ctx.query_device();
+	if (!dev)
+		return make_error(dev.error());
+	Snapshot s;
+	s.name = dev->name;
+	s.attr = dev->attr;
+	for (std::uint32_t n = 1; n <= s.attr.phys_port_cnt; n++) {
+		auto pa = ctx.query_port(n);
+		if (!pa)
+			return make_error(pa.error());
+		Port p;
+		p.num = n;
+		p.attr = *pa;
+		// Bounded by the tables' sizes the port reports (u32 and u16).
+		for (std::uint32_t i = 0; i < p.attr.gid_tbl_len && i < 256; i++) {
+			auto g = ctx.query_gid(n, i);
+			if (!g)
+				break;
+			p.gids.push_back(*g);
+		}
+		for (std::uint32_t i = 0; i < p.attr.pkey_tbl_len; i++) {
+			auto k = ctx.query_pkey(n, i);
+			if (!k)
+				break;
+			p.pkeys.push_back(*k);
+		}
+		s.ports.push_back(std::move(p));
+	}
+	s.node_desc = read_line("/sys/class/infiniband/" + s.name + "/node_desc", 64);
+	if (s.node_desc.empty())
+		s.node_desc = default_node_desc(s.name);
+	return s;
+}
+
+const Port *find_port(const Snapshot &s, std::uint32_t num)
+{
+	for (const Port &p : s.ports)
+		if (p.num == num)
+			return &p;
+	return nullptr;
+}
+
+static std::uint64_t be64_at(const std::uint8_t *b)
+{
+	std::uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+std::uint64_t port_guid(const Port &p)
+{
+	return p.gids.empty() ? 0 : be64_at(p.gids[0].data() + 8);
+}
+
+std::uint64_t gid_prefix(const Port &p)
+{
+	return p.gids.empty() ? 0 : be64_at(p.gids[0].data());
+}
+
+PortCounters port_counters(const Snapshot &, const Port &)
+{
+	return PortCounters{};
+}
+
+// ----------------------------------------------------------- formatting
+std::string fmt_guid(std::uint64_t g)
+{
+	return printf_str("%04x:%04x:%04x:%04x", unsigned(g >> 48) & 0xffff,
+			  unsigned(g >> 32) & 0xffff, unsigned(g >> 16) & 0xffff,
+			  unsigned(g) & 0xffff);
+}
+
+std::string fmt_gid(const Gid &g)
+{
+	std::string s;
+	for (int i = 0; i < 16; i += 2)
+		s += printf_str("%s%02x%02x", i ? ":" : "", g[i], g[i + 1]);
+	return s;
+}
+
+std::string fmt_fw_ver(std::uint64_t v)
+{
+	return printf_str("%u.%u.%u", unsigned(v >> 32), unsigned((v >> 16) & 0xffff),
+			  unsigned(v & 0xffff));
+}
+
+std::string fmt_node_type(std::uint32_t t)
+{
+	static const char *const n[] = {"<unknown>", "CA", "switch", "router", "RNIC",
+					"usNIC", "usNIC UDP", "unspecified"};
+	return printf_str("%u: %s", t, t < sizeof(n) / sizeof(n[0]) ? n[t] : "<unknown>");
+}
+
+std::string fmt_port_state(std::uint32_t s)
+{
+	static const char *const n[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+	return printf_str("%u: %s", s, s < sizeof(n) / sizeof(n[0]) ? n[s] : "UNKNOWN");
+}
+
+std::string fmt_phys_state(std::uint32_t p)
+{
+	static const char *const n[] = {"<unknown>", "Sleep", "Polling", "Disabled",
+					"PortConfigurationTraining", "LinkUp",
+					"LinkErrorRecovery", "Phy Test"};
+	return printf_str("%u: %s", p, p < sizeof(n) / sizeof(n[0]) ? n[p] : "<unknown>");
+}
+
+int width_to_int(std::uint8_t w)
+{
+	switch (w) {
+	case 1: return 1;
+	case 2: return 4;
+	case 4: return 8;
+	case 8: return 12;
+	case 16: return 2;
+	}
+	return 0;
+}
+
+std::string fmt_rate(std::uint8_t width, std::uint8_t speed)
+{
+	const char *name = " SDR";
+	int rate = 25; // deci-Gb/s per lane; unknown speeds count as SDR, as Linux does
+	switch (speed) {
+	case 2: name = " DDR"; rate = 50; break;
+	case 4: name = " QDR"; rate = 100; break;
+	case 8: name = " FDR10"; rate = 100; break;
+	case 16: name = " FDR"; rate = 140; break;
+	case 32: name = " EDR"; rate = 250; break;
+	case 64: name = " HDR"; rate = 500; break;
+	case 128: name = " NDR"; rate = 1000; break;
+	default: break;
+	}
+	int lanes = width_to_int(width);
+	rate *= lanes;
+	return printf_str("%d%s Gb/sec (%dX%s)", rate / 10, rate % 10 ? ".5" : "", lanes, name);
+}
+
+std::string fmt_link_layer(std::uint8_t ll)
+{
+	// IBV_LINK_LAYER_UNSPECIFIED (0) is InfiniBand, as for libibverbs.
+	switch (ll) {
+	case 0:
+	case 1: return "InfiniBand";
+	case 2: return "Ethernet";
+	}
+	return "Unknown";
+}
+
+// ----------------------------------------------------------------- tree
+Result<DevNode> dev_node(const std::string &name, const std::string &source)
+{
+	struct stat st;
+	if (::stat(source.c_str(), &st) != 0)
+		return make_error(errno);
+	if (!S_ISCHR(st.st_mode))
+		return make_error(ENOTTY);
+	return DevNode{name, source, major(st.st_rdev), minor(st.st_rdev)};
+}
+
+Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
+{
+	Tree t;
+	auto dir = [&](const std::string &d) { t.dirs.push_back(d); };
+	auto file = [&](const std::string &p, const std::string &v, bool w = false) {
+		t.files.push_back({p, v + "\n", w});
+	};
+	auto empty = [&](const std::string &p) { t.files.push_back({p, "", false}); };
+	auto dec = [](std::uint64_t v) { return std::to_string(v); };
+	auto hex = [](const char *fmt, unsigned v) { return printf_str(fmt, v); };
+
+	t.class_entries = {"infiniband", "infiniband_verbs", "infiniband_mad"};
+	const std::string ib = "class/infiniband/" + s.name;
+	dir("class");
+	dir("class/infiniband");
+	dir(ib);
+	file(ib + "/node_type", fmt_node_type(1)); // the software device is a CA
+	file(ib + "/node_guid", fmt_guid(s.attr.node_guid));
+	file(ib + "/sys_image_guid", fmt_guid(s.attr.sys_image_guid));
+	file(ib + "/fw_ver", fmt_fw_ver(s.attr.fw_ver));
+	file(ib + "/hw_rev", hex("%x", s.attr.hw_ver));
+	// No board, no model number: the driver's name stands for both.
+	file(ib + "/hca_type", "uabi_sw");
+	file(ib + "/board_id", "uabi_sw");
+	file(ib + "/node_desc", s.node_desc, true);
+	// device/: the parent device's locality, which frameworks read to
+	// place buffers and threads.  The software device is no PCI function:
+	// no vendor or device file (its vendor id is an OUI, not a PCI id).
+	dir(ib + "/device");
+	file(ib + "/device/numa_node", "-1");
+	long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
+	if (cpus < 1)
+		cpus = 1;
+	file(ib + "/device/local_cpulist", cpus == 1 ? "0" : "0-" + dec(std::uint64_t(cpus - 1)));
+	{
+		// The cpumask, 32-bit words from the highest, as Linux prints it.
+		std::string mask;
+		long words = (cpus + 31) / 32;
+		for (long w = words - 1; w >= 0; w--) {
+			long bits = cpus - w * 32;
+			std::uint32_t v = bits >= 32 ? 0xffffffffu : ((1u << bits) - 1);
+			mask += printf_str("%s%08x", mask.empty() ? "" : ",", v);
+		}
+		file(ib + "/device/local_cpus", mask);
+	}
+	dir(ib + "/ports");
+	for (const Port &p : s.ports) {
+		const std::string pd = ib + "/ports/" + dec(p.num);
+		const uabi_port_attr &a = p.attr;
+		dir(pd);
+		file(pd + "/state", fmt_port_state(a.state));
+		file(pd + "/phys_state", fmt_phys_state(a.phys_state));
+		file(pd + "/lid", hex("0x%x", a.lid));
+		file(pd + "/sm_lid", hex("0x%x", a.sm_lid));
+		file(pd + "/lid_mask_count", dec(a.lmc));
+		file(pd + "/sm_sl", dec(a.sm_sl));
+		file(pd + "/cap_mask", hex("0x%08x", a.port_cap_flags));
+		file(pd + "/rate", fmt_rate(a.active_width, a.active_speed));
+		file(pd + "/link_layer", fmt_link_layer(a.link_layer));
+		dir(pd + "/gids");
+		dir(pd + "/gid_attrs");
+		dir(pd + "/gid_attrs/types");
+		dir(pd + "/gid_attrs/ndevs");
+		for (std::size_t i = 0; i < p.gids.size(); i++) {
+			file(pd + "/gids/" + dec(i), fmt_gid(p.gids[i]));
+			// ibv_query_gid_type(): IB GIDs are type 0.
+			file(pd + "/gid_attrs/types/" + dec(i), "IB/RoCE v1");
+			// An InfiniBand GID has no net device: Linux answers EINVAL
+			// to a read; a file can only be empty.
+			empty(pd + "/gid_attrs/ndevs/" + dec(i));
+		}
+		dir(pd + "/pkeys");
+		for (std::size_t i = 0; i < p.pkeys.size(); i++)
+			file(pd + "/pkeys/" + dec(i), hex("0x%04x", p.pkeys[i]));
+		dir(pd + "/counters");
+		const PortCounters c = port_counters(s, p);
+		const std::pair<const char *, std::uint64_t> counters[] = {
+			{"symbol_error", c.symbol_error},
+			{"link_error_recovery", c.link_error_recovery},
+			{"link_downed", c.link_downed},
+			{"port_rcv_errors", c.port_rcv_errors},
+			{"port_rcv_remote_physical_errors", c.port_rcv_remote_physical_errors},
+			{"port_rcv_switch_relay_errors", c.port_rcv_switch_relay_errors},
+			{"port_xmit_discards", c.port_xmit_discards},
+			{"port_xmit_constraint_errors", c.port_xmit_constraint_errors},
+			{"port_rcv_constraint_errors", c.port_rcv_constraint_errors},
+			{"local_link_integrity_errors", c.local_link_integrity_errors},
+			{"excessive_buffer_overrun_errors", c.excessive_buffer_overrun_errors},
+			{"VL15_dropped", c.vl15_dropped},
+			{"port_xmit_data", c.port_xmit_data},
+			{"port_rcv_data", c.port_rcv_data},
+			{"port_xmit_packets", c.port_xmit_packets},
+			{"port_rcv_packets", c.port_rcv_packets},
+			{"port_xmit_wait", c.port_xmit_wait},
+		};
+		for (const auto &[name, v] : counters)
+			file(pd + "/counters/" + name, dec(v));
+	}
+
+	// The uverbs device: its ABI and its node.
+	auto uverbs = dev_node("uverbs0", src.uverbs);
+	if (!uverbs)
+		return make_error(uverbs.error());
+	t.nodes.push_back(*uverbs);
+	dir("class/infiniband_verbs");
+	file("class/infiniband_verbs/abi_version", dec(kVerbsAbiVersion));
+	const std::string uv = "class/infiniband_verbs/uverbs0";
+	dir(uv);
+	file(uv + "/ibdev", s.name);
+	file(uv + "/abi_version", dec(kVerbsAbiVersion));
+	file(uv + "/dev", printf_str("%u:%u", uverbs->major, uverbs->minor));
+	t.links.push_back({uv + "/device", "../../infiniband/" + s.name + "/device"});
+
+	// One umad and one issm device per port, numbered in port order.
+	dir("class/infiniband_mad");
+	file("class/infiniband_mad/abi_version", dec(kMadAbiVersion));
+	for (std::size_t i = 0; i < s.ports.size(); i++) {
+		for (const char *kind : {"umad", "issm"}) {
+			std::string name = kind + dec(i);
+			auto n = dev_node(name, src.mad);
+			if (!n)
+				return make_error(n.error());
+			t.nodes.push_back(*n);
+			const std::string d = "class/infiniband_mad/" + name;
+			dir(d);
+			file(d + "/ibdev", s.name);
+			file(d + "/port", dec(s.ports[i].num));
+			file(d + "/dev", printf_str("%u:%u", n->major, n->minor));
+		}
+	}
+
+	// The connection manager's hook: its node and class/misc/rdma_cm,
+	// once a backend has one (NodeSources::rdma_cm).
+	if (!src.rdma_cm.empty()) {
+		auto cm = dev_node("rdma_cm", src.rdma_cm);
+		if (!cm)
+			return make_error(cm.error());
+		t.nodes.push_back(*cm);
+		t.class_entries.push_back("misc");
+		dir("class/misc");
+		dir("class/misc/rdma_cm");
+		file("class/misc/rdma_cm/abi_version", "4");
+		file("class/misc/rdma_cm/dev", printf_str("%u:%u", cm->major, cm->minor));
+	}
+	return t;
+}
+
+} // namespace uabi::fsview
