@@ -96,6 +96,23 @@ else
 		done
 	fi
 
+	# Present only when run-qemu.sh got --extras: the verbs beyond the basics
+	# (timestamps, atomic write, rereg, memory windows, multicast with
+	# member processes) on the module, both copy kinds, both control paths.
+	if [ -x /e2e_verbs_extras ] && want extras; then
+		for run in 0:new 1:new 0:write; do
+			vm=${run%%:*} path=${run#*:}
+			echo "UABI-KERNEL-EXTRAS-BEGIN: UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path"
+			LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+				UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path timeout 600 \
+				/e2e_verbs_extras --gtest_color=no
+			rc=$?
+			echo "UABI-KERNEL-EXTRAS-END: exit $rc"
+			[ $rc -eq 0 ] && step "e2e_verbs_extras(vm=$vm,path=$path)" PASS ||
+				step "e2e_verbs_extras(vm=$vm,path=$path)" FAIL
+		done
+	fi
+
 	# Present only when run-qemu.sh got --placement: in-order placement
 	# between two processes through the module's arena, every mode.
 	if [ -x /placement ] && want placement; then
@@ -165,14 +182,14 @@ else
 	# processes sharing one receive QP through the module (tests/xrc), with
 	# each control path.
 	if [ -x /xrc/ofed_xrc_mpi ] && [ -x /xrc/ofed_xrc_mixed ] && [ -x /xrc/upstream_xrc_peer ] &&
-		want xrc; then
+		[ -x /xrc/ofed_xrc_both ] && want xrc; then
 		for path in new write; do
-			for t in mpi mixed; do
-				if [ $t = mpi ]; then
-					set -- /xrc/ofed_xrc_mpi 100
-				else
-					set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20
-				fi
+			for t in mpi mixed both; do
+				case $t in
+				mpi) set -- /xrc/ofed_xrc_mpi 100 ;;
+				mixed) set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20 ;;
+				both) set -- /xrc/ofed_xrc_both 50 ;;
+				esac
 				echo "UABI-KERNEL-XRC-BEGIN: $t UABI_VERBS_PATH=$path"
 				LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
 					UABI_VERBS_PATH=$path TMPDIR=/tmp timeout 300 "$@"

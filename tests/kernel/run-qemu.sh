@@ -34,14 +34,16 @@
 # conformance or abuse binary is needed then).
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
-#                    [--e2e BIN] [--xrc BIN]... [--placement BIN] [--security BIN]
+#                    [--e2e BIN] [--extras BIN] [--xrc BIN]... [--placement BIN]
+#                    [--security BIN]
 #                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
 #                     --probes-verbs-lib LIB --probes-umad-lib LIB]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
-#   --e2e, --xrc and --placement take dynamically linked binaries: each is packed with
+#   --e2e, --extras (e2e_verbs_extras), --xrc and --placement take dynamically
+#   linked binaries: each is packed with
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
@@ -59,6 +61,7 @@ work=""
 conformance=""
 abuse=""
 e2e=""
+extras=""
 xrc=()
 placement=""
 security=""
@@ -83,6 +86,7 @@ while (($#)); do
 	--conformance) conformance=$2; shift 2 ;;
 	--abuse) abuse=$2; shift 2 ;;
 	--e2e) e2e=$2; shift 2 ;;
+	--extras) extras=$2; shift 2 ;;
 	--xrc) xrc+=("$2"); shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
 	--security) security=$2; shift 2 ;;
@@ -255,6 +259,7 @@ pack_dynamic() {
 	done
 }
 [[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
+[[ -z $extras ]] || pack_dynamic "$extras" e2e_verbs_extras
 [[ -z $security ]] || pack_dynamic "$security" security_attacks
 if [[ -n $placement ]]; then
 	pack_dynamic "$placement" placement
