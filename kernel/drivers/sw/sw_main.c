@@ -585,9 +585,7 @@ static int sw_arena_srq_limit(struct uabi_call *call)
 	mutex_lock(&dom->lock);
 	srq = dom->srq_table[slot - 1];
 	if (srq && sw_arena_srq_take_limit_event(dom, slot)) {
-		/* the SRQ is the type data of its uobject */
-		uobj = (struct uabi_uobject *)((u8 *)srq -
-					       offsetof(struct uabi_uobject, data));
+		uobj = uabi_uobj_of(srq);
 		ev.element = uobj->user_handle;
 		ev.object_handle = uobj->handle;
 		owner = srq->ctx;

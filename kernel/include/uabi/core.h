@@ -188,12 +188,20 @@ static inline void *uobj_data(struct uabi_uobject *uobj)
 	return uobj->data;
 }
 
+/* The uobject whose type data @data is (the inverse of uobj_data()): for
+ * drivers that keep the core's type structs (a struct uabi_srq...) in
+ * their tables and need the handle or user handle of one. */
+static inline struct uabi_uobject *uabi_uobj_of(void *data)
+{
+	return container_of(data, struct uabi_uobject, data);
+}
+
 /* objects.c: the only place that decides object lifetime. */
 struct uabi_uobject *uabi_uobj_lookup(struct uabi_context *ctx, u32 handle,
 				      u16 type, u8 access);
 void uabi_uobj_unlock(struct uabi_uobject *uobj, u8 access);
 /* Destroys a locked, committed object; -EBUSY if something depends on it. */
-int uabi_uobj_destroy(struct uabi_uobject *uobj);
+int uabi_uobj_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
 void uabi_uobj_commit(struct uabi_uobject *uobj);
 void uabi_uobj_abort(struct uabi_uobject *uobj);
 /* Takes the exclusive lock of an object found without the dispatcher. */
