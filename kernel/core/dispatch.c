@@ -316,7 +316,7 @@ static int exec_cmd(struct exec_state *st, u32 k)
 		ret = m->handler(&call);
 
 	if (!ret && m->handle_access == UABI_ACCESS_DESTROY) {
-		ret = uabi_uobj_destroy(call.target);
+		ret = uabi_uobj_destroy(call.target, UABI_DESTROY_USER);
 		if (!ret)
 			call.target = NULL;	/* gone, and its lock with it */
 	}
@@ -360,15 +360,17 @@ static void rollback(struct exec_state *st, u32 failed)
 					pc->created_type, UABI_ACCESS_DESTROY);
 		if (IS_ERR(uobj))
 			continue;
-		if (uobj->serial != pc->created_serial || uabi_uobj_destroy(uobj))
+		if (uobj->serial != pc->created_serial ||
+		    uabi_uobj_destroy(uobj, UABI_DESTROY_ROLLBACK))
 			uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 	}
 }
 
-int uabi_execute(struct uabi_context *ctx, void *buf, size_t len)
+int uabi_execute(struct uabi_context *ctx, void *buf, size_t len,
+		 void *host_call)
 {
 	struct uabi_msg_hdr *m = buf;
-	struct exec_state st = { .ctx = ctx, .msg = m };
+	struct exec_state st = { .ctx = ctx, .host_call = host_call, .msg = m };
 	u32 k;
 	int ret;
 

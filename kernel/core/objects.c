@@ -253,13 +253,13 @@ void uabi_uobj_abort(struct uabi_uobject *uobj)
 	kfree(uobj);
 }
 
-int uabi_uobj_destroy(struct uabi_uobject *uobj)
+int uabi_uobj_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	int ret;
 
 	if (atomic_read(&uobj->usecnt))
 		return -EBUSY;
-	ret = uobj->def->destroy ? uobj->def->destroy(uobj) : 0;
+	ret = uobj->def->destroy ? uobj->def->destroy(uobj, why) : 0;
 	if (ret)
 		return ret;
 	drop_deps(uobj);
@@ -350,13 +350,12 @@ void uabi_context_close(struct uabi_context *ctx)
 	struct uabi_device *dev = ctx->dev;
 	bool progress = true;
 
-	ctx->closing = true;
 	while (!list_empty(&ctx->objects) && progress) {
 		struct uabi_uobject *uobj, *next;
 
 		progress = false;
 		list_for_each_entry_safe(uobj, next, &ctx->objects, ctx_node) {
-			if (!uabi_uobj_destroy(uobj))
+			if (!uabi_uobj_destroy(uobj, UABI_DESTROY_CLOSE))
 				progress = true;
 		}
 	}

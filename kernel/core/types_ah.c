@@ -52,7 +52,7 @@ static int ah_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_AH_ATTR, &ah->attr, sizeof(ah->attr));
 }
 
-static int ah_destroy(struct uabi_uobject *uobj)
+static int ah_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 

@@ -69,7 +69,7 @@ static int cq_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_CQ_RESP, &resp, sizeof(resp));
 }
 
-static int cq_destroy(struct uabi_uobject *uobj)
+static int cq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 

@@ -62,7 +62,7 @@ static int evq_get_event(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_EVQ_EVENT, &ev, sizeof(ev));
 }
 
-static int evq_destroy(struct uabi_uobject *uobj)
+static int evq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_evq *evq = uobj_data(uobj);
 	struct uabi_context *ctx = uobj->ctx;

@@ -75,7 +75,7 @@ static int mr_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_MR_KEYS, &keys, sizeof(keys));
 }
 
-static int mr_destroy(struct uabi_uobject *uobj)
+static int mr_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 

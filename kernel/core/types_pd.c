@@ -14,7 +14,7 @@ static int pd_create(struct uabi_call *call)
 	return call->dev->ops->alloc_pd(call->dev, uobj_data(uobj));
 }
 
-static int pd_destroy(struct uabi_uobject *uobj)
+static int pd_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 

@@ -186,7 +186,7 @@ static int qp_create(struct uabi_call *call)
 
 err_destroy:
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, UABI_DESTROY_ROLLBACK);
 err_free:
 	kfree(qp);
 	return ret;
@@ -242,16 +242,16 @@ static int qp_query(struct uabi_call *call)
 	return 0;
 }
 
-int uabi_qp_handle_destroy(struct uabi_uobject *uobj)
+int uabi_qp_handle_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_qp_handle *h = uobj_data(uobj);
 	struct uabi_device *dev = uobj->ctx->dev;
 	struct uabi_qp *qp = h->qp;
 
 	if (qp_shared(qp))
-		return uabi_xrc_unregister(dev, h);
+		return uabi_xrc_unregister(dev, h, why);
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, why);
 	kfree(qp);
 	return 0;
 }

@@ -100,7 +100,7 @@ static int srq_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_SRQ_RESP, &resp, sizeof(resp));
 }
 
-static int srq_destroy(struct uabi_uobject *uobj)
+static int srq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 

@@ -90,7 +90,7 @@ static int xrcd_open(struct uabi_call *call)
 	return 0;
 }
 
-static int xrcd_destroy(struct uabi_uobject *uobj)
+static int xrcd_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_xrcd *xrcd = uobj_data(uobj);
 	struct uabi_device *dev = uobj->ctx->dev;
@@ -145,17 +145,18 @@ static struct uabi_qp *new_rcv_qp(struct uabi_device *dev, struct uabi_user *use
 
 err_destroy:
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, UABI_DESTROY_ROLLBACK);
 err_free:
 	kfree(qp);
 	return ERR_PTR(ret);
 }
 
-static void free_rcv_qp_locked(struct uabi_device *dev, struct uabi_qp *qp)
+static void free_rcv_qp_locked(struct uabi_device *dev, struct uabi_qp *qp,
+			       enum uabi_destroy_reason why)
 {
 	list_del(&qp->dev_node);
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, why);
 	xrcd_put_locked(dev, qp->xrcd);
 	kfree(qp);
 }
@@ -210,20 +211,21 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 
 err_fresh:
 	if (fresh)
-		free_rcv_qp_locked(dev, qp);
+		free_rcv_qp_locked(dev, qp, UABI_DESTROY_ROLLBACK);
 out_unlock:
 	mutex_unlock(&dev->lock);
 	return ret;
 }
 
-int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg)
+int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg,
+			enum uabi_destroy_reason why)
 {
 	struct uabi_qp *qp = reg->qp;
 
 	mutex_lock(&dev->lock);
 	list_del(&reg->reg_node);
 	if (!--qp->num_regs)
-		free_rcv_qp_locked(dev, qp);
+		free_rcv_qp_locked(dev, qp, why);
 	mutex_unlock(&dev->lock);
 	return 0;
 }
@@ -291,7 +293,7 @@ static int xrcd_unreg_rcv_qp(struct uabi_call *call)
 		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 		return -EINVAL;
 	}
-	ret = uabi_uobj_destroy(uobj);
+	ret = uabi_uobj_destroy(uobj, UABI_DESTROY_USER);
 	if (ret)
 		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 	return ret;

@@ -318,15 +318,17 @@ static int sw_modify_qp(struct uabi_device *dev, struct uabi_qp *qp,
 	return sw_arena_qp_modify(dom, qp, attr, mask);
 }
 
-static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp)
+static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp,
+			  enum uabi_destroy_reason why)
 {
 	struct sw_domain *dom = sw_dom_of_user(qp->user);
 
 	mutex_lock(&dom->lock);
 	dom->qp_table[qp->qpn - sw_qp_first(dom)] = NULL;
 	mutex_unlock(&dom->lock);
-	/* Destroyed by the teardown of its context, not by its owner. */
-	if (qp->ctx && qp->ctx->closing)
+	/* Destroyed by the teardown of its context, not by its owner
+	 * (an XRC receive QP has no creator context: its peers keep it). */
+	if (why == UABI_DESTROY_CLOSE && qp->ctx)
 		sw_arena_qp_orphan_peer(dom, qp);
 	sw_arena_qp_destroy(dom, qp);
 	numbers_put(dom, &dom->qpns, qp->qpn);

@@ -118,13 +118,22 @@ struct uabi_method_def {
 	u16 num_attrs;
 };
 
+/* Why an object is destroyed; a type (and its driver) may act on it. */
+enum uabi_destroy_reason {
+	UABI_DESTROY_USER,	/* a DESTROY command, or an XRC unregistration */
+	UABI_DESTROY_CLOSE,	/* its context is closing (close(), exit, death) */
+	UABI_DESTROY_ROLLBACK,	/* undoing a create: the command or its
+				 * all-or-nothing message failed */
+};
+
 struct uabi_object_def {
 	u16 id;
 	const char *name;
 	u32 data_size;		/* bytes of type data after struct uabi_uobject */
 	/* Releases what the type owns; called on DESTROY, on context close
-	 * and on chain rollback.  May fail only with -EBUSY. */
-	int (*destroy)(struct uabi_uobject *uobj);
+	 * and on chain rollback (@why says which).  May fail only with
+	 * -EBUSY. */
+	int (*destroy)(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
 	const struct uabi_method_def *methods;
 	u16 num_methods;
 };
@@ -247,7 +256,6 @@ struct uabi_context {
 	struct list_head objects;	/* newest first */
 	atomic_t counts[16];		/* live objects of this context */
 	struct uabi_uobject *async_evq;	/* the context's async event queue */
-	bool closing;
 };
 
 struct uabi_context *uabi_context_open(struct uabi_device *dev,
@@ -477,12 +485,13 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 		      u64 user_handle, const struct uabi_qp_attr *attr,
 		      u32 mask);
 /* Drops one registration; the QP goes with the last one. */
-int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg);
+int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg,
+			enum uabi_destroy_reason why);
 void uabi_qp_fill_query(struct uabi_call *call, const struct uabi_qp *qp,
 			u16 attr_id);
 struct uabi_qp_handle *uabi_xrc_find_reg(struct uabi_context *ctx,
 					 struct uabi_xrcd_shared *xrcd, u32 qpn);
-int uabi_qp_handle_destroy(struct uabi_uobject *uobj);
+int uabi_qp_handle_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
 
 #include <uabi/driver.h>
 
