@@ -20,6 +20,7 @@ struct parsed_cmd {
 
 struct exec_state {
 	struct uabi_context *ctx;
+	void *host_call;
 	struct uabi_msg_hdr *msg;
 	struct parsed_cmd *cmds;
 	u32 count;
@@ -276,6 +277,8 @@ static int exec_cmd(struct exec_state *st, u32 k)
 		.method = m,
 		.hdr = pc->hdr,
 		.all_or_nothing = st->msg->flags & UABI_MSG_F_ALL_OR_NOTHING,
+		.index = k,
+		.host_call = st->host_call,
 	};
 	u16 i;
 	int ret = 0;

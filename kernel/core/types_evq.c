@@ -30,7 +30,7 @@ static int evq_create(struct uabi_call *call, bool is_async)
 		if (ret)
 			return ret;
 	}
-	ret = ctx->host->evq_open(ctx, &evq->wait, &evq->fd);
+	ret = ctx->host->evq_open(call, &evq->wait, &evq->fd);
 	if (ret) {
 		if (is_async) {
 			mutex_lock(&ctx->dev->lock);

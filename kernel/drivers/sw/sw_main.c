@@ -541,9 +541,9 @@ static int sw_arena_map(struct uabi_call *call)
 
 	if (!sw_has_arena(dom))
 		return -EOPNOTSUPP;
-	ret = a->ops->get_fd(a->ro_shm, call->ctx, &ro);
+	ret = a->ops->get_fd(a->ro_shm, call, &ro);
 	if (!ret)
-		ret = a->ops->get_fd(a->rw_shm, call->ctx, &rw);
+		ret = a->ops->get_fd(a->rw_shm, call, &rw);
 	if (ret)
 		return ret;
 	uabi_attr_put(call, UABI_SW_ATTR_ARENA_INFO, &a->info, sizeof(a->info));

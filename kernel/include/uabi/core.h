@@ -39,13 +39,16 @@ struct uabi_peer {
 };
 
 /* What differs between the kernel module, the daemon and the in-process
- * host.  Everything else is shared code. */
+ * host.  Everything else is shared code.  Hooks that act for the command
+ * being executed get its struct uabi_call, whose host_call is what the
+ * host passed to uabi_execute() (the kernel: where the fds the message
+ * creates wait until the message is copied back). */
 struct uabi_host_ops {
 	/* Identity of the file behind an fd attribute (XRCD key). */
 	int (*file_identity)(struct uabi_context *ctx, s32 fd,
 			     struct uabi_file_id *id);
 	/* A pollable fd for an event queue; *wait is the host's object. */
-	int (*evq_open)(struct uabi_context *ctx, void **wait, s32 *fd);
+	int (*evq_open)(struct uabi_call *call, void **wait, s32 *fd);
 	/* Both called under evq->lock (a spinlock in the kernel): they must
 	 * not sleep. */
 	void (*evq_signal)(void *wait);	/* an event is pending */
@@ -73,10 +76,10 @@ struct uabi_shm_ops {
 	 * driver) reaches it.  Unless @writable, clients can only ever map it
 	 * read-only.  Returns the host's object or an ERR_PTR. */
 	void *(*create)(const char *name, size_t size, bool writable, void **kaddr);
-	/* An fd through which the calling client maps it.  Userspace hosts
+	/* An fd through which the client of @call maps it.  Userspace hosts
 	 * return their own fd (transports that cross a process boundary
 	 * send a copy); the kernel installs a new fd in the caller. */
-	int (*get_fd)(void *shm, struct uabi_context *ctx, s32 *fd);
+	int (*get_fd)(void *shm, struct uabi_call *call, s32 *fd);
 	/* The pages [off, off + len) (page-aligned) read zero again and,
 	 * where the host can, go back to the system. */
 	void (*discard)(void *shm, u64 off, u64 len);
@@ -265,8 +268,11 @@ struct uabi_context *uabi_context_open(struct uabi_device *dev,
 void uabi_context_close(struct uabi_context *ctx);
 
 /* Executes a message in place; see docs/uapi.md.  Returns the message
- * status (0 or -errno). */
-int uabi_execute(struct uabi_context *ctx, void *msg, size_t len);
+ * status (0 or -errno).  @host_call is the host's own state for this one
+ * call (NULL if it keeps none); handlers and hooks find it in
+ * call->host_call, so no host has to work out which call is running. */
+int uabi_execute(struct uabi_context *ctx, void *msg, size_t len,
+		 void *host_call);
 
 /* ------------------------------------------------------ the call bundle */
 struct uabi_attr_slot {
@@ -284,6 +290,8 @@ struct uabi_call {
 	struct uabi_uobject *target;	/* cmd_hdr.handle, locked */
 	struct uabi_uobject *created;	/* METHOD_CREATES: filled by handler */
 	bool all_or_nothing;		/* the message is UABI_MSG_F_ALL_OR_NOTHING */
+	u32 index;			/* of this command in its message */
+	void *host_call;		/* as passed to uabi_execute() */
 	struct uabi_attr_slot slots[UABI_MAX_SPEC_ATTRS];
 };
 

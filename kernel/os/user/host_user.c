@@ -38,7 +38,7 @@ static int user_file_identity(struct uabi_context *ctx, s32 fd,
 	return 0;
 }
 
-static int user_evq_open(struct uabi_context *ctx, void **wait, s32 *fd)
+static int user_evq_open(struct uabi_call *call, void **wait, s32 *fd)
 {
 	/* Blocking, so that O_NONBLOCK on it is the application's own
 	 * choice, as on a kernel uverbs channel (ibv_get_cq_event(3) honours
@@ -185,7 +185,7 @@ err:
 	return ERR_PTR(-err);
 }
 
-static int user_shm_get_fd(void *p, struct uabi_context *ctx, s32 *fd)
+static int user_shm_get_fd(void *p, struct uabi_call *call, s32 *fd)
 {
 	*fd = ((struct user_shm *)p)->fd;
 	return 0;
@@ -269,7 +269,7 @@ struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer)
 
 int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len)
 {
-	return uabi_execute(ctx, msg, len);
+	return uabi_execute(ctx, msg, len, NULL);
 }
 
 void uabi_user_close(struct uabi_context *ctx)
