@@ -78,11 +78,20 @@ static int cq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 	return 0;
 }
 
+static void cq_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_cq *cq = uobj_data(uobj);
+
+	o->cqe = cq->cqe;
+	o->cqn = cq->cqn;
+}
+
 const struct uabi_object_def uabi_type_cq = {
 	.id = UABI_OBJ_CQ,
 	.name = "cq",
 	.data_size = sizeof(struct uabi_cq),
 	.destroy = cq_destroy,
+	.fill_info = cq_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = cq_create,

@@ -83,11 +83,22 @@ static int mr_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 	return 0;
 }
 
+static void mr_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_mr *mr = uobj_data(uobj);
+
+	o->lkey = mr->lkey;
+	o->rkey = mr->rkey;
+	o->addr = mr->reg.addr;
+	o->length = mr->reg.length;
+}
+
 const struct uabi_object_def uabi_type_mr = {
 	.id = UABI_OBJ_MR,
 	.name = "mr",
 	.data_size = sizeof(struct uabi_mr),
 	.destroy = mr_destroy,
+	.fill_info = mr_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = mr_create,

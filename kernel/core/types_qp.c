@@ -256,11 +256,24 @@ int uabi_qp_handle_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason w
 	return 0;
 }
 
+/* An XRC registration describes its shared QP (dev->lock is held). */
+static void qp_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_qp *qp = ((struct uabi_qp_handle *)uobj_data(uobj))->qp;
+
+	if (qp) {
+		o->qpn = qp->qpn;
+		o->qp_type = qp->qp_type;
+		o->qp_state = READ_ONCE(qp->state);
+	}
+}
+
 const struct uabi_object_def uabi_type_qp = {
 	.id = UABI_OBJ_QP,
 	.name = "qp",
 	.data_size = sizeof(struct uabi_qp_handle),
 	.destroy = uabi_qp_handle_destroy,
+	.fill_info = qp_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = qp_create,

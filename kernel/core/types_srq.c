@@ -109,11 +109,20 @@ static int srq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 	return 0;
 }
 
+static void srq_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_srq *srq = uobj_data(uobj);
+
+	o->srqn = srq->srqn;
+	o->srq_type = srq->srq_type;
+}
+
 const struct uabi_object_def uabi_type_srq = {
 	.id = UABI_OBJ_SRQ,
 	.name = "srq",
 	.data_size = sizeof(struct uabi_srq),
 	.destroy = srq_destroy,
+	.fill_info = srq_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = srq_create,

@@ -137,6 +137,11 @@ struct uabi_object_def {
 	 * and on chain rollback (@why says which).  May fail only with
 	 * -EBUSY. */
 	int (*destroy)(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
+	/* Describes a live object for DEVICE / LIST_OBJECTS: the fields of
+	 * @info that belong to the type (the core filled the common ones).
+	 * Called under dev->lock with the object's shared lock held; NULL
+	 * when the type has nothing to add. */
+	void (*fill_info)(struct uabi_uobject *uobj, struct uabi_object_info *info);
 	const struct uabi_method_def *methods;
 	u16 num_methods;
 };
@@ -219,6 +224,14 @@ void uabi_uobj_abort(struct uabi_uobject *uobj);
 /* Takes the exclusive lock of an object found without the dispatcher. */
 int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
 
+/* DEVICE / LIST_OBJECTS (objects.c): the live objects of the caller's
+ * context or of every context of its user (@scope, UABI_LIST_*), ordered
+ * by context and handle, after @after; at most @room entries into @out,
+ * whose more says whether others were left. */
+int uabi_list_objects(struct uabi_context *caller, u32 scope,
+		      const struct uabi_object_cursor *after,
+		      struct uabi_object_list *out, u32 room);
+
 /* Records that @uobj needs @dep (same context) for its whole life:
  * @dep cannot be destroyed (-EBUSY) until @uobj is. */
 int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep);
@@ -246,6 +259,7 @@ u32 uabi_user_limit(const struct uabi_device *dev, u16 type);
 /* --------------------------------------------------------------- contexts */
 struct uabi_context {
 	struct uabi_device *dev;
+	u32 id;				/* the device's number for it, from 1 */
 	const struct uabi_host_ops *host;
 	void *host_priv;
 	struct uabi_peer peer;
@@ -334,6 +348,7 @@ struct uabi_device {
 	struct list_head users;		/* struct uabi_user */
 	atomic_t counts[16];
 	atomic_t num_contexts;
+	u32 last_context_id;		/* under lock */
 };
 
 int uabi_device_register(struct uabi_device *dev);
