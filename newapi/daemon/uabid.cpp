@@ -232,6 +232,7 @@ private:
 	// returns the time until the next one is due (UINT64_MAX: none).
 	std::uint64_t expire_idle(std::uint64_t now);
 	void counters_of(uabi_context *ctx, std::uint32_t out[16]);
+	std::vector<uabi_object_info> objects_of(uabi_context *ctx);
 	bool do_status(Conn &c);
 	bool do_objects(Conn &c, std::size_t n);
 
@@ -830,6 +831,57 @@ void Daemon::counters_of(uabi_context *ctx, std::uint32_t out[16])
 		std::memcpy(out, m.c.context, 16 * sizeof(std::uint32_t));
 }
 
+// The core's listing of one context (DEVICE / LIST_OBJECTS), asked like
+// any client would, a page at a time.
+std::vector<uabi_object_info> Daemon::objects_of(uabi_context *ctx)
+{
+	constexpr std::uint32_t kPage = 64;
+	struct Msg {
+		uabi_msg_hdr mh;
+		uabi_cmd_hdr ch;
+		uabi_attr aa;
+		uabi_object_cursor after;
+		uabi_attr ao;
+		struct {
+			std::uint32_t count, more;
+		} list; // struct uabi_object_list, whose entries follow
+		uabi_object_info entries[kPage];
+	};
+	static_assert(sizeof(Msg::list) == sizeof(uabi_object_list));
+	static_assert(sizeof(Msg) == sizeof(uabi_msg_hdr) + sizeof(uabi_cmd_hdr) + 2 * sizeof(uabi_attr) +
+					     sizeof(uabi_object_cursor) + sizeof(uabi_object_list) +
+					     kPage * sizeof(uabi_object_info));
+	auto m = std::make_unique<Msg>();
+	std::vector<uabi_object_info> v;
+	uabi_object_cursor after{};
+	for (;;) {
+		std::memset(static_cast<void *>(m.get()), 0, sizeof(Msg));
+		m->mh.magic = UABI_MSG_MAGIC;
+		m->mh.length = sizeof(Msg);
+		m->mh.abi_version = UABI_ABI_VERSION;
+		m->mh.count = 1;
+		m->ch.length = sizeof(Msg) - sizeof(m->mh);
+		m->ch.object = UABI_OBJ_DEVICE;
+		m->ch.method = UABI_DEVICE_LIST_OBJECTS;
+		m->ch.num_attrs = 2;
+		m->aa.id = UABI_ATTR_DEVICE_LIST_AFTER;
+		m->aa.flags = UABI_ATTR_F_MANDATORY;
+		m->aa.len = sizeof(after);
+		m->after = after;
+		m->ao.id = UABI_ATTR_DEVICE_OBJECTS;
+		m->ao.flags = UABI_ATTR_F_MANDATORY | UABI_ATTR_F_OUTPUT;
+		m->ao.len = sizeof(Msg) - offsetof(Msg, list);
+		if (uabi_user_execute(ctx, m.get(), sizeof(Msg)) != 0)
+			break;
+		const std::uint32_t n = std::min(m->list.count, kPage);
+		v.insert(v.end(), m->entries, m->entries + n);
+		if (!m->list.more || !n)
+			break;
+		after = {m->entries[n - 1].context, m->entries[n - 1].handle};
+	}
+	return v;
+}
+
 bool Daemon::do_status(Conn &c)
 {
 	StatusReply s{};
@@ -885,45 +937,30 @@ bool Daemon::do_objects(Conn &c, std::size_t n)
 		(buf_.size() - sizeof(AdmHdr) - sizeof(ObjectsReply)) / sizeof(ObjEntry);
 	std::vector<ObjEntry> out;
 	bool more = false;
-	struct Ctx {
-		const Conn *conn;
-		std::vector<ObjEntry> *v;
-	};
 	for (auto it = by_id_.lower_bound(req.after_conn); it != by_id_.end() && !more; ++it) {
 		const Conn &o = *it->second;
 		if (!visible(c, o) || o.kind != Conn::Context)
 			continue;
-		std::vector<ObjEntry> mine;
-		Ctx cx{&o, &mine};
-		uabi_user_for_each_object(
-			o.ctx,
-			[](void *arg, const uabi_user_object *obj) -> int {
-				auto *cx = static_cast<Ctx *>(arg);
-				ObjEntry e{};
-				e.conn_id = cx->conn->id;
-				e.pid = cx->conn->cred.pid;
-				e.uid = cx->conn->cred.uid;
-				e.type = obj->type;
-				e.handle = obj->handle;
-				e.qpn = obj->qpn;
-				e.qp_type = obj->qp_type;
-				e.qp_state = obj->qp_state;
-				e.lkey = obj->lkey;
-				e.rkey = obj->rkey;
-				e.cqe = obj->cqe;
-				e.cqn = obj->cqn;
-				e.srqn = obj->srqn;
-				e.srq_type = obj->srq_type;
-				e.user_handle = obj->user_handle;
-				e.addr = obj->addr;
-				e.length = obj->length;
-				cx->v->push_back(e);
-				return 0;
-			},
-			&cx);
-		std::sort(mine.begin(), mine.end(),
-			  [](const ObjEntry &a, const ObjEntry &b) { return a.handle < b.handle; });
-		for (const ObjEntry &e : mine) {
+		// In handle order, as the core lists them.
+		for (const uabi_object_info &obj : objects_of(o.ctx)) {
+			ObjEntry e{};
+			e.conn_id = o.id;
+			e.pid = o.cred.pid;
+			e.uid = o.cred.uid;
+			e.type = obj.type;
+			e.handle = obj.handle;
+			e.qpn = obj.qpn;
+			e.qp_type = obj.qp_type;
+			e.qp_state = obj.qp_state;
+			e.lkey = obj.lkey;
+			e.rkey = obj.rkey;
+			e.cqe = obj.cqe;
+			e.cqn = obj.cqn;
+			e.srqn = obj.srqn;
+			e.srq_type = obj.srq_type;
+			e.user_handle = obj.user_handle;
+			e.addr = obj.addr;
+			e.length = obj.length;
 			if (e.conn_id == req.after_conn && e.handle <= req.after_handle)
 				continue;
 			if (out.size() == cap) {

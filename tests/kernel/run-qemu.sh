@@ -18,6 +18,8 @@
 # once per mode (UABI_PLACEMENT_TOTAL operations each, default 1000000).
 # With --security (tests/security's attacks program, and --placement), the
 # attacks of docs/security.md run as uid 65534 beside a root victim.
+# With --tool (the `uabi` command, and --security), `uabi objects` must list
+# the QP another process of the user holds on the module.
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -27,11 +29,12 @@
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
 #                    [--e2e BIN] [--xrc BIN]... [--placement BIN] [--security BIN]
+#                    [--tool BIN]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
-#   --e2e, --xrc and --placement take dynamically linked binaries: each is packed with
+#   --e2e, --xrc, --placement, --security and --tool take dynamically linked binaries: each is packed with
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
@@ -52,6 +55,7 @@ e2e=""
 xrc=()
 placement=""
 security=""
+tool=""
 bench=""
 bench_args=""
 bench_out=""
@@ -75,13 +79,14 @@ while (($#)); do
 	--xrc) xrc+=("$2"); shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
 	--security) security=$2; shift 2 ;;
+	--tool) tool=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
 	--bench-out) bench_out=$2; shift 2 ;;
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,44p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,47p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -226,6 +231,7 @@ pack_dynamic() {
 }
 [[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
 [[ -z $security ]] || pack_dynamic "$security" security_attacks
+[[ -z $tool ]] || pack_dynamic "$tool" uabi
 if [[ -n $placement ]]; then
 	pack_dynamic "$placement" placement
 	echo "${UABI_PLACEMENT_TOTAL:-1000000}" >"$rfs/placement.total"
