@@ -253,6 +253,30 @@ static u32 resolve(struct exec_state *st, u32 value, bool is_ref)
 	return is_ref ? st->cmds[value].hdr->out_handle : value;
 }
 
+/* The value checks the method table declares for its inputs (flag masks,
+ * enum ranges): -EINVAL, before the method runs. */
+static int check_values(const struct parsed_cmd *pc)
+{
+	const struct uabi_method_def *m = pc->method;
+	u16 i;
+
+	for (i = 0; i < m->num_attrs; i++) {
+		const struct uabi_attr_spec *spec = &m->attrs[i];
+		const struct uabi_attr *a = pc->attrs[i];
+		u32 v = 0;
+
+		if (!a || spec->check == UABI_CHECK_NONE)
+			continue;
+		if (a->len > spec->check_off)
+			memcpy(&v, (const u8 *)(a + 1) + spec->check_off,
+			       min_t(u32, a->len - spec->check_off, sizeof(v)));
+		if (spec->check == UABI_CHECK_MASK ? (v & ~spec->check_a) != 0
+						   : v < spec->check_a || v > spec->check_b)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static void unlock_call(struct uabi_call *call, const struct parsed_cmd *pc)
 {
 	u16 i;
@@ -316,6 +340,18 @@ static int exec_cmd(struct exec_state *st, u32 k)
 	}
 
 	if (!ret)
+		ret = check_values(pc);
+	if (!ret && m->supported && !m->supported(call.dev))
+		ret = -EOPNOTSUPP;
+	if (!ret && creates(pc)) {
+		call.created = uabi_uobj_alloc(st->ctx, m->creates ? m->creates
+								   : pc->object->id);
+		if (IS_ERR(call.created)) {
+			ret = PTR_ERR(call.created);
+			call.created = NULL;
+		}
+	}
+	if (!ret)
 		ret = m->handler(&call);
 
 	if (!ret && m->handle_access == UABI_ACCESS_DESTROY) {
@@ -334,9 +370,6 @@ static int exec_cmd(struct exec_state *st, u32 k)
 			pc->created_serial = call.created->serial;
 			pc->created_type = call.created->def->id;
 		}
-	} else if (!ret && creates(pc)) {
-		WARN_ON(1);	/* a creating handler must create */
-		ret = -EFAULT;
 	}
 	return ret;
 }

@@ -189,33 +189,32 @@ static void user_uncharge(struct uabi_context *ctx, u16 type)
 }
 
 /* ------------------------------------------------------ create / destroy */
-struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type)
+struct uabi_uobject *uabi_uobj_alloc(struct uabi_context *ctx, u16 type)
 {
-	const struct uabi_object_def *def = uabi_object_def(call->dev, type);
+	const struct uabi_object_def *def = uabi_object_def(ctx->dev, type);
 	struct uabi_uobject *uobj;
 	int ret;
 
-	if (WARN_ON(!def || call->created))
+	if (WARN_ON(!def))
 		return ERR_PTR(-EINVAL);
-	ret = user_charge(call->ctx, type);
+	ret = user_charge(ctx, type);
 	if (ret)
 		return ERR_PTR(ret);
 	/* Charged to the caller's memory cgroup in the kernel. */
 	uobj = kzalloc(sizeof(*uobj) + def->data_size, GFP_KERNEL_ACCOUNT);
 	if (!uobj) {
-		user_uncharge(call->ctx, type);
+		user_uncharge(ctx, type);
 		return ERR_PTR(-ENOMEM);
 	}
 	uobj->def = def;
-	uobj->ctx = call->ctx;
+	uobj->ctx = ctx;
 	INIT_LIST_HEAD(&uobj->ctx_node);
-	ret = table_alloc(call->ctx, uobj);
+	ret = table_alloc(ctx, uobj);
 	if (ret) {
 		kfree(uobj);
-		user_uncharge(call->ctx, type);
+		user_uncharge(ctx, type);
 		return ERR_PTR(ret);
 	}
-	call->created = uobj;
 	return uobj;
 }
 

@@ -25,7 +25,7 @@ int uabi_check_ah_attr(struct uabi_device *dev, const struct uabi_ah_attr *ah)
 static int ah_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	struct uabi_ah *ah;
 	struct uabi_ah_attr attr;
 	int ret;
@@ -34,9 +34,6 @@ static int ah_create(struct uabi_call *call)
 	ret = uabi_check_ah_attr(dev, &attr);
 	if (ret)
 		return ret;
-	uobj = uabi_call_create(call, UABI_OBJ_AH);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	ah = uobj_data(uobj);
 	ah->attr = attr;
 	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_AH_PD));

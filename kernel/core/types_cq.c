@@ -5,7 +5,7 @@
 static int cq_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct uabi_uobject *uobj, *channel;
+	struct uabi_uobject *uobj = call->created, *channel;
 	struct uabi_cq_resp resp;
 	struct uabi_cq *cq;
 	u32 cqe = uabi_attr_get_u32(call, UABI_ATTR_CQ_CQE, 0);
@@ -14,9 +14,6 @@ static int cq_create(struct uabi_call *call)
 
 	if (cqe < 1 || cqe > dev->attr.max_cqe || vector != 0)
 		return -EINVAL;
-	uobj = uabi_call_create(call, UABI_OBJ_CQ);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	uobj->user_handle = uabi_attr_get_u64(call, UABI_ATTR_CQ_USER_HANDLE, 0);
 	cq = uobj_data(uobj);
 	cq->cqe = cqe;

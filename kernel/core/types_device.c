@@ -85,8 +85,6 @@ static int device_list_objects(struct uabi_call *call)
 	struct uabi_object_list *out;
 	u32 len;
 
-	if (scope > UABI_LIST_USER)
-		return -EINVAL;
 	uabi_attr_get(call, UABI_ATTR_DEVICE_LIST_AFTER, &after, sizeof(after));
 	out = uabi_attr_out_buf(call, UABI_ATTR_DEVICE_OBJECTS, &len);
 	return uabi_list_objects(call->ctx, scope, &after, out,
@@ -127,7 +125,8 @@ const struct uabi_object_def uabi_type_device = {
 		  UABI_ATTRS(UABI_OUT(UABI_ATTR_DEVICE_COUNTERS, struct uabi_counters, MAND)) },
 		{ .id = UABI_DEVICE_LIST_OBJECTS, .flags = RO,
 		  .handler = device_list_objects,
-		  UABI_ATTRS(UABI_IN(UABI_ATTR_DEVICE_LIST_SCOPE, u32, 0),
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_ATTR_DEVICE_LIST_SCOPE, UABI_LIST_CONTEXT,
+					  UABI_LIST_USER, 0),
 			     UABI_IN(UABI_ATTR_DEVICE_LIST_AFTER,
 				     struct uabi_object_cursor, 0),
 			     { .id = UABI_ATTR_DEVICE_OBJECTS,

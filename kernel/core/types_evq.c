@@ -8,14 +8,10 @@
 static int evq_create(struct uabi_call *call, bool is_async)
 {
 	struct uabi_context *ctx = call->ctx;
-	struct uabi_uobject *uobj;
-	struct uabi_evq *evq;
+	struct uabi_uobject *uobj = call->created;
+	struct uabi_evq *evq = uobj_data(uobj);
 	int ret;
 
-	uobj = uabi_call_create(call, call->object->id);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
-	evq = uobj_data(uobj);
 	spin_lock_init(&evq->lock);
 	INIT_LIST_HEAD(&evq->pending);
 	evq->is_async = is_async;

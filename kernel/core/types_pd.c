@@ -4,10 +4,8 @@
 
 static int pd_create(struct uabi_call *call)
 {
-	struct uabi_uobject *uobj = uabi_call_create(call, UABI_OBJ_PD);
+	struct uabi_uobject *uobj = call->created;
 
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	((struct uabi_pd *)uobj_data(uobj))->user = call->ctx->user;
 	if (!call->dev->ops->alloc_pd)
 		return 0;

@@ -156,11 +156,7 @@ static int qp_create(struct uabi_call *call)
 	INIT_LIST_HEAD(&qp->regs);
 	INIT_LIST_HEAD(&qp->dev_node);
 
-	uobj = uabi_call_create(call, UABI_OBJ_QP);
-	if (IS_ERR(uobj)) {
-		ret = PTR_ERR(uobj);
-		goto err_free;
-	}
+	uobj = call->created;
 	uobj->user_handle = uabi_attr_get_u64(call, UABI_ATTR_QP_USER_HANDLE, 0);
 	ret = add_deps(uobj, call);
 	if (ret)
@@ -285,12 +281,13 @@ const struct uabi_object_def uabi_type_qp = {
 			     UABI_IN(UABI_ATTR_QP_INIT, struct uabi_qp_init, MAND),
 			     UABI_IN(UABI_ATTR_QP_USER_HANDLE, u64, 0),
 			     UABI_IN(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, 0),
-			     UABI_IN(UABI_ATTR_QP_ATTR_MASK, u32, 0),
+			     UABI_IN_FLAGS(UABI_ATTR_QP_ATTR_MASK, UABI_QP_ATTR_MASK_ALL, 0),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		{ .id = UABI_METHOD_MODIFY, .handle_access = UABI_ACCESS_WRITE,
 		  .handler = qp_modify,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, MAND),
-			     UABI_IN(UABI_ATTR_QP_ATTR_MASK, u32, MAND),
+			     UABI_IN_FLAGS(UABI_ATTR_QP_ATTR_MASK, UABI_QP_ATTR_MASK_ALL,
+					   MAND),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = qp_query,

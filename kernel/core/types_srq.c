@@ -19,22 +19,11 @@ static int srq_create(struct uabi_call *call)
 	if (init.attr.max_wr < 1 || init.attr.max_wr > dev->attr.max_srq_wr ||
 	    init.attr.max_sge < 1 || init.attr.max_sge > dev->attr.max_srq_sge)
 		return -EINVAL;
-	switch (init.srq_type) {
-	case UABI_SRQT_BASIC:
-		if (xrcd_u || cq_u)
-			return -EINVAL;
-		break;
-	case UABI_SRQT_XRC:
-		if (!xrcd_u || !cq_u)
-			return -EINVAL;
-		break;
-	default:
+	/* srq_type is BASIC or XRC (declared in the table). */
+	if (init.srq_type == UABI_SRQT_XRC ? !xrcd_u || !cq_u : xrcd_u || cq_u)
 		return -EINVAL;
-	}
 
-	uobj = uabi_call_create(call, UABI_OBJ_SRQ);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
+	uobj = call->created;
 	uobj->user_handle = uabi_attr_get_u64(call, UABI_ATTR_SRQ_USER_HANDLE, 0);
 	srq = uobj_data(uobj);
 	srq->attr = init.attr;
@@ -71,7 +60,7 @@ static int srq_modify(struct uabi_call *call)
 	int ret;
 
 	uabi_attr_get(call, UABI_ATTR_SRQ_ATTR, &attr, sizeof(attr));
-	if (!mask || (mask & ~(UABI_SRQ_MAX_WR | UABI_SRQ_LIMIT)))
+	if (!mask)
 		return -EINVAL;
 	if ((mask & UABI_SRQ_MAX_WR) &&
 	    (attr.max_wr < 1 || attr.max_wr > dev->attr.max_srq_wr))
@@ -129,13 +118,16 @@ const struct uabi_object_def uabi_type_srq = {
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_SRQ_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
 			     UABI_HANDLE(UABI_ATTR_SRQ_XRCD, UABI_OBJ_XRCD, UABI_ACCESS_READ, 0),
 			     UABI_HANDLE(UABI_ATTR_SRQ_CQ, UABI_OBJ_CQ, UABI_ACCESS_READ, 0),
-			     UABI_IN(UABI_ATTR_SRQ_INIT, struct uabi_srq_init, MAND),
+			     UABI_IN_FIELD_ENUM(UABI_ATTR_SRQ_INIT, struct uabi_srq_init,
+						sizeof(struct uabi_srq_init), srq_type,
+						UABI_SRQT_BASIC, UABI_SRQT_XRC, MAND),
 			     UABI_IN(UABI_ATTR_SRQ_USER_HANDLE, u64, 0),
 			     UABI_OUT(UABI_ATTR_SRQ_RESP, struct uabi_srq_resp, 0)) },
 		{ .id = UABI_METHOD_MODIFY, .handle_access = UABI_ACCESS_WRITE,
 		  .handler = srq_modify,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_SRQ_ATTR, struct uabi_srq_attr, MAND),
-			     UABI_IN(UABI_ATTR_SRQ_ATTR_MASK, u32, MAND)) },
+			     UABI_IN_FLAGS(UABI_ATTR_SRQ_ATTR_MASK,
+					   UABI_SRQ_MAX_WR | UABI_SRQ_LIMIT, MAND)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = srq_query,
 		  UABI_ATTRS(UABI_OUT(UABI_ATTR_SRQ_ATTR, struct uabi_srq_attr, 0),

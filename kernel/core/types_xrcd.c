@@ -33,21 +33,16 @@ static int xrcd_open(struct uabi_call *call)
 	struct uabi_device *dev = call->dev;
 	struct uabi_xrcd_shared *x = NULL, *it;
 	struct uabi_file_id id = {};
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	s32 fd = (s32)uabi_attr_get_u32(call, UABI_ATTR_XRCD_FD, (u32)-1);
 	u32 oflags = uabi_attr_get_u32(call, UABI_ATTR_XRCD_OFLAGS, 0);
 	int ret = 0;
 
-	if (oflags & ~(UABI_XRCD_O_CREAT | UABI_XRCD_O_EXCL))
-		return -EINVAL;
 	if (fd != -1) {
 		ret = ctx->host->file_identity(ctx, fd, &id);
 		if (ret)
 			return ret;
 	}
-	uobj = uabi_call_create(call, UABI_OBJ_XRCD);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 
 	mutex_lock(&dev->lock);
 	if (fd != -1) {
@@ -169,7 +164,7 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 	struct uabi_xrcd_shared *x = ((struct uabi_xrcd *)uobj_data(xrcd_uobj))->shared;
 	struct uabi_device *dev = call->dev;
 	struct uabi_qp_handle *reg;
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	struct uabi_qp *qp;
 	bool fresh = *qpn == UABI_XRC_QPN_CREATE;
 	int ret;
@@ -191,11 +186,6 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 		}
 	}
 
-	uobj = uabi_call_create(call, UABI_OBJ_QP);
-	if (IS_ERR(uobj)) {
-		ret = PTR_ERR(uobj);
-		goto err_fresh;
-	}
 	ret = uabi_uobj_add_dep(uobj, xrcd_uobj);
 	if (ret)
 		goto err_fresh;
@@ -341,9 +331,11 @@ const struct uabi_object_def uabi_type_xrcd = {
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = xrcd_open,
 		  UABI_ATTRS(UABI_FD_IN(UABI_ATTR_XRCD_FD, 0),
-			     UABI_IN(UABI_ATTR_XRCD_OFLAGS, u32, 0)) },
+			     UABI_IN_FLAGS(UABI_ATTR_XRCD_OFLAGS,
+					   UABI_XRCD_O_CREAT | UABI_XRCD_O_EXCL, 0)) },
 		UABI_DESTROY_METHOD,
 		{ .id = UABI_XRCD_REG_RCV_QP, .flags = UABI_SPEC_F_METHOD_CREATES,
+		  .creates = UABI_OBJ_QP,	/* the registration */
 		  .handle_access = UABI_ACCESS_READ, .handler = xrcd_reg_rcv_qp,
 		  UABI_ATTRS({ .id = UABI_ATTR_XRCD_QPN,
 			       .flags = MAND | UABI_SPEC_F_OUTPUT | UABI_SPEC_F_INOUT,
@@ -359,7 +351,8 @@ const struct uabi_object_def uabi_type_xrcd = {
 		  .handler = xrcd_modify_rcv_qp,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_XRCD_QPN, u32, MAND),
 			     UABI_IN(UABI_ATTR_XRCD_QP_ATTR, struct uabi_qp_attr, MAND),
-			     UABI_IN(UABI_ATTR_XRCD_QP_ATTR_MASK, u32, MAND)) },
+			     UABI_IN_FLAGS(UABI_ATTR_XRCD_QP_ATTR_MASK,
+					   UABI_QP_ATTR_MASK_ALL, MAND)) },
 		{ .id = UABI_XRCD_QUERY_RCV_QP, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = xrcd_query_rcv_qp,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_XRCD_QPN, u32, MAND),

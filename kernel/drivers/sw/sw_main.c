@@ -561,8 +561,6 @@ static int sw_arena_notify_cq(struct uabi_call *call)
 	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
 	struct uabi_cq *cq;
 
-	if (cqn < 1 || cqn > SW_DOM_CQ)
-		return -EINVAL;
 	mutex_lock(&dom->lock);
 	cq = dom->cq_table[cqn - 1];
 	if (cq)
@@ -582,8 +580,6 @@ static int sw_arena_srq_limit(struct uabi_call *call)
 	struct uabi_context *owner = NULL;
 	struct uabi_srq *srq;
 
-	if (slot < 1 || slot > SW_DOM_SRQ)
-		return -EINVAL;
 	mutex_lock(&dom->lock);
 	srq = dom->srq_table[slot - 1];
 	if (srq && sw_arena_srq_take_limit_event(dom, slot)) {
@@ -609,8 +605,6 @@ static int sw_arena_cq_error(struct uabi_call *call)
 	struct uabi_context *owner = NULL;
 	struct uabi_cq *cq;
 
-	if (cqn < 1 || cqn > SW_DOM_CQ)
-		return -EINVAL;
 	mutex_lock(&dom->lock);
 	cq = dom->cq_table[cqn - 1];
 	if (cq) {
@@ -683,13 +677,13 @@ static const struct uabi_object_def sw_arena_object = {
 				      struct uabi_sw_arena_info, 0)) },
 		{ .id = UABI_SW_ARENA_NOTIFY_CQ, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_notify_cq,
-		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_SW_ATTR_CQN, 1, SW_DOM_CQ, MAND)) },
 		{ .id = UABI_SW_ARENA_SRQ_LIMIT, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_srq_limit,
-		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_SRQ_SLOT, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_SW_ATTR_SRQ_SLOT, 1, SW_DOM_SRQ, MAND)) },
 		{ .id = UABI_SW_ARENA_CQ_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_cq_error,
-		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_SW_ATTR_CQN, 1, SW_DOM_CQ, MAND)) },
 		{ .id = UABI_SW_ARENA_QP_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_qp_error,
 		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_QPN, u32, MAND)) },

@@ -99,13 +99,25 @@ enum uabi_access {
 	UABI_ACCESS_DESTROY,	/* exclusive lock, must have no dependents */
 };
 
+/* A value check the dispatcher makes on an input before the handler runs
+ * (-EINVAL): a __u32 at check_off of the payload, read zero-extended. */
+enum uabi_value_check {
+	UABI_CHECK_NONE,
+	UABI_CHECK_MASK,	/* no bit outside check_a */
+	UABI_CHECK_RANGE,	/* check_a <= value <= check_b */
+};
+
 struct uabi_attr_spec {
 	u16 id;
 	u16 flags;		/* UABI_SPEC_F_* */
-	u32 min_len;
+	u32 min_len;		/* shorter input is EINVAL; up to max_len, the
+				 * missing tail reads as zero */
 	u32 max_len;		/* known size; longer input must be zero-tailed */
 	u16 handle_type;	/* UABI_SPEC_F_HANDLE: object type */
 	u8 access;		/* UABI_SPEC_F_HANDLE: enum uabi_access */
+	u8 check;		/* enum uabi_value_check */
+	u16 check_off;
+	u32 check_a, check_b;
 };
 
 struct uabi_method_def {
@@ -113,9 +125,19 @@ struct uabi_method_def {
 	u16 flags;		/* UABI_SPEC_F_METHOD_* */
 	u8 handle_access;	/* enum uabi_access for cmd_hdr.handle */
 	u16 handle_type;	/* object type of cmd_hdr.handle, 0 = own type */
+	/* UABI_SPEC_F_METHOD_CREATES: the type of the object it creates (0 =
+	 * its own).  The dispatcher allocates it (charged to the caller's
+	 * user, in call->created) before the handler runs, which fills its
+	 * type data, and commits it after the handler succeeded or destroys
+	 * it otherwise. */
+	u16 creates;
 	/* Changes objects other than its handle (XRC by qpn): never allowed
 	 * in an all-or-nothing message, whose rollback could not undo it. */
 	bool reaches_beyond_handle;
+	/* Whether the device can do it at all (a driver op it needs is
+	 * there); NULL: always.  An unsupported method is left out of
+	 * discovery and answers -EOPNOTSUPP before its handler would run. */
+	bool (*supported)(const struct uabi_device *dev);
 	int (*handler)(struct uabi_call *call);
 	const struct uabi_attr_spec *attrs;
 	u16 num_attrs;
@@ -157,6 +179,34 @@ struct uabi_object_def {
 #define UABI_IN(_id, _type, _flags) \
 	{ .id = (_id), .flags = (_flags), .min_len = sizeof(_type), \
 	  .max_len = sizeof(_type) }
+/* Bytes of _type up to the end of _field: an input's declared minimum. */
+#define UABI_END(_type, _field) \
+	(offsetof(_type, _field) + sizeof(((_type *)0)->_field))
+/* An input struct accepted from _min bytes on (an older, shorter version
+ * of it): the rest reads as zero. */
+#define UABI_IN_MIN(_id, _type, _min, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = (_min), \
+	  .max_len = sizeof(_type) }
+/* A __u32 input of flag bits, all within _mask. */
+#define UABI_IN_FLAGS(_id, _mask, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = sizeof(u32), \
+	  .max_len = sizeof(u32), .check = UABI_CHECK_MASK, .check_a = (_mask) }
+/* A __u32 input of an enum, from _lo to _hi. */
+#define UABI_IN_ENUM(_id, _lo, _hi, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = sizeof(u32), \
+	  .max_len = sizeof(u32), .check = UABI_CHECK_RANGE, .check_a = (_lo), \
+	  .check_b = (_hi) }
+/* An input struct (from _min bytes) with a __u32 field of flag bits, all
+ * within _mask, or of an enum from _lo to _hi. */
+#define UABI_IN_FIELD_FLAGS(_id, _type, _min, _field, _mask, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = (_min), \
+	  .max_len = sizeof(_type), .check = UABI_CHECK_MASK, \
+	  .check_off = offsetof(_type, _field), .check_a = (_mask) }
+#define UABI_IN_FIELD_ENUM(_id, _type, _min, _field, _lo, _hi, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = (_min), \
+	  .max_len = sizeof(_type), .check = UABI_CHECK_RANGE, \
+	  .check_off = offsetof(_type, _field), .check_a = (_lo), \
+	  .check_b = (_hi) }
 #define UABI_OUT(_id, _type, _flags) \
 	{ .id = (_id), .flags = UABI_SPEC_F_OUTPUT | (_flags), \
 	  .min_len = sizeof(_type), .max_len = sizeof(_type) }
@@ -240,7 +290,7 @@ int uabi_uobj_add_dep(struct uabi_uobject *uobj, struct uabi_uobject *dep);
 /*
  * What one user (uid) holds on a device, over all of its contexts: the
  * device's max_* attributes are limits per user, checked when an object
- * is created (uabi_call_create), so that no user can take what another
+ * is created (uabi_uobj_alloc), so that no user can take what another
  * needs (docs/security.md).  A driver may keep its per-user state in
  * @drv (the software device: the user's own arena).  Found and counted
  * under dev->lock; the counts are atomic.
@@ -302,7 +352,7 @@ struct uabi_call {
 	const struct uabi_method_def *method;
 	struct uabi_cmd_hdr *hdr;
 	struct uabi_uobject *target;	/* cmd_hdr.handle, locked */
-	struct uabi_uobject *created;	/* METHOD_CREATES: filled by handler */
+	struct uabi_uobject *created;	/* METHOD_CREATES: the new object */
 	bool all_or_nothing;		/* the message is UABI_MSG_F_ALL_OR_NOTHING */
 	u32 index;			/* of this command in its message */
 	void *host_call;		/* as passed to uabi_execute() */
@@ -322,13 +372,11 @@ int uabi_attr_put(struct uabi_call *call, u16 id, const void *src, size_t size);
 /* Output buffer of an attribute, and its length (for variable outputs). */
 void *uabi_attr_out_buf(struct uabi_call *call, u16 id, u32 *len);
 
-/* Allocates the object a creating method returns; the dispatcher commits
- * it after the handler succeeds and destroys it otherwise. */
-struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type);
+/* A new, uncommitted object of @type in @ctx, charged to its user (the
+ * dispatcher's, for creating methods); -ENOMEM past the user's limit. */
+struct uabi_uobject *uabi_uobj_alloc(struct uabi_context *ctx, u16 type);
 
-/* Creates an object from inside a handler for a type other than the
- * method's (XRC registration); committed by the dispatcher like
- * uabi_call_create. */
+/* The definition of a core or driver object type; NULL if unknown. */
 const struct uabi_object_def *uabi_object_def(struct uabi_device *dev, u16 type);
 
 /* --------------------------------------------------------------- devices */
