@@ -105,7 +105,7 @@ const struct uabi_object_def uabi_type_mr = {
 		  .supported = mr_supported, .handler = mr_create,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_MR_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
 			     UABI_IN_FIELD_FLAGS(UABI_ATTR_MR_REG, struct uabi_mr_reg,
-						 sizeof(struct uabi_mr_reg), access,
+						 UABI_END(struct uabi_mr_reg, access), access,
 						 MR_ACCESS_KNOWN | UABI_ACCESS_OPTIONAL_RANGE,
 						 MAND),
 			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
