@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * The userspace host of the object core: the C entry points that the
- * in-process transport and the daemon call.  The kernel host (os/linux) has
+ * in-process transport (through struct uabi_user_api) and the daemon call.  The kernel host (os/linux) has
  * the same three verbs behind open(), ioctl() and release().
  */
 #ifndef UABI_HOST_USER_H
@@ -44,6 +44,24 @@ int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len);
 /* Closes a context: every object it owns is destroyed, its XRC
  * registrations are dropped. */
 void uabi_user_close(struct uabi_context *ctx);
+
+/*
+ * The calls above as one table: what the in-process module
+ * (libuabi_inproc.so, loaded by the client library on demand) or the
+ * object library uabi_inproc_builtin hands out.  @abi changes whenever
+ * this table or the calls' meaning does; a client refuses any other.
+ */
+#define UABI_USER_API_ABI 1
+
+struct uabi_user_api {
+	unsigned abi;
+	int (*init)(void);
+	struct uabi_context *(*open)(const struct uabi_user_peer *peer);
+	int (*execute)(struct uabi_context *ctx, void *msg, size_t len);
+	void (*close)(struct uabi_context *ctx);
+};
+
+const struct uabi_user_api *uabi_user_get_api(void);
 
 #ifdef __cplusplus
 }
