@@ -4,7 +4,10 @@
 // uverbs_cmd.c apply before they reach a driver; docs/legacy-abi.md lists
 // each rule with its source.
 #include <uabi/legacy.hpp>
-#include <uabi/legacy_convert.hpp>
+#include <uabi/convert/av.hpp>
+#include <uabi/convert/device.hpp>
+#include <uabi/convert/qp.hpp>
+#include <uabi/convert/srq.hpp>
 #include <uabi/legacy_ofed.h>
 #include <uabi/ofed_verbs_abi.h>
 
@@ -105,46 +108,6 @@ int lookup_err(int st)
 }
 
 
-
-// The fields of struct ib_uverbs_modify_qp after `dest, alt_dest`, shared
-// with the OFED MODIFY_XRC_RCV_QP.
-template <class M> uabi_qp_attr attr_from_modify(const M &m, std::uint32_t mask)
-{
-	uabi_qp_attr a{};
-#define F(bit, dst, src)                                                                           \
-	do {                                                                                       \
-		if (mask & UABI_QP_##bit)                                                          \
-			a.dst = m.src;                                                             \
-	} while (0)
-	F(STATE, qp_state, qp_state);
-	F(CUR_STATE, cur_qp_state, cur_qp_state);
-	F(EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify, en_sqd_async_notify);
-	F(ACCESS_FLAGS, qp_access_flags, qp_access_flags);
-	F(PKEY_INDEX, pkey_index, pkey_index);
-	F(PORT, port_num, port_num);
-	F(QKEY, qkey, qkey);
-	F(PATH_MTU, path_mtu, path_mtu);
-	F(TIMEOUT, timeout, timeout);
-	F(RETRY_CNT, retry_cnt, retry_cnt);
-	F(RNR_RETRY, rnr_retry, rnr_retry);
-	F(RQ_PSN, rq_psn, rq_psn);
-	F(MAX_QP_RD_ATOMIC, max_rd_atomic, max_rd_atomic);
-	F(MIN_RNR_TIMER, min_rnr_timer, min_rnr_timer);
-	F(SQ_PSN, sq_psn, sq_psn);
-	F(MAX_DEST_RD_ATOMIC, max_dest_rd_atomic, max_dest_rd_atomic);
-	F(PATH_MIG_STATE, path_mig_state, path_mig_state);
-	F(DEST_QPN, dest_qp_num, dest_qp_num);
-#undef F
-	if (mask & UABI_QP_AV)
-		a.ah_attr = ah_from_dest(m.dest);
-	if (mask & UABI_QP_ALT_PATH) {
-		a.alt_ah_attr = ah_from_dest(m.alt_dest);
-		a.alt_port_num = m.alt_port_num;
-		a.alt_timeout = m.alt_timeout;
-		a.alt_pkey_index = m.alt_pkey_index;
-	}
-	return a;
-}
 
 // The checks of Linux's modify_qp() that come before the driver.
 template <class M> int modify_precheck(const M &m, std::uint32_t mask)
@@ -477,7 +440,7 @@ struct Translator::Impl {
 		if (st)
 			return st;
 		ib_uverbs_query_device_resp resp;
-		resp = device_resp(m.get<uabi_device_attr>(off));
+		resp = convert::to_legacy(m.get<uabi_device_attr>(off));
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -501,7 +464,7 @@ struct Translator::Impl {
 			return st;
 		ib_uverbs_ex_query_device_resp resp{};
 		uabi_device_attr d = m.get<uabi_device_attr>(off);
-		resp.base = device_resp(d);
+		resp.base = convert::to_legacy(d);
 		resp.device_cap_flags_ex = d.device_cap_flags;
 		resp.response_length = std::uint32_t(std::min(r.outlen, sizeof(resp)));
 		return respond(r, &resp, sizeof(resp));
@@ -524,7 +487,7 @@ struct Translator::Impl {
 			return 0;
 		if (st)
 			return st;
-		ib_uverbs_query_port_resp resp = port_resp(m.get<uabi_port_attr>(off));
+		ib_uverbs_query_port_resp resp = convert::to_legacy(m.get<uabi_port_attr>(off));
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -581,20 +544,7 @@ struct Translator::Impl {
 			return e;
 		if (int e = need_ctx())
 			return e;
-		uabi_ah_attr a{};
-		if (cmd.attr.is_global) {
-			std::memcpy(a.grh.dgid, cmd.attr.grh.dgid, 16);
-			a.grh.flow_label = cmd.attr.grh.flow_label;
-			a.grh.sgid_index = cmd.attr.grh.sgid_index;
-			a.grh.hop_limit = cmd.attr.grh.hop_limit;
-			a.grh.traffic_class = cmd.attr.grh.traffic_class;
-		}
-		a.dlid = cmd.attr.dlid;
-		a.sl = cmd.attr.sl;
-		a.src_path_bits = cmd.attr.src_path_bits;
-		a.static_rate = cmd.attr.static_rate;
-		a.is_global = cmd.attr.is_global ? 1 : 0;
-		a.port_num = cmd.attr.port_num;
+		uabi_ah_attr a = convert::to_uabi(cmd.attr);
 		Wire m = w();
 		m.begin();
 		m.cmd(UABI_OBJ_AH, UABI_METHOD_CREATE);
@@ -864,11 +814,7 @@ struct Translator::Impl {
 		init.qp_type = type;
 		init.sq_sig_all = cmd.sq_sig_all ? 1 : 0;
 		init.create_flags = cmd.create_flags;
-		init.cap.max_send_wr = cmd.max_send_wr;
-		init.cap.max_recv_wr = cmd.max_recv_wr;
-		init.cap.max_send_sge = cmd.max_send_sge;
-		init.cap.max_recv_sge = cmd.max_recv_sge;
-		init.cap.max_inline_data = cmd.max_inline_data;
+		convert::copy_caps(init.cap, cmd);
 
 		Wire m = w();
 		m.begin();
@@ -901,11 +847,7 @@ struct Translator::Impl {
 		ib_uverbs_ex_create_qp_resp resp{};
 		resp.base.qp_handle = m.result(0).out_handle;
 		resp.base.qpn = qr.qpn;
-		resp.base.max_send_wr = qr.cap.max_send_wr;
-		resp.base.max_recv_wr = qr.cap.max_recv_wr;
-		resp.base.max_send_sge = qr.cap.max_send_sge;
-		resp.base.max_recv_sge = qr.cap.max_recv_sge;
-		resp.base.max_inline_data = qr.cap.max_inline_data;
+		convert::copy_caps(resp.base, qr.cap);
 		return respond_created_ex(r, resp, ex, UABI_OBJ_QP, resp.base.qp_handle);
 	}
 
@@ -920,11 +862,7 @@ struct Translator::Impl {
 		x.send_cq_handle = cmd.send_cq_handle;
 		x.recv_cq_handle = cmd.recv_cq_handle;
 		x.srq_handle = cmd.srq_handle;
-		x.max_send_wr = cmd.max_send_wr;
-		x.max_recv_wr = cmd.max_recv_wr;
-		x.max_send_sge = cmd.max_send_sge;
-		x.max_recv_sge = cmd.max_recv_sge;
-		x.max_inline_data = cmd.max_inline_data;
+		convert::copy_caps(x, cmd);
 		x.sq_sig_all = cmd.sq_sig_all;
 		x.qp_type = cmd.qp_type;
 		x.is_srq = cmd.is_srq;
@@ -977,7 +915,7 @@ struct Translator::Impl {
 			return 0;
 		if (st)
 			return lookup_err(st);
-		ib_uverbs_query_qp_resp resp = query_qp_resp(a, init);
+		ib_uverbs_query_qp_resp resp = convert::to_legacy(a, init);
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -998,7 +936,7 @@ struct Translator::Impl {
 	{
 		if (int e = modify_precheck(base, mask))
 			return e;
-		uabi_qp_attr a = attr_from_modify(base, mask);
+		uabi_qp_attr a = convert::to_uabi_modify(base, mask);
 		int st = modify_qp_run(base.qp_handle, a, mask);
 		if (st == kDry)
 			return 0;
@@ -1050,9 +988,7 @@ struct Translator::Impl {
 		if (int e = need_ctx())
 			return e;
 		uabi_srq_init init{};
-		init.attr.max_wr = cmd.max_wr;
-		init.attr.max_sge = cmd.max_sge;
-		init.attr.srq_limit = cmd.srq_limit;
+		convert::copy_srq_attr(init.attr, cmd);
 		switch (cmd.srq_type) {
 		case 0: // IB_SRQT_BASIC
 			init.srq_type = UABI_SRQT_BASIC;
@@ -1084,8 +1020,7 @@ struct Translator::Impl {
 		uabi_srq_resp sr = m.get<uabi_srq_resp>(off);
 		ib_uverbs_create_srq_resp resp{};
 		resp.srq_handle = m.result(0).out_handle;
-		resp.max_wr = sr.attr.max_wr;
-		resp.max_sge = sr.attr.max_sge;
+		convert::copy_srq_sizes(resp, sr.attr);
 		resp.srqn = init.srq_type == UABI_SRQT_XRC ? sr.srqn : 0;
 		return respond_created(r, &resp, sizeof(resp), UABI_OBJ_SRQ, resp.srq_handle);
 	}
@@ -1099,9 +1034,7 @@ struct Translator::Impl {
 		x.response = cmd.response;
 		x.user_handle = cmd.user_handle;
 		x.pd_handle = cmd.pd_handle;
-		x.max_wr = cmd.max_wr;
-		x.max_sge = cmd.max_sge;
-		x.srq_limit = cmd.srq_limit;
+		convert::copy_srq_attr(x, cmd);
 		return create_srq_common(r, x);
 	}
 
@@ -1119,8 +1052,7 @@ struct Translator::Impl {
 		if (int e = request(r, cmd))
 			return e;
 		uabi_srq_attr a{};
-		a.max_wr = cmd.max_wr;
-		a.srq_limit = cmd.srq_limit;
+		convert::copy_srq_modify(a, cmd);
 		Wire m = w();
 		m.begin();
 		m.cmd(UABI_OBJ_SRQ, UABI_METHOD_MODIFY, cmd.srq_handle);
@@ -1148,9 +1080,7 @@ struct Translator::Impl {
 			return lookup_err(st);
 		uabi_srq_attr a = m.get<uabi_srq_attr>(off);
 		ib_uverbs_query_srq_resp resp{};
-		resp.max_wr = a.max_wr;
-		resp.max_sge = a.max_sge;
-		resp.srq_limit = a.srq_limit;
+		convert::copy_srq_attr(resp, a);
 		return respond(r, &resp, sizeof(resp));
 	}
 
@@ -1238,9 +1168,7 @@ struct Translator::Impl {
 		x.user_handle = full.user_handle;
 		x.srq_type = 1; // IB_SRQT_XRC
 		x.pd_handle = full.pd_handle;
-		x.max_wr = full.max_wr;
-		x.max_sge = full.max_sge;
-		x.srq_limit = full.srq_limit;
+		convert::copy_srq_attr(x, full);
 		x.xrcd_handle = full.xrcd_handle;
 		x.cq_handle = full.xrc_cq;
 		return create_srq_common(r, x);
@@ -1281,11 +1209,7 @@ struct Translator::Impl {
 		uabi_qp_init init{};
 		init.qp_type = UABI_QPT_XRC_RECV;
 		init.sq_sig_all = full.sq_sig_all ? 1 : 0;
-		init.cap.max_send_wr = full.max_send_wr;
-		init.cap.max_recv_wr = full.max_recv_wr;
-		init.cap.max_send_sge = full.max_send_sge;
-		init.cap.max_recv_sge = full.max_recv_sge;
-		init.cap.max_inline_data = full.max_inline_data;
+		convert::copy_caps(init.cap, full);
 		std::uint32_t qpn = UABI_XRC_QPN_CREATE;
 		Wire m = w();
 		m.begin();
@@ -1323,7 +1247,7 @@ struct Translator::Impl {
 		if (int e = modify_precheck(full, mask))
 			return e;
 		// What Linux ignores for XRC_TGT the core ignores too.
-		uabi_qp_attr a = attr_from_modify(full, mask);
+		uabi_qp_attr a = convert::to_uabi_modify(full, mask);
 		Wire m = w();
 		m.begin();
 		m.cmd(UABI_OBJ_XRCD, UABI_XRCD_MODIFY_RCV_QP, full.xrc_domain_handle);
@@ -1359,7 +1283,7 @@ struct Translator::Impl {
 		uabi_qp_attr a = m.get<uabi_qp_attr>(off);
 		uabi_qp_init init{};
 		init.cap = a.cap;
-		ib_uverbs_query_qp_resp resp = query_qp_resp(a, init);
+		ib_uverbs_query_qp_resp resp = convert::to_legacy(a, init);
 		return respond(r, &resp, sizeof(resp));
 	}
 

@@ -3,6 +3,9 @@
 // objects that have a data path get their providers/sw counterpart.
 #include "verbs_impl.hpp"
 
+#include <uabi/convert/qp.hpp>
+#include <uabi/convert/srq.hpp>
+
 #include <rdma/uabi_sw.h>
 #include <uabi/ofed_verbs_abi.h>
 
@@ -23,39 +26,6 @@ bool fd_nonblocking(int fd)
 	return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-uabi_ah_attr to_uabi(const struct ibv_ah_attr &a)
-{
-	uabi_ah_attr u{};
-	std::memcpy(u.grh.dgid, a.grh.dgid.raw, 16);
-	u.grh.flow_label = a.grh.flow_label;
-	u.grh.sgid_index = a.grh.sgid_index;
-	u.grh.hop_limit = a.grh.hop_limit;
-	u.grh.traffic_class = a.grh.traffic_class;
-	u.dlid = a.dlid;
-	u.sl = a.sl;
-	u.src_path_bits = a.src_path_bits;
-	u.static_rate = a.static_rate;
-	u.is_global = a.is_global;
-	u.port_num = a.port_num;
-	return u;
-}
-
-void from_uabi(const uabi_ah_attr &u, struct ibv_ah_attr &a)
-{
-	std::memset(&a, 0, sizeof(a));
-	std::memcpy(a.grh.dgid.raw, u.grh.dgid, 16);
-	a.grh.flow_label = u.grh.flow_label;
-	a.grh.sgid_index = u.grh.sgid_index;
-	a.grh.hop_limit = u.grh.hop_limit;
-	a.grh.traffic_class = u.grh.traffic_class;
-	a.dlid = u.dlid;
-	a.sl = u.sl;
-	a.src_path_bits = u.src_path_bits;
-	a.static_rate = u.static_rate;
-	a.is_global = u.is_global;
-	a.port_num = u.port_num;
-}
-
 sw::AddressHandle to_sw(const struct ibv_ah_attr &a)
 {
 	sw::AddressHandle h;
@@ -68,101 +38,6 @@ sw::AddressHandle to_sw(const struct ibv_ah_attr &a)
 	h.flow_label = a.grh.flow_label;
 	std::memcpy(h.dgid, a.grh.dgid.raw, 16);
 	return h;
-}
-
-static uabi_qp_cap to_uabi(const struct ibv_qp_cap &c)
-{
-	uabi_qp_cap u{};
-	u.max_send_wr = c.max_send_wr;
-	u.max_recv_wr = c.max_recv_wr;
-	u.max_send_sge = c.max_send_sge;
-	u.max_recv_sge = c.max_recv_sge;
-	u.max_inline_data = c.max_inline_data;
-	return u;
-}
-
-static void from_uabi(const uabi_qp_cap &u, struct ibv_qp_cap &c)
-{
-	c.max_send_wr = u.max_send_wr;
-	c.max_recv_wr = u.max_recv_wr;
-	c.max_send_sge = u.max_send_sge;
-	c.max_recv_sge = u.max_recv_sge;
-	c.max_inline_data = u.max_inline_data;
-}
-
-// The value of an enum field that the application may have left
-// uninitialized (fields outside the attribute mask): read as bytes, not as
-// the enum, whose invalid values C++ does not allow.
-template <class E>
-static std::uint32_t raw_enum(const E &e)
-{
-	static_assert(sizeof(E) == sizeof(std::uint32_t));
-	std::uint32_t v;
-	std::memcpy(&v, &e, sizeof(v));
-	return v;
-}
-
-uabi_qp_attr to_uabi(const struct ibv_qp_attr &a)
-{
-	uabi_qp_attr u{};
-	u.qp_state = raw_enum(a.qp_state);
-	u.cur_qp_state = raw_enum(a.cur_qp_state);
-	u.path_mtu = raw_enum(a.path_mtu);
-	u.path_mig_state = raw_enum(a.path_mig_state);
-	u.qkey = a.qkey;
-	u.rq_psn = a.rq_psn;
-	u.sq_psn = a.sq_psn;
-	u.dest_qp_num = a.dest_qp_num;
-	u.qp_access_flags = a.qp_access_flags;
-	u.pkey_index = a.pkey_index;
-	u.alt_pkey_index = a.alt_pkey_index;
-	u.cap = to_uabi(a.cap);
-	u.ah_attr = to_uabi(a.ah_attr);
-	u.alt_ah_attr = to_uabi(a.alt_ah_attr);
-	u.en_sqd_async_notify = a.en_sqd_async_notify;
-	u.sq_draining = a.sq_draining;
-	u.max_rd_atomic = a.max_rd_atomic;
-	u.max_dest_rd_atomic = a.max_dest_rd_atomic;
-	u.min_rnr_timer = a.min_rnr_timer;
-	u.port_num = a.port_num;
-	u.timeout = a.timeout;
-	u.retry_cnt = a.retry_cnt;
-	u.rnr_retry = a.rnr_retry;
-	u.alt_port_num = a.alt_port_num;
-	u.alt_timeout = a.alt_timeout;
-	return u;
-}
-
-void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a)
-{
-	// Not rate_limit, the last field: older programs' (OFED's, rdma-core
-	// before v15) struct ends before it, and it is never queried here.
-	std::memset(&a, 0, offsetof(struct ibv_qp_attr, rate_limit));
-	a.qp_state = ibv_qp_state(u.qp_state);
-	a.cur_qp_state = ibv_qp_state(u.cur_qp_state);
-	a.path_mtu = ibv_mtu(u.path_mtu);
-	a.path_mig_state = ibv_mig_state(u.path_mig_state);
-	a.qkey = u.qkey;
-	a.rq_psn = u.rq_psn;
-	a.sq_psn = u.sq_psn;
-	a.dest_qp_num = u.dest_qp_num;
-	a.qp_access_flags = u.qp_access_flags;
-	from_uabi(u.cap, a.cap);
-	from_uabi(u.ah_attr, a.ah_attr);
-	from_uabi(u.alt_ah_attr, a.alt_ah_attr);
-	a.pkey_index = u.pkey_index;
-	a.alt_pkey_index = u.alt_pkey_index;
-	a.en_sqd_async_notify = u.en_sqd_async_notify;
-	a.sq_draining = u.sq_draining;
-	a.max_rd_atomic = u.max_rd_atomic;
-	a.max_dest_rd_atomic = u.max_dest_rd_atomic;
-	a.min_rnr_timer = u.min_rnr_timer;
-	a.port_num = u.port_num;
-	a.timeout = u.timeout;
-	a.retry_cnt = u.retry_cnt;
-	a.rnr_retry = u.rnr_retry;
-	a.alt_port_num = u.alt_port_num;
-	a.alt_timeout = u.alt_timeout;
 }
 
 } // namespace uabi::verbs
@@ -509,8 +384,7 @@ struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			cq = a->cq->handle;
 		}
 		uabi_srq_attr sa{};
-		sa.max_wr = a->attr.max_wr;
-		sa.max_sge = a->attr.max_sge;
+		convert::copy_srq_sizes(sa, a->attr);
 		auto r = ofed ? impl->ctl.ofed_create_xrc_srq(pd->handle, xrcd, cq, sa,
 							      reinterpret_cast<std::uintptr_t>(s))
 			      : impl->ctl.create_srq(pd->handle, type, xrcd, cq, sa,
@@ -551,8 +425,7 @@ struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			pthread_mutex_init(&s->srq.mutex, nullptr);
 			pthread_cond_init(&s->srq.cond, nullptr);
 		}
-		a->attr.max_wr = r->resp.attr.max_wr;
-		a->attr.max_sge = r->resp.attr.max_sge;
+		convert::copy_srq_sizes(a->attr, r->resp.attr);
 		return &s->srq;
 	});
 }
@@ -585,10 +458,7 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 UABI_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	return guard_int([&] {
-		uabi_srq_attr u{};
-		u.max_wr = attr->max_wr;
-		u.max_sge = attr->max_sge;
-		u.srq_limit = attr->srq_limit;
+		uabi_srq_attr u = convert::to_uabi(*attr);
 		auto r = impl_of(srq->context)->ctl.modify_srq(srq->handle, u, std::uint32_t(mask));
 		return r ? 0 : r.error();
 	});
@@ -600,9 +470,7 @@ UABI_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 		auto r = impl_of(srq->context)->ctl.query_srq(srq->handle);
 		if (!r)
 			return r.error();
-		attr->max_wr = r->max_wr;
-		attr->max_sge = r->max_sge;
-		attr->srq_limit = r->srq_limit;
+		*attr = convert::to_ibv(*r);
 		return 0;
 	});
 }
@@ -725,7 +593,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 			if (!xrc_send && a->srq)
 				qc.srq = a->srq->handle;
 		}
-		qc.cap = xrc_recv ? uabi_qp_cap{} : to_uabi(a->cap);
+		qc.cap = xrc_recv ? uabi_qp_cap{} : convert::to_uabi(a->cap);
 		qc.qp_type = a->qp_type;
 		qc.sq_sig_all = a->sq_sig_all != 0;
 		qc.user_handle = reinterpret_cast<std::uintptr_t>(q);
@@ -760,7 +628,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		qp->qp_type = a->qp_type;
 		if (!xrc_recv) {
 			struct ibv_qp_cap cap;
-			from_uabi(r->resp.cap, cap);
+			cap = convert::to_ibv(r->resp.cap);
 			if (a->srq)
 				cap.max_recv_wr = cap.max_recv_sge = 0;
 			a->cap = cap;
@@ -856,7 +724,7 @@ UABI_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int ma
 		auto r = impl_of(qp->context)->ctl.query_qp(qp->handle, std::uint32_t(mask));
 		if (!r)
 			return r.error();
-		from_uabi(r->attr, *attr);
+		convert::to_ibv(r->attr, *attr);
 		// The data path may have moved the QP to ERR.
 		if (VQp *q = vqp(qp); q->dp && q->dp->state() == IBV_QPS_ERR) {
 			attr->qp_state = IBV_QPS_ERR;
@@ -869,7 +737,7 @@ UABI_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int ma
 			init->send_cq = qp->send_cq;
 			init->recv_cq = qp->recv_cq;
 			init->srq = qp->srq;
-			from_uabi(r->init.cap, init->cap);
+			init->cap = convert::to_ibv(r->init.cap);
 			if (qp->srq)
 				init->cap.max_recv_wr = init->cap.max_recv_sge = 0;
 			init->qp_type = qp->qp_type;

@@ -5,7 +5,9 @@
 #include "verbs_impl.hpp"
 
 #include <uabi/legacy.hpp>
-#include <uabi/legacy_convert.hpp>
+#include <uabi/convert/device.hpp>
+#include <uabi/convert/qp.hpp>
+#include <uabi/convert/srq.hpp>
 #include <uabi/legacy_encoder.hpp>
 #include <uabi/ofed_verbs_abi.h>
 
@@ -19,26 +21,6 @@
 namespace uabi::verbs {
 
 namespace {
-
-ibv_srq_attr srq_attr_to_ibv(const uabi_srq_attr &u)
-{
-	ibv_srq_attr a{};
-	a.max_wr = u.max_wr;
-	a.max_sge = u.max_sge;
-	a.srq_limit = u.srq_limit;
-	return a;
-}
-
-ibv_qp_cap cap_to_ibv(const uabi_qp_cap &u)
-{
-	ibv_qp_cap c{};
-	c.max_send_wr = u.max_send_wr;
-	c.max_recv_wr = u.max_recv_wr;
-	c.max_send_sge = u.max_send_sge;
-	c.max_recv_sge = u.max_recv_sge;
-	c.max_inline_data = u.max_inline_data;
-	return c;
-}
 
 template <class T> Result<void> to_void(const Result<T> &r)
 {
@@ -142,7 +124,7 @@ Result<DeviceInfo> Control::query_device()
 		if (!r)
 			return make_error(r.error());
 		DeviceInfo d{};
-		d.attr = legacy::device_attr(*r);
+		d.attr = convert::to_uabi(*r);
 		return d;
 	});
 	return ctx_->query_device();
@@ -156,7 +138,7 @@ Result<uabi_port_attr> Control::query_port(std::uint32_t port)
 		auto r = enc_->query_port(std::uint8_t(port));
 		if (!r)
 			return make_error(r.error());
-		return legacy::port_attr(*r);
+		return convert::to_uabi(*r);
 	});
 	return ctx_->query_port(port);
 }
@@ -278,7 +260,7 @@ Result<SrqInfo> Control::create_srq(Handle pd, std::uint32_t type, Handle xrcd, 
 				    const uabi_srq_attr &attr, std::uint64_t user_handle)
 {
 	WRITE_PATH({
-		ibv_srq_attr a = srq_attr_to_ibv(attr);
+		ibv_srq_attr a = convert::to_ibv(attr);
 		if (type == IBV_SRQT_BASIC)
 			return enc_->create_srq(pd, a, user_handle);
 		return enc_->create_xsrq(pd, ibv_srq_type(type), xrcd, cq, a, user_handle);
@@ -297,7 +279,7 @@ Result<SrqInfo> Control::create_srq(Handle pd, std::uint32_t type, Handle xrcd, 
 
 Result<void> Control::modify_srq(Handle srq, const uabi_srq_attr &attr, std::uint32_t mask)
 {
-	WRITE_PATH(return enc_->modify_srq(srq, srq_attr_to_ibv(attr), int(mask)));
+	WRITE_PATH(return enc_->modify_srq(srq, convert::to_ibv(attr), int(mask)));
 	return ctx_->modify_srq(srq, attr, mask);
 }
 
@@ -307,11 +289,7 @@ Result<uabi_srq_attr> Control::query_srq(Handle srq)
 		auto r = enc_->query_srq(srq);
 		if (!r)
 			return make_error(r.error());
-		uabi_srq_attr u{};
-		u.max_wr = r->max_wr;
-		u.max_sge = r->max_sge;
-		u.srq_limit = r->srq_limit;
-		return u;
+		return convert::to_uabi(*r);
 	});
 	return ctx_->query_srq(srq);
 }
@@ -349,7 +327,7 @@ Result<QpInfo> Control::create_qp(const QpArgs &a)
 		in.recv_cq = a.recv_cq;
 		in.srq = a.srq;
 		in.qp_type = ibv_qp_type(a.qp_type);
-		in.cap = cap_to_ibv(a.cap);
+		in.cap = convert::to_ibv(a.cap);
 		in.sq_sig_all = a.sq_sig_all;
 		in.user_handle = a.user_handle;
 		return enc_->create_qp(in);
@@ -387,7 +365,7 @@ Result<QpInfo> Control::open_qp(Handle xrcd, std::uint32_t qpn, std::uint64_t us
 Result<void> Control::modify_qp(Handle qp, const struct ibv_qp_attr &attr, std::uint32_t mask)
 {
 	WRITE_PATH(return enc_->modify_qp(qp, attr, int(mask)));
-	return ctx_->modify_qp(qp, to_uabi(attr), mask);
+	return ctx_->modify_qp(qp, convert::to_uabi(attr), mask);
 }
 
 Result<QpQuery> Control::query_qp(Handle qp, std::uint32_t mask)
@@ -396,7 +374,7 @@ Result<QpQuery> Control::query_qp(Handle qp, std::uint32_t mask)
 		auto r = enc_->query_qp(qp, int(mask));
 		if (!r)
 			return make_error(r.error());
-		return legacy::query_qp_from(r->get());
+		return convert::to_uabi(r->get());
 	});
 	return ctx_->query_qp(qp, mask);
 }
@@ -410,7 +388,7 @@ Result<void> Control::destroy_qp(Handle qp)
 Result<Handle> Control::create_ah(Handle pd, const struct ibv_ah_attr &attr)
 {
 	WRITE_PATH(return enc_->create_ah(pd, attr, 0));
-	return ctx_->create_ah(Ref(pd), to_uabi(attr));
+	return ctx_->create_ah(Ref(pd), convert::to_uabi(attr));
 }
 
 Result<void> Control::destroy_ah(Handle ah)
@@ -451,14 +429,14 @@ Result<void> Control::ofed_close_xrc_domain(Handle xrcd)
 Result<SrqInfo> Control::ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
 					     const uabi_srq_attr &attr, std::uint64_t user_handle)
 {
-	OFED_PATH(return enc_->ofed_create_xrc_srq(pd, xrcd, cq, srq_attr_to_ibv(attr), user_handle));
+	OFED_PATH(return enc_->ofed_create_xrc_srq(pd, xrcd, cq, convert::to_ibv(attr), user_handle));
 	return create_srq(pd, IBV_SRQT_XRC, xrcd, cq, attr, user_handle);
 }
 
 Result<std::uint32_t> Control::ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
 						      bool sq_sig_all)
 {
-	OFED_PATH(return enc_->ofed_create_xrc_rcv_qp(xrcd, cap_to_ibv(cap), sq_sig_all, 0));
+	OFED_PATH(return enc_->ofed_create_xrc_rcv_qp(xrcd, convert::to_ibv(cap), sq_sig_all, 0));
 	uabi_qp_init init{};
 	init.cap = cap;
 	init.qp_type = UABI_QPT_XRC_RECV;
@@ -474,7 +452,7 @@ Result<void> Control::ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
 					     const struct ibv_qp_attr &attr, std::uint32_t mask)
 {
 	OFED_PATH(return enc_->ofed_modify_xrc_rcv_qp(xrcd, qpn, attr, int(mask)));
-	return ctx_->modify_xrc_rcv_qp(xrcd, qpn, to_uabi(attr), mask);
+	return ctx_->modify_xrc_rcv_qp(xrcd, qpn, convert::to_uabi(attr), mask);
 }
 
 Result<QpQuery> Control::ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, std::uint32_t mask)
@@ -483,7 +461,7 @@ Result<QpQuery> Control::ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, s
 		auto r = enc_->ofed_query_xrc_rcv_qp(xrcd, qpn, int(mask));
 		if (!r)
 			return make_error(r.error());
-		return legacy::query_qp_from(r->get());
+		return convert::to_uabi(r->get());
 	});
 	auto r = ctx_->query_xrc_rcv_qp(xrcd, qpn);
 	if (!r)
