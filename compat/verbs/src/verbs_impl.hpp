@@ -177,6 +177,8 @@ bool fd_nonblocking(int fd);
 
 // Extended verbs of verbs_context (control.cpp).
 void install_ex_ops(struct verbs_context *vctx);
+// Its QP entries (control_qp.cpp).
+void install_qp_context_ops(struct verbs_context *vctx);
 
 } // namespace uabi::verbs
 
