@@ -52,8 +52,9 @@ class Objects : public UabiTest
 			return p;
 		std::memcpy(&p.hdr, bytes.data(), sizeof(p.hdr));
 		p.entries.resize(std::min<std::size_t>(p.hdr.count, room));
-		std::memcpy(static_cast<void *>(p.entries.data()), bytes.data() + sizeof(p.hdr),
-			    p.entries.size() * sizeof(uabi_object_info));
+		if (!p.entries.empty())
+			std::memcpy(static_cast<void *>(p.entries.data()), bytes.data() + sizeof(p.hdr),
+				    p.entries.size() * sizeof(uabi_object_info));
 		return p;
 	}
 };
