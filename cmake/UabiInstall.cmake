@@ -21,6 +21,12 @@ if(TARGET uabi_verbs)
   install(TARGETS uabi_verbs uabi_legacy_preload
     LIBRARY DESTINATION ${UABI_INSTALL_VERBSDIR} COMPONENT runtime NAMELINK_SKIP)
 endif()
+# The object core as a module, loaded by the client library only for
+# UABI_BACKEND=inproc (beside the drop-in, where it looks first).
+if(TARGET uabi_inproc)
+  install(TARGETS uabi_inproc
+    LIBRARY DESTINATION ${UABI_INSTALL_VERBSDIR} COMPONENT runtime)
+endif()
 # The umad shim `uabi run` preloads beside it (docs/fsview.md).
 if(TARGET uabi_umad)
   install(TARGETS uabi_umad

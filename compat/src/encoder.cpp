@@ -3,6 +3,9 @@
 // libibverbs; docs/legacy-abi.md ("The old path") has the layout of each.
 #include <uabi/legacy_encoder.hpp>
 #include <uabi/legacy_ofed.h>
+#include <uabi/convert/av.hpp>
+#include <uabi/convert/qp.hpp>
+#include <uabi/convert/srq.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -62,81 +65,12 @@ void frame_ex(ExCmd<T> &c, std::uint32_t command, void *resp, std::size_t resp_s
 		std::memset(resp, 0, resp_size);
 }
 
-void dest_from(ib_uverbs_qp_dest &d, const ibv_ah_attr &a)
-{
-	std::memcpy(d.dgid, a.grh.dgid.raw, 16);
-	d.flow_label = a.grh.flow_label;
-	d.dlid = a.dlid;
-	d.reserved = 0;
-	d.sgid_index = a.grh.sgid_index;
-	d.hop_limit = a.grh.hop_limit;
-	d.traffic_class = a.grh.traffic_class;
-	d.sl = a.sl;
-	d.src_path_bits = a.src_path_bits;
-	d.static_rate = a.static_rate;
-	d.is_global = a.is_global;
-	d.port_num = a.port_num;
-}
-
-// rdma-core's copy_modify_qp_fields(): only the fields of the mask.
-template <class M> void modify_fields(M &c, const ibv_qp_attr &a, int mask)
-{
-	if (mask & IBV_QP_STATE)
-		c.qp_state = a.qp_state;
-	if (mask & IBV_QP_CUR_STATE)
-		c.cur_qp_state = a.cur_qp_state;
-	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
-		c.en_sqd_async_notify = a.en_sqd_async_notify;
-	if (mask & IBV_QP_ACCESS_FLAGS)
-		c.qp_access_flags = a.qp_access_flags;
-	if (mask & IBV_QP_PKEY_INDEX)
-		c.pkey_index = a.pkey_index;
-	if (mask & IBV_QP_PORT)
-		c.port_num = a.port_num;
-	if (mask & IBV_QP_QKEY)
-		c.qkey = a.qkey;
-	if (mask & IBV_QP_AV)
-		dest_from(c.dest, a.ah_attr);
-	if (mask & IBV_QP_PATH_MTU)
-		c.path_mtu = a.path_mtu;
-	if (mask & IBV_QP_TIMEOUT)
-		c.timeout = a.timeout;
-	if (mask & IBV_QP_RETRY_CNT)
-		c.retry_cnt = a.retry_cnt;
-	if (mask & IBV_QP_RNR_RETRY)
-		c.rnr_retry = a.rnr_retry;
-	if (mask & IBV_QP_RQ_PSN)
-		c.rq_psn = a.rq_psn;
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		c.max_rd_atomic = a.max_rd_atomic;
-	if (mask & IBV_QP_ALT_PATH) {
-		c.alt_pkey_index = a.alt_pkey_index;
-		c.alt_port_num = a.alt_port_num;
-		c.alt_timeout = a.alt_timeout;
-		dest_from(c.alt_dest, a.alt_ah_attr);
-	}
-	if (mask & IBV_QP_MIN_RNR_TIMER)
-		c.min_rnr_timer = a.min_rnr_timer;
-	if (mask & IBV_QP_SQ_PSN)
-		c.sq_psn = a.sq_psn;
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		c.max_dest_rd_atomic = a.max_dest_rd_atomic;
-	if (mask & IBV_QP_PATH_MIG_STATE)
-		c.path_mig_state = a.path_mig_state;
-	if (mask & IBV_QP_DEST_QPN)
-		c.dest_qp_num = a.dest_qp_num;
-}
-
 QpInfo qp_info(const ib_uverbs_create_qp_resp &r)
 {
 	QpInfo q{};
 	q.handle = r.qp_handle;
 	q.resp.qpn = r.qpn;
-	q.resp.cap.max_send_wr = r.max_send_wr;
-	q.resp.cap.max_recv_wr = r.max_recv_wr;
-	q.resp.cap.max_send_sge = r.max_send_sge;
-	q.resp.cap.max_recv_sge = r.max_recv_sge;
-	q.resp.cap.max_inline_data = r.max_inline_data;
+	convert::copy_caps(q.resp.cap, r);
 	return q;
 }
 
@@ -145,8 +79,7 @@ SrqInfo srq_info(const ib_uverbs_create_srq_resp &r)
 	SrqInfo s{};
 	s.handle = r.srq_handle;
 	s.resp.srqn = r.srqn;
-	s.resp.attr.max_wr = r.max_wr;
-	s.resp.attr.max_sge = r.max_sge;
+	convert::copy_srq_sizes(s.resp.attr, r);
 	return s;
 }
 
@@ -406,11 +339,7 @@ template <class T> void qp_request(T &q, const LegacyQpInit &in)
 {
 	q.user_handle = in.user_handle;
 	q.pd_handle = in.pd;
-	q.max_send_wr = in.cap.max_send_wr;
-	q.max_recv_wr = in.cap.max_recv_wr;
-	q.max_send_sge = in.cap.max_send_sge;
-	q.max_recv_sge = in.cap.max_recv_sge;
-	q.max_inline_data = in.cap.max_inline_data;
+	convert::copy_caps(q, in.cap);
 	q.sq_sig_all = in.sq_sig_all ? 1 : 0;
 	q.qp_type = std::uint8_t(in.qp_type);
 	q.srq_handle = in.srq;
@@ -489,7 +418,7 @@ Result<void> Encoder::modify_qp(Handle qp, const ibv_qp_attr &attr, int attr_mas
 	frame(c, IB_USER_VERBS_CMD_MODIFY_QP, 0);
 	c.core.qp_handle = qp;
 	c.core.attr_mask = std::uint32_t(attr_mask);
-	modify_fields(c.core, attr, attr_mask);
+	convert::to_legacy_modify(c.core, attr, attr_mask);
 	return send(&c, sizeof(c));
 }
 
@@ -500,7 +429,7 @@ Result<void> Encoder::modify_qp_ex(Handle qp, const ibv_qp_attr &attr, int attr_
 	frame_ex(c, IB_USER_VERBS_EX_CMD_MODIFY_QP, &resp, sizeof(resp));
 	c.core.base.qp_handle = qp;
 	c.core.base.attr_mask = std::uint32_t(attr_mask);
-	modify_fields(c.core.base, attr, attr_mask);
+	convert::to_legacy_modify(c.core.base, attr, attr_mask);
 	if (attr_mask & IBV_QP_RATE_LIMIT)
 		c.core.rate_limit = attr.rate_limit;
 	return send(&c, sizeof(c));
@@ -527,9 +456,7 @@ Result<SrqInfo> Encoder::create_srq(Handle pd, const ibv_srq_attr &attr, std::ui
 	c.core.response = ptr(&resp);
 	c.core.user_handle = user_handle;
 	c.core.pd_handle = pd;
-	c.core.max_wr = attr.max_wr;
-	c.core.max_sge = attr.max_sge;
-	c.core.srq_limit = attr.srq_limit;
+	convert::copy_srq_attr(c.core, attr);
 	SEND(c);
 	return srq_info(resp);
 }
@@ -544,9 +471,7 @@ Result<SrqInfo> Encoder::create_xsrq(Handle pd, ibv_srq_type type, Handle xrcd, 
 	c.core.user_handle = user_handle;
 	c.core.srq_type = std::uint32_t(type);
 	c.core.pd_handle = pd;
-	c.core.max_wr = attr.max_wr;
-	c.core.max_sge = attr.max_sge;
-	c.core.srq_limit = attr.srq_limit;
+	convert::copy_srq_attr(c.core, attr);
 	c.core.xrcd_handle = xrcd;
 	c.core.cq_handle = cq;
 	SEND(c);
@@ -559,8 +484,7 @@ Result<void> Encoder::modify_srq(Handle srq, const ibv_srq_attr &attr, int attr_
 	frame(c, IB_USER_VERBS_CMD_MODIFY_SRQ, 0);
 	c.core.srq_handle = srq;
 	c.core.attr_mask = std::uint32_t(attr_mask);
-	c.core.max_wr = attr.max_wr;
-	c.core.srq_limit = attr.srq_limit;
+	convert::copy_srq_modify(c.core, attr);
 	return send(&c, sizeof(c));
 }
 
@@ -572,7 +496,9 @@ Result<ibv_srq_attr> Encoder::query_srq(Handle srq)
 	c.core.response = ptr(&resp);
 	c.core.srq_handle = srq;
 	SEND(c);
-	return ibv_srq_attr{resp.max_wr, resp.max_sge, resp.srq_limit};
+	ibv_srq_attr a{};
+	convert::copy_srq_attr(a, resp);
+	return a;
 }
 
 Result<std::uint32_t> Encoder::destroy_srq(Handle srq)
@@ -596,17 +522,7 @@ Result<Handle> Encoder::create_ah(Handle pd, const ibv_ah_attr &attr, std::uint6
 	c.core.response = ptr(&resp);
 	c.core.user_handle = user_handle;
 	c.core.pd_handle = pd;
-	c.core.attr.dlid = attr.dlid;
-	c.core.attr.sl = attr.sl;
-	c.core.attr.src_path_bits = attr.src_path_bits;
-	c.core.attr.static_rate = attr.static_rate;
-	c.core.attr.is_global = attr.is_global;
-	c.core.attr.port_num = attr.port_num;
-	c.core.attr.grh.flow_label = attr.grh.flow_label;
-	c.core.attr.grh.sgid_index = attr.grh.sgid_index;
-	c.core.attr.grh.hop_limit = attr.grh.hop_limit;
-	c.core.attr.grh.traffic_class = attr.grh.traffic_class;
-	std::memcpy(c.core.attr.grh.dgid, attr.grh.dgid.raw, 16);
+	c.core.attr = convert::to_legacy_ah(attr);
 	SEND(c);
 	return Handle(resp.ah_handle);
 }
@@ -662,9 +578,7 @@ Result<SrqInfo> Encoder::ofed_create_xrc_srq(Handle pd, Handle xrc_domain, Handl
 	c.response = ptr(&resp);
 	c.user_handle = user_handle;
 	c.pd_handle = pd;
-	c.max_wr = attr.max_wr;
-	c.max_sge = attr.max_sge;
-	c.srq_limit = attr.srq_limit;
+	convert::copy_srq_attr(c, attr);
 	c.xrcd_handle = xrc_domain;
 	c.xrc_cq = xrc_cq;
 	SEND(c);
@@ -700,11 +614,7 @@ Result<std::uint32_t> Encoder::ofed_create_xrc_rcv_qp(Handle xrc_domain, const i
 	c.response = ptr(&resp);
 	c.user_handle = user_handle;
 	c.xrc_domain_handle = xrc_domain;
-	c.max_send_wr = cap.max_send_wr;
-	c.max_recv_wr = cap.max_recv_wr;
-	c.max_send_sge = cap.max_send_sge;
-	c.max_recv_sge = cap.max_recv_sge;
-	c.max_inline_data = cap.max_inline_data;
+	convert::copy_caps(c, cap);
 	c.sq_sig_all = sq_sig_all ? 1 : 0;
 	c.qp_type = UABI_OFED_QPT_XRC;
 	SEND(c);
@@ -721,29 +631,7 @@ Result<void> Encoder::ofed_modify_xrc_rcv_qp(Handle xrc_domain, std::uint32_t qp
 	c.xrc_domain_handle = xrc_domain;
 	c.qp_num = qpn;
 	c.attr_mask = std::uint32_t(attr_mask);
-	c.qkey = attr.qkey;
-	c.rq_psn = attr.rq_psn;
-	c.sq_psn = attr.sq_psn;
-	c.dest_qp_num = attr.dest_qp_num;
-	c.qp_access_flags = attr.qp_access_flags;
-	c.pkey_index = attr.pkey_index;
-	c.alt_pkey_index = attr.alt_pkey_index;
-	c.qp_state = std::uint8_t(attr.qp_state);
-	c.cur_qp_state = std::uint8_t(attr.cur_qp_state);
-	c.path_mtu = std::uint8_t(attr.path_mtu);
-	c.path_mig_state = std::uint8_t(attr.path_mig_state);
-	c.en_sqd_async_notify = attr.en_sqd_async_notify;
-	c.max_rd_atomic = attr.max_rd_atomic;
-	c.max_dest_rd_atomic = attr.max_dest_rd_atomic;
-	c.min_rnr_timer = attr.min_rnr_timer;
-	c.port_num = attr.port_num;
-	c.timeout = attr.timeout;
-	c.retry_cnt = attr.retry_cnt;
-	c.rnr_retry = attr.rnr_retry;
-	c.alt_port_num = attr.alt_port_num;
-	c.alt_timeout = attr.alt_timeout;
-	dest_from(c.dest, attr.ah_attr);
-	dest_from(c.alt_dest, attr.alt_ah_attr);
+	convert::to_legacy_modify_all(c, attr);
 	return send(&c, sizeof(c));
 }
 

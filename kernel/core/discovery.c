@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Discovery: the method tables themselves, flattened.  Nothing here is
- * written by hand, so the answer cannot drift from what the dispatcher
- * accepts.
+ * Discovery: the method tables themselves, flattened, without the methods
+ * the device cannot do (their ->supported says no: they would answer
+ * -EOPNOTSUPP).  Nothing here is written by hand, so the answer cannot
+ * drift from what the dispatcher accepts.
  */
 #include <uabi/core.h>
 
@@ -18,7 +19,8 @@ static void emit(struct disc_writer *w, const struct uabi_discovery_entry *e)
 	w->out->total++;
 }
 
-static void emit_object(struct disc_writer *w, const struct uabi_object_def *obj)
+static void emit_object(struct disc_writer *w, const struct uabi_device *dev,
+			const struct uabi_object_def *obj)
 {
 	u16 i, j;
 
@@ -30,6 +32,8 @@ static void emit_object(struct disc_writer *w, const struct uabi_object_def *obj
 			.attr_flags = m->flags,
 		};
 
+		if (m->supported && !m->supported(dev))
+			continue;
 		emit(w, &e);
 		for (j = 0; j < m->num_attrs; j++) {
 			const struct uabi_attr_spec *a = &m->attrs[j];
@@ -54,8 +58,8 @@ int uabi_discover(struct uabi_device *dev, struct uabi_discovery *out, u32 len)
 	out->total = 0;
 	out->returned = 0;
 	for (type = 1; type < UABI_OBJ_MAX_CORE; type++)
-		emit_object(&w, uabi_object_def(dev, type));
+		emit_object(&w, dev, uabi_object_def(dev, type));
 	for (type = 0; type < dev->ops->num_objects; type++)
-		emit_object(&w, dev->ops->objects[type]);
+		emit_object(&w, dev, dev->ops->objects[type]);
 	return 0;
 }

@@ -20,6 +20,7 @@ struct parsed_cmd {
 
 struct exec_state {
 	struct uabi_context *ctx;
+	void *host_call;
 	struct uabi_msg_hdr *msg;
 	struct parsed_cmd *cmds;
 	u32 count;
@@ -252,6 +253,30 @@ static u32 resolve(struct exec_state *st, u32 value, bool is_ref)
 	return is_ref ? st->cmds[value].hdr->out_handle : value;
 }
 
+/* The value checks the method table declares for its inputs (flag masks,
+ * enum ranges): -EINVAL, before the method runs. */
+static int check_values(const struct parsed_cmd *pc)
+{
+	const struct uabi_method_def *m = pc->method;
+	u16 i;
+
+	for (i = 0; i < m->num_attrs; i++) {
+		const struct uabi_attr_spec *spec = &m->attrs[i];
+		const struct uabi_attr *a = pc->attrs[i];
+		u32 v = 0;
+
+		if (!a || spec->check == UABI_CHECK_NONE)
+			continue;
+		if (a->len > spec->check_off)
+			memcpy(&v, (const u8 *)(a + 1) + spec->check_off,
+			       min_t(u32, a->len - spec->check_off, sizeof(v)));
+		if (spec->check == UABI_CHECK_MASK ? (v & ~spec->check_a) != 0
+						   : v < spec->check_a || v > spec->check_b)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static void unlock_call(struct uabi_call *call, const struct parsed_cmd *pc)
 {
 	u16 i;
@@ -276,6 +301,8 @@ static int exec_cmd(struct exec_state *st, u32 k)
 		.method = m,
 		.hdr = pc->hdr,
 		.all_or_nothing = st->msg->flags & UABI_MSG_F_ALL_OR_NOTHING,
+		.index = k,
+		.host_call = st->host_call,
 	};
 	u16 i;
 	int ret = 0;
@@ -313,10 +340,22 @@ static int exec_cmd(struct exec_state *st, u32 k)
 	}
 
 	if (!ret)
+		ret = check_values(pc);
+	if (!ret && m->supported && !m->supported(call.dev))
+		ret = -EOPNOTSUPP;
+	if (!ret && creates(pc)) {
+		call.created = uabi_uobj_alloc(st->ctx, m->creates ? m->creates
+								   : pc->object->id);
+		if (IS_ERR(call.created)) {
+			ret = PTR_ERR(call.created);
+			call.created = NULL;
+		}
+	}
+	if (!ret)
 		ret = m->handler(&call);
 
 	if (!ret && m->handle_access == UABI_ACCESS_DESTROY) {
-		ret = uabi_uobj_destroy(call.target);
+		ret = uabi_uobj_destroy(call.target, UABI_DESTROY_USER);
 		if (!ret)
 			call.target = NULL;	/* gone, and its lock with it */
 	}
@@ -331,9 +370,6 @@ static int exec_cmd(struct exec_state *st, u32 k)
 			pc->created_serial = call.created->serial;
 			pc->created_type = call.created->def->id;
 		}
-	} else if (!ret && creates(pc)) {
-		WARN_ON(1);	/* a creating handler must create */
-		ret = -EFAULT;
 	}
 	return ret;
 }
@@ -360,15 +396,17 @@ static void rollback(struct exec_state *st, u32 failed)
 					pc->created_type, UABI_ACCESS_DESTROY);
 		if (IS_ERR(uobj))
 			continue;
-		if (uobj->serial != pc->created_serial || uabi_uobj_destroy(uobj))
+		if (uobj->serial != pc->created_serial ||
+		    uabi_uobj_destroy(uobj, UABI_DESTROY_ROLLBACK))
 			uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 	}
 }
 
-int uabi_execute(struct uabi_context *ctx, void *buf, size_t len)
+int uabi_execute(struct uabi_context *ctx, void *buf, size_t len,
+		 void *host_call)
 {
 	struct uabi_msg_hdr *m = buf;
-	struct exec_state st = { .ctx = ctx, .msg = m };
+	struct exec_state st = { .ctx = ctx, .host_call = host_call, .msg = m };
 	u32 k;
 	int ret;
 

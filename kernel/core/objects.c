@@ -189,33 +189,32 @@ static void user_uncharge(struct uabi_context *ctx, u16 type)
 }
 
 /* ------------------------------------------------------ create / destroy */
-struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type)
+struct uabi_uobject *uabi_uobj_alloc(struct uabi_context *ctx, u16 type)
 {
-	const struct uabi_object_def *def = uabi_object_def(call->dev, type);
+	const struct uabi_object_def *def = uabi_object_def(ctx->dev, type);
 	struct uabi_uobject *uobj;
 	int ret;
 
-	if (WARN_ON(!def || call->created))
+	if (WARN_ON(!def))
 		return ERR_PTR(-EINVAL);
-	ret = user_charge(call->ctx, type);
+	ret = user_charge(ctx, type);
 	if (ret)
 		return ERR_PTR(ret);
 	/* Charged to the caller's memory cgroup in the kernel. */
 	uobj = kzalloc(sizeof(*uobj) + def->data_size, GFP_KERNEL_ACCOUNT);
 	if (!uobj) {
-		user_uncharge(call->ctx, type);
+		user_uncharge(ctx, type);
 		return ERR_PTR(-ENOMEM);
 	}
 	uobj->def = def;
-	uobj->ctx = call->ctx;
+	uobj->ctx = ctx;
 	INIT_LIST_HEAD(&uobj->ctx_node);
-	ret = table_alloc(call->ctx, uobj);
+	ret = table_alloc(ctx, uobj);
 	if (ret) {
 		kfree(uobj);
-		user_uncharge(call->ctx, type);
+		user_uncharge(ctx, type);
 		return ERR_PTR(ret);
 	}
-	call->created = uobj;
 	return uobj;
 }
 
@@ -269,13 +268,13 @@ void uabi_uobj_abort(struct uabi_uobject *uobj)
 	kfree(uobj);
 }
 
-int uabi_uobj_destroy(struct uabi_uobject *uobj)
+int uabi_uobj_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	int ret;
 
 	if (atomic_read(&uobj->usecnt))
 		return -EBUSY;
-	ret = uobj->def->destroy ? uobj->def->destroy(uobj) : 0;
+	ret = uobj->def->destroy ? uobj->def->destroy(uobj, why) : 0;
 	if (ret)
 		return ret;
 	drop_deps(uobj);
@@ -349,10 +348,34 @@ struct uabi_context *uabi_context_open(struct uabi_device *dev,
 		return ERR_CAST(user);
 	}
 	ctx->user = user;
+	if (!++dev->last_context_id)
+		++dev->last_context_id;		/* 0 starts a listing */
+	ctx->id = dev->last_context_id;
 	list_add_tail(&ctx->dev_node, &dev->contexts);
 	mutex_unlock(&dev->lock);
 	atomic_inc(&dev->num_contexts);
 	return ctx;
+}
+
+/*
+ * No command of a closing context runs, but a listing of its user's
+ * objects may be describing one under table_lock: the exclusive lock,
+ * taken under table_lock, waits that out and makes later listings skip
+ * the object (they never hold a shared lock without table_lock).
+ */
+static int close_destroy(struct uabi_uobject *uobj)
+{
+	int ret;
+
+	mutex_lock(&uobj->ctx->table_lock);
+	ret = uabi_uobj_trylock_destroy(uobj);	/* -EBUSY: dependents left */
+	mutex_unlock(&uobj->ctx->table_lock);
+	if (ret)
+		return ret;
+	ret = uabi_uobj_destroy(uobj, UABI_DESTROY_CLOSE);
+	if (ret)
+		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
+	return ret;
 }
 
 /*
@@ -366,13 +389,12 @@ void uabi_context_close(struct uabi_context *ctx)
 	struct uabi_device *dev = ctx->dev;
 	bool progress = true;
 
-	ctx->closing = true;
 	while (!list_empty(&ctx->objects) && progress) {
 		struct uabi_uobject *uobj, *next;
 
 		progress = false;
 		list_for_each_entry_safe(uobj, next, &ctx->objects, ctx_node) {
-			if (!uabi_uobj_destroy(uobj))
+			if (!close_destroy(uobj))
 				progress = true;
 		}
 	}
@@ -385,4 +407,77 @@ void uabi_context_close(struct uabi_context *ctx)
 	atomic_dec(&dev->num_contexts);
 	kvfree(ctx->table);
 	kfree(ctx);
+}
+
+/* ------------------------------------------------------------- listing */
+static bool after_cursor(const struct uabi_object_cursor *after, u32 ctx_id,
+			 u32 handle)
+{
+	return ctx_id > after->context ||
+	       (ctx_id == after->context && handle > after->handle);
+}
+
+/* Called with dev->lock and ctx->table_lock held. */
+static void describe(struct uabi_context *ctx, struct uabi_uobject *uobj,
+		     struct uabi_object_info *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->context = ctx->id;
+	o->pid = ctx->peer.pid;
+	o->uid = ctx->peer.uid;
+	o->type = uobj->def->id;
+	o->handle = uobj->handle;
+	o->user_handle = uobj->user_handle;
+	/* A command holding it exclusively may be changing or destroying
+	 * it: its type data is not read then. */
+	if (uobj_trylock(uobj, UABI_ACCESS_READ)) {
+		o->flags |= UABI_OBJECT_INFO_F_BUSY;
+		return;
+	}
+	if (uobj->def->fill_info)
+		uobj->def->fill_info(uobj, o);
+	uabi_uobj_unlock(uobj, UABI_ACCESS_READ);
+}
+
+/*
+ * dev->lock keeps the context list and shared XRC receive QPs still, each
+ * context's table_lock its table; each object is read under its shared
+ * lock.  Handles ascend with the table index, contexts with their id
+ * along dev->contexts (appended in the order they opened).
+ */
+int uabi_list_objects(struct uabi_context *caller, u32 scope,
+		      const struct uabi_object_cursor *after,
+		      struct uabi_object_list *out, u32 room)
+{
+	struct uabi_device *dev = caller->dev;
+	struct uabi_context *ctx;
+	u32 i;
+
+	out->count = 0;
+	out->more = 0;
+	mutex_lock(&dev->lock);
+	list_for_each_entry(ctx, &dev->contexts, dev_node) {
+		if (scope == UABI_LIST_CONTEXT ? ctx != caller
+					       : ctx->user != caller->user)
+			continue;
+		if (ctx->id < after->context)
+			continue;
+		mutex_lock(&ctx->table_lock);
+		for (i = UABI_HANDLE_FIRST; i < ctx->table_size && !out->more; i++) {
+			struct uabi_uobject *uobj = ctx->table[i];
+
+			if (!uobj || !uobj->committed ||
+			    !after_cursor(after, ctx->id, i))
+				continue;
+			if (out->count == room)
+				out->more = 1;
+			else
+				describe(ctx, uobj, &out->entries[out->count++]);
+		}
+		mutex_unlock(&ctx->table_lock);
+		if (out->more)
+			break;
+	}
+	mutex_unlock(&dev->lock);
+	return 0;
 }

@@ -25,7 +25,7 @@ int uabi_check_ah_attr(struct uabi_device *dev, const struct uabi_ah_attr *ah)
 static int ah_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	struct uabi_ah *ah;
 	struct uabi_ah_attr attr;
 	int ret;
@@ -34,9 +34,6 @@ static int ah_create(struct uabi_call *call)
 	ret = uabi_check_ah_attr(dev, &attr);
 	if (ret)
 		return ret;
-	uobj = uabi_call_create(call, UABI_OBJ_AH);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	ah = uobj_data(uobj);
 	ah->attr = attr;
 	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_AH_PD));
@@ -52,7 +49,7 @@ static int ah_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_AH_ATTR, &ah->attr, sizeof(ah->attr));
 }
 
-static int ah_destroy(struct uabi_uobject *uobj)
+static int ah_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 
@@ -70,7 +67,8 @@ const struct uabi_object_def uabi_type_ah = {
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = ah_create,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_AH_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
-			     UABI_IN(UABI_ATTR_AH_ATTR, struct uabi_ah_attr, MAND)) },
+			     UABI_IN_MIN(UABI_ATTR_AH_ATTR, struct uabi_ah_attr,
+					 UABI_END(struct uabi_ah_attr, port_num), MAND)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = ah_query,
 		  UABI_ATTRS(UABI_OUT(UABI_ATTR_AH_ATTR, struct uabi_ah_attr, MAND)) },

@@ -5,7 +5,7 @@
 static int cq_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct uabi_uobject *uobj, *channel;
+	struct uabi_uobject *uobj = call->created, *channel;
 	struct uabi_cq_resp resp;
 	struct uabi_cq *cq;
 	u32 cqe = uabi_attr_get_u32(call, UABI_ATTR_CQ_CQE, 0);
@@ -14,9 +14,6 @@ static int cq_create(struct uabi_call *call)
 
 	if (cqe < 1 || cqe > dev->attr.max_cqe || vector != 0)
 		return -EINVAL;
-	uobj = uabi_call_create(call, UABI_OBJ_CQ);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	uobj->user_handle = uabi_attr_get_u64(call, UABI_ATTR_CQ_USER_HANDLE, 0);
 	cq = uobj_data(uobj);
 	cq->cqe = cqe;
@@ -69,7 +66,7 @@ static int cq_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_CQ_RESP, &resp, sizeof(resp));
 }
 
-static int cq_destroy(struct uabi_uobject *uobj)
+static int cq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 
@@ -78,11 +75,20 @@ static int cq_destroy(struct uabi_uobject *uobj)
 	return 0;
 }
 
+static void cq_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_cq *cq = uobj_data(uobj);
+
+	o->cqe = cq->cqe;
+	o->cqn = cq->cqn;
+}
+
 const struct uabi_object_def uabi_type_cq = {
 	.id = UABI_OBJ_CQ,
 	.name = "cq",
 	.data_size = sizeof(struct uabi_cq),
 	.destroy = cq_destroy,
+	.fill_info = cq_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = cq_create,

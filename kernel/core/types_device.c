@@ -75,6 +75,22 @@ static int device_counters(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_DEVICE_COUNTERS, &c, sizeof(c));
 }
 
+/* Live objects of the caller's context, or of its user's contexts: not
+ * another user's, which are none of its business (docs/security.md). */
+static int device_list_objects(struct uabi_call *call)
+{
+	struct uabi_object_cursor after = {};
+	u32 scope = uabi_attr_get_u32(call, UABI_ATTR_DEVICE_LIST_SCOPE,
+				      UABI_LIST_CONTEXT);
+	struct uabi_object_list *out;
+	u32 len;
+
+	uabi_attr_get(call, UABI_ATTR_DEVICE_LIST_AFTER, &after, sizeof(after));
+	out = uabi_attr_out_buf(call, UABI_ATTR_DEVICE_OBJECTS, &len);
+	return uabi_list_objects(call->ctx, scope, &after, out,
+				 (len - sizeof(*out)) / sizeof(out->entries[0]));
+}
+
 #define RO UABI_SPEC_F_METHOD_READONLY
 
 const struct uabi_object_def uabi_type_device = {
@@ -107,5 +123,15 @@ const struct uabi_object_def uabi_type_device = {
 		{ .id = UABI_DEVICE_COUNTERS, .flags = RO,
 		  .handler = device_counters,
 		  UABI_ATTRS(UABI_OUT(UABI_ATTR_DEVICE_COUNTERS, struct uabi_counters, MAND)) },
+		{ .id = UABI_DEVICE_LIST_OBJECTS, .flags = RO,
+		  .handler = device_list_objects,
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_ATTR_DEVICE_LIST_SCOPE, UABI_LIST_CONTEXT,
+					  UABI_LIST_USER, 0),
+			     UABI_IN(UABI_ATTR_DEVICE_LIST_AFTER,
+				     struct uabi_object_cursor, 0),
+			     { .id = UABI_ATTR_DEVICE_OBJECTS,
+			       .flags = UABI_SPEC_F_OUTPUT | MAND,
+			       .min_len = sizeof(struct uabi_object_list),
+			       .max_len = UABI_MAX_MSG_BYTES }) },
 	),
 };

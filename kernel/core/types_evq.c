@@ -8,14 +8,10 @@
 static int evq_create(struct uabi_call *call, bool is_async)
 {
 	struct uabi_context *ctx = call->ctx;
-	struct uabi_uobject *uobj;
-	struct uabi_evq *evq;
+	struct uabi_uobject *uobj = call->created;
+	struct uabi_evq *evq = uobj_data(uobj);
 	int ret;
 
-	uobj = uabi_call_create(call, call->object->id);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
-	evq = uobj_data(uobj);
 	spin_lock_init(&evq->lock);
 	INIT_LIST_HEAD(&evq->pending);
 	evq->is_async = is_async;
@@ -30,7 +26,7 @@ static int evq_create(struct uabi_call *call, bool is_async)
 		if (ret)
 			return ret;
 	}
-	ret = ctx->host->evq_open(ctx, &evq->wait, &evq->fd);
+	ret = ctx->host->evq_open(call, &evq->wait, &evq->fd);
 	if (ret) {
 		if (is_async) {
 			mutex_lock(&ctx->dev->lock);
@@ -62,7 +58,7 @@ static int evq_get_event(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_EVQ_EVENT, &ev, sizeof(ev));
 }
 
-static int evq_destroy(struct uabi_uobject *uobj)
+static int evq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_evq *evq = uobj_data(uobj);
 	struct uabi_context *ctx = uobj->ctx;

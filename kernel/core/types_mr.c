@@ -9,12 +9,18 @@
 	 UABI_ACCESS_REMOTE_READ | UABI_ACCESS_REMOTE_ATOMIC | \
 	 UABI_ACCESS_MW_BIND | UABI_ACCESS_ZERO_BASED)
 
+static bool mr_supported(const struct uabi_device *dev)
+{
+	return dev->ops->reg_mr != NULL;
+}
+
+/* The access bits are checked against the table's declaration. */
 static int mr_check(const struct uabi_device *dev, const struct uabi_mr_reg *reg)
 {
 	u64 end;
-	u32 access = reg->access & ~UABI_ACCESS_OPTIONAL_RANGE;
+	u32 access = reg->access;
 
-	if (reg->reserved || (access & ~MR_ACCESS_KNOWN))
+	if (reg->reserved)
 		return -EINVAL;
 	/* Remote write or atomic needs local write (ibv_reg_mr(3)). */
 	if ((access & (UABI_ACCESS_REMOTE_WRITE | UABI_ACCESS_REMOTE_ATOMIC)) &&
@@ -31,7 +37,7 @@ static int mr_check(const struct uabi_device *dev, const struct uabi_mr_reg *reg
 static int mr_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	struct uabi_mr *mr;
 	struct uabi_mr_keys keys;
 	struct uabi_mr_reg reg;
@@ -41,16 +47,11 @@ static int mr_create(struct uabi_call *call)
 	ret = mr_check(dev, &reg);
 	if (ret)
 		return ret;
-	if (!dev->ops->reg_mr)
-		return -EOPNOTSUPP;
 	if (call->ctx->host->check_range) {
 		ret = call->ctx->host->check_range(call->ctx, reg.addr, reg.length);
 		if (ret)
 			return ret;
 	}
-	uobj = uabi_call_create(call, UABI_OBJ_MR);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	mr = uobj_data(uobj);
 	mr->reg = reg;
 	mr->ctx = call->ctx;
@@ -141,7 +142,7 @@ static int mr_rereg(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_MR_KEYS, &keys, sizeof(keys));
 }
 
-static int mr_destroy(struct uabi_uobject *uobj)
+static int mr_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 
@@ -149,22 +150,38 @@ static int mr_destroy(struct uabi_uobject *uobj)
 	return 0;
 }
 
+static void mr_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_mr *mr = uobj_data(uobj);
+
+	o->lkey = mr->lkey;
+	o->rkey = mr->rkey;
+	o->addr = mr->reg.addr;
+	o->length = mr->reg.length;
+}
+
 const struct uabi_object_def uabi_type_mr = {
 	.id = UABI_OBJ_MR,
 	.name = "mr",
 	.data_size = sizeof(struct uabi_mr),
 	.destroy = mr_destroy,
+	.fill_info = mr_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
-		  .handler = mr_create,
+		  .supported = mr_supported, .handler = mr_create,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_MR_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
-			     UABI_IN(UABI_ATTR_MR_REG, struct uabi_mr_reg, MAND),
+			     UABI_IN_FIELD_FLAGS(UABI_ATTR_MR_REG, struct uabi_mr_reg,
+						 UABI_END(struct uabi_mr_reg, access), access,
+						 MR_ACCESS_KNOWN | UABI_ACCESS_OPTIONAL_RANGE,
+						 MAND),
 			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
 		{ .id = UABI_METHOD_MODIFY, .handle_access = UABI_ACCESS_WRITE,
 		  .handler = mr_rereg,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_MR_REREG_FLAGS, u32, MAND),
 			     UABI_HANDLE(UABI_ATTR_MR_PD, UABI_OBJ_PD, UABI_ACCESS_READ, 0),
-			     UABI_IN(UABI_ATTR_MR_REG, struct uabi_mr_reg, 0),
+			     UABI_IN_FIELD_FLAGS(UABI_ATTR_MR_REG, struct uabi_mr_reg,
+						 UABI_END(struct uabi_mr_reg, access), access,
+						 MR_ACCESS_KNOWN | UABI_ACCESS_OPTIONAL_RANGE, 0),
 			     UABI_OUT(UABI_ATTR_MR_KEYS, struct uabi_mr_keys, 0)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = mr_query,

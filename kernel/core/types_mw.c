@@ -25,22 +25,23 @@ void uabi_mw_set_binding(struct uabi_mw *mw, struct uabi_mr *mr, u32 rkey)
 		atomic_dec(&from->usecnt);
 }
 
+/* A device without an alloc_mw op has no windows: discovery leaves them
+ * out and they answer -EOPNOTSUPP. */
+static bool mw_supported(const struct uabi_device *dev)
+{
+	return dev->ops->alloc_mw != NULL;
+}
+
+/* The type is in range (the table's enum); the framework made the object. */
 static int mw_create(struct uabi_call *call)
 {
 	struct uabi_device *dev = call->dev;
-	struct uabi_uobject *uobj, *pd;
+	struct uabi_uobject *uobj = call->created;
+	struct uabi_uobject *pd = uabi_attr_uobj(call, UABI_ATTR_MW_PD);
 	u32 type = uabi_attr_get_u32(call, UABI_ATTR_MW_TYPE, UABI_MW_TYPE_1);
 	struct uabi_mw *mw;
 	int ret;
 
-	if (type != UABI_MW_TYPE_1 && type != UABI_MW_TYPE_2)
-		return -EINVAL;
-	if (!dev->ops->alloc_mw)
-		return -EOPNOTSUPP;
-	uobj = uabi_call_create(call, UABI_OBJ_MW);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
-	pd = uabi_attr_uobj(call, UABI_ATTR_MW_PD);
 	ret = uabi_uobj_add_dep(uobj, pd);
 	if (ret)
 		return ret;
@@ -56,7 +57,7 @@ static int mw_create(struct uabi_call *call)
 
 /* The driver forgets the window (its key stops working at once) and drops
  * its hold on the MR. */
-static int mw_destroy(struct uabi_uobject *uobj)
+static int mw_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 
@@ -129,15 +130,17 @@ const struct uabi_object_def uabi_type_mw = {
 	.destroy = mw_destroy,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
-		  .handler = mw_create,
+		  .supported = mw_supported, .handler = mw_create,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_MW_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
-			     UABI_IN(UABI_ATTR_MW_TYPE, u32, 0),
+			     UABI_IN_ENUM(UABI_ATTR_MW_TYPE, UABI_MW_TYPE_1, UABI_MW_TYPE_2, 0),
 			     UABI_OUT(UABI_ATTR_MW_RKEY, u32, 0)) },
-		{ .id = UABI_MW_BIND, .handle_access = UABI_ACCESS_WRITE, .handler = mw_bind,
+		{ .id = UABI_MW_BIND, .handle_access = UABI_ACCESS_WRITE,
+		  .supported = mw_supported, .handler = mw_bind,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_MW_MR, UABI_OBJ_MR, UABI_ACCESS_READ, 0),
 			     UABI_HANDLE(UABI_ATTR_MW_QP, UABI_OBJ_QP, UABI_ACCESS_READ, MAND),
 			     UABI_IN(UABI_ATTR_MW_BIND, struct uabi_mw_bind, MAND),
 			     UABI_OUT(UABI_ATTR_MW_RKEY, u32, 0)) },
-		UABI_DESTROY_METHOD,
+		{ .id = UABI_METHOD_DESTROY, .handle_access = UABI_ACCESS_DESTROY,
+		  .supported = mw_supported, .handler = uabi_destroy_handler },
 	),
 };

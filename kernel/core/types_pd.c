@@ -4,17 +4,15 @@
 
 static int pd_create(struct uabi_call *call)
 {
-	struct uabi_uobject *uobj = uabi_call_create(call, UABI_OBJ_PD);
+	struct uabi_uobject *uobj = call->created;
 
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 	((struct uabi_pd *)uobj_data(uobj))->user = call->ctx->user;
 	if (!call->dev->ops->alloc_pd)
 		return 0;
 	return call->dev->ops->alloc_pd(call->dev, uobj_data(uobj));
 }
 
-static int pd_destroy(struct uabi_uobject *uobj)
+static int pd_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 

@@ -167,11 +167,7 @@ static int qp_create(struct uabi_call *call)
 	INIT_LIST_HEAD(&qp->dev_node);
 	INIT_LIST_HEAD(&qp->mcast);
 
-	uobj = uabi_call_create(call, UABI_OBJ_QP);
-	if (IS_ERR(uobj)) {
-		ret = PTR_ERR(uobj);
-		goto err_free;
-	}
+	uobj = call->created;
 	uobj->user_handle = uabi_attr_get_u64(call, UABI_ATTR_QP_USER_HANDLE, 0);
 	ret = add_deps(uobj, call);
 	if (ret)
@@ -197,7 +193,7 @@ static int qp_create(struct uabi_call *call)
 
 err_destroy:
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, UABI_DESTROY_ROLLBACK);
 err_free:
 	kfree(qp);
 	return ret;
@@ -268,6 +264,11 @@ static bool gid_is_multicast(const u8 *gid)
 	if (gid[0] == 0xff)
 		return true;
 	return !memcmp(gid, v4_mapped, sizeof(v4_mapped)) && (gid[12] & 0xf0) == 0xe0;
+}
+
+static bool mcast_supported(const struct uabi_device *dev)
+{
+	return dev->ops->attach_mcast != NULL;
 }
 
 static struct mcast_node *mcast_find(struct uabi_qp *qp, const struct uabi_mcast *m)
@@ -346,20 +347,32 @@ static int qp_detach_mcast(struct uabi_call *call)
 	return 0;
 }
 
-int uabi_qp_handle_destroy(struct uabi_uobject *uobj)
+int uabi_qp_handle_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_qp_handle *h = uobj_data(uobj);
 	struct uabi_device *dev = uobj->ctx->dev;
 	struct uabi_qp *qp = h->qp;
 
 	if (qp_shared(qp))
-		return uabi_xrc_unregister(dev, h);
+		return uabi_xrc_unregister(dev, h, why);
 	while (!list_empty(&qp->mcast))
 		mcast_drop(dev, qp, list_first_entry(&qp->mcast, struct mcast_node, node));
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, why);
 	kfree(qp);
 	return 0;
+}
+
+/* An XRC registration describes its shared QP (dev->lock is held). */
+static void qp_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_qp *qp = ((struct uabi_qp_handle *)uobj_data(uobj))->qp;
+
+	if (qp) {
+		o->qpn = qp->qpn;
+		o->qp_type = qp->qp_type;
+		o->qp_state = READ_ONCE(qp->state);
+	}
 }
 
 const struct uabi_object_def uabi_type_qp = {
@@ -367,6 +380,7 @@ const struct uabi_object_def uabi_type_qp = {
 	.name = "qp",
 	.data_size = sizeof(struct uabi_qp_handle),
 	.destroy = uabi_qp_handle_destroy,
+	.fill_info = qp_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = qp_create,
@@ -375,15 +389,19 @@ const struct uabi_object_def uabi_type_qp = {
 			     UABI_HANDLE(UABI_ATTR_QP_RECV_CQ, UABI_OBJ_CQ, UABI_ACCESS_READ, 0),
 			     UABI_HANDLE(UABI_ATTR_QP_SRQ, UABI_OBJ_SRQ, UABI_ACCESS_READ, 0),
 			     UABI_HANDLE(UABI_ATTR_QP_XRCD, UABI_OBJ_XRCD, UABI_ACCESS_READ, 0),
-			     UABI_IN(UABI_ATTR_QP_INIT, struct uabi_qp_init, MAND),
+			     UABI_IN_MIN(UABI_ATTR_QP_INIT, struct uabi_qp_init,
+					 UABI_END(struct uabi_qp_init, create_flags), MAND),
 			     UABI_IN(UABI_ATTR_QP_USER_HANDLE, u64, 0),
-			     UABI_IN(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, 0),
-			     UABI_IN(UABI_ATTR_QP_ATTR_MASK, u32, 0),
+			     UABI_IN_MIN(UABI_ATTR_QP_ATTR, struct uabi_qp_attr,
+					 UABI_END(struct uabi_qp_attr, alt_timeout), 0),
+			     UABI_IN_FLAGS(UABI_ATTR_QP_ATTR_MASK, UABI_QP_ATTR_MASK_ALL, 0),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		{ .id = UABI_METHOD_MODIFY, .handle_access = UABI_ACCESS_WRITE,
 		  .handler = qp_modify,
-		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_ATTR, struct uabi_qp_attr, MAND),
-			     UABI_IN(UABI_ATTR_QP_ATTR_MASK, u32, MAND),
+		  UABI_ATTRS(UABI_IN_MIN(UABI_ATTR_QP_ATTR, struct uabi_qp_attr,
+					 UABI_END(struct uabi_qp_attr, alt_timeout), MAND),
+			     UABI_IN_FLAGS(UABI_ATTR_QP_ATTR_MASK, UABI_QP_ATTR_MASK_ALL,
+					   MAND),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = qp_query,
@@ -394,10 +412,10 @@ const struct uabi_object_def uabi_type_qp = {
 			     UABI_OUT(UABI_ATTR_QP_INIT_OUT, struct uabi_qp_init, 0),
 			     UABI_OUT(UABI_ATTR_QP_RESP, struct uabi_qp_resp, 0)) },
 		{ .id = UABI_QP_ATTACH_MCAST, .handle_access = UABI_ACCESS_WRITE,
-		  .handler = qp_attach_mcast,
+		  .supported = mcast_supported, .handler = qp_attach_mcast,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_MCAST, struct uabi_mcast, MAND)) },
 		{ .id = UABI_QP_DETACH_MCAST, .handle_access = UABI_ACCESS_WRITE,
-		  .handler = qp_detach_mcast,
+		  .supported = mcast_supported, .handler = qp_detach_mcast,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_QP_MCAST, struct uabi_mcast, MAND)) },
 		UABI_DESTROY_METHOD,
 	),

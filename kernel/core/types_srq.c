@@ -19,22 +19,11 @@ static int srq_create(struct uabi_call *call)
 	if (init.attr.max_wr < 1 || init.attr.max_wr > dev->attr.max_srq_wr ||
 	    init.attr.max_sge < 1 || init.attr.max_sge > dev->attr.max_srq_sge)
 		return -EINVAL;
-	switch (init.srq_type) {
-	case UABI_SRQT_BASIC:
-		if (xrcd_u || cq_u)
-			return -EINVAL;
-		break;
-	case UABI_SRQT_XRC:
-		if (!xrcd_u || !cq_u)
-			return -EINVAL;
-		break;
-	default:
+	/* srq_type is BASIC or XRC (declared in the table). */
+	if (init.srq_type == UABI_SRQT_XRC ? !xrcd_u || !cq_u : xrcd_u || cq_u)
 		return -EINVAL;
-	}
 
-	uobj = uabi_call_create(call, UABI_OBJ_SRQ);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
+	uobj = call->created;
 	uobj->user_handle = uabi_attr_get_u64(call, UABI_ATTR_SRQ_USER_HANDLE, 0);
 	srq = uobj_data(uobj);
 	srq->attr = init.attr;
@@ -71,7 +60,7 @@ static int srq_modify(struct uabi_call *call)
 	int ret;
 
 	uabi_attr_get(call, UABI_ATTR_SRQ_ATTR, &attr, sizeof(attr));
-	if (!mask || (mask & ~(UABI_SRQ_MAX_WR | UABI_SRQ_LIMIT)))
+	if (!mask)
 		return -EINVAL;
 	if ((mask & UABI_SRQ_MAX_WR) &&
 	    (attr.max_wr < 1 || attr.max_wr > dev->attr.max_srq_wr))
@@ -100,7 +89,7 @@ static int srq_query(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_SRQ_RESP, &resp, sizeof(resp));
 }
 
-static int srq_destroy(struct uabi_uobject *uobj)
+static int srq_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
 
@@ -109,24 +98,37 @@ static int srq_destroy(struct uabi_uobject *uobj)
 	return 0;
 }
 
+static void srq_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *o)
+{
+	const struct uabi_srq *srq = uobj_data(uobj);
+
+	o->srqn = srq->srqn;
+	o->srq_type = srq->srq_type;
+}
+
 const struct uabi_object_def uabi_type_srq = {
 	.id = UABI_OBJ_SRQ,
 	.name = "srq",
 	.data_size = sizeof(struct uabi_srq),
 	.destroy = srq_destroy,
+	.fill_info = srq_fill_info,
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = srq_create,
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_SRQ_PD, UABI_OBJ_PD, UABI_ACCESS_READ, MAND),
 			     UABI_HANDLE(UABI_ATTR_SRQ_XRCD, UABI_OBJ_XRCD, UABI_ACCESS_READ, 0),
 			     UABI_HANDLE(UABI_ATTR_SRQ_CQ, UABI_OBJ_CQ, UABI_ACCESS_READ, 0),
-			     UABI_IN(UABI_ATTR_SRQ_INIT, struct uabi_srq_init, MAND),
+			     UABI_IN_FIELD_ENUM(UABI_ATTR_SRQ_INIT, struct uabi_srq_init,
+						UABI_END(struct uabi_srq_init, srq_type), srq_type,
+						UABI_SRQT_BASIC, UABI_SRQT_XRC, MAND),
 			     UABI_IN(UABI_ATTR_SRQ_USER_HANDLE, u64, 0),
 			     UABI_OUT(UABI_ATTR_SRQ_RESP, struct uabi_srq_resp, 0)) },
 		{ .id = UABI_METHOD_MODIFY, .handle_access = UABI_ACCESS_WRITE,
 		  .handler = srq_modify,
-		  UABI_ATTRS(UABI_IN(UABI_ATTR_SRQ_ATTR, struct uabi_srq_attr, MAND),
-			     UABI_IN(UABI_ATTR_SRQ_ATTR_MASK, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_MIN(UABI_ATTR_SRQ_ATTR, struct uabi_srq_attr,
+					 UABI_END(struct uabi_srq_attr, srq_limit), MAND),
+			     UABI_IN_FLAGS(UABI_ATTR_SRQ_ATTR_MASK,
+					   UABI_SRQ_MAX_WR | UABI_SRQ_LIMIT, MAND)) },
 		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = srq_query,
 		  UABI_ATTRS(UABI_OUT(UABI_ATTR_SRQ_ATTR, struct uabi_srq_attr, 0),

@@ -33,21 +33,16 @@ static int xrcd_open(struct uabi_call *call)
 	struct uabi_device *dev = call->dev;
 	struct uabi_xrcd_shared *x = NULL, *it;
 	struct uabi_file_id id = {};
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	s32 fd = (s32)uabi_attr_get_u32(call, UABI_ATTR_XRCD_FD, (u32)-1);
 	u32 oflags = uabi_attr_get_u32(call, UABI_ATTR_XRCD_OFLAGS, 0);
 	int ret = 0;
 
-	if (oflags & ~(UABI_XRCD_O_CREAT | UABI_XRCD_O_EXCL))
-		return -EINVAL;
 	if (fd != -1) {
 		ret = ctx->host->file_identity(ctx, fd, &id);
 		if (ret)
 			return ret;
 	}
-	uobj = uabi_call_create(call, UABI_OBJ_XRCD);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
 
 	mutex_lock(&dev->lock);
 	if (fd != -1) {
@@ -90,7 +85,7 @@ static int xrcd_open(struct uabi_call *call)
 	return 0;
 }
 
-static int xrcd_destroy(struct uabi_uobject *uobj)
+static int xrcd_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_xrcd *xrcd = uobj_data(uobj);
 	struct uabi_device *dev = uobj->ctx->dev;
@@ -146,17 +141,18 @@ static struct uabi_qp *new_rcv_qp(struct uabi_device *dev, struct uabi_user *use
 
 err_destroy:
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, UABI_DESTROY_ROLLBACK);
 err_free:
 	kfree(qp);
 	return ERR_PTR(ret);
 }
 
-static void free_rcv_qp_locked(struct uabi_device *dev, struct uabi_qp *qp)
+static void free_rcv_qp_locked(struct uabi_device *dev, struct uabi_qp *qp,
+			       enum uabi_destroy_reason why)
 {
 	list_del(&qp->dev_node);
 	if (dev->ops->destroy_qp)
-		dev->ops->destroy_qp(dev, qp);
+		dev->ops->destroy_qp(dev, qp, why);
 	xrcd_put_locked(dev, qp->xrcd);
 	kfree(qp);
 }
@@ -169,7 +165,7 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 	struct uabi_xrcd_shared *x = ((struct uabi_xrcd *)uobj_data(xrcd_uobj))->shared;
 	struct uabi_device *dev = call->dev;
 	struct uabi_qp_handle *reg;
-	struct uabi_uobject *uobj;
+	struct uabi_uobject *uobj = call->created;
 	struct uabi_qp *qp;
 	bool fresh = *qpn == UABI_XRC_QPN_CREATE;
 	int ret;
@@ -191,11 +187,6 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 		}
 	}
 
-	uobj = uabi_call_create(call, UABI_OBJ_QP);
-	if (IS_ERR(uobj)) {
-		ret = PTR_ERR(uobj);
-		goto err_fresh;
-	}
 	ret = uabi_uobj_add_dep(uobj, xrcd_uobj);
 	if (ret)
 		goto err_fresh;
@@ -211,20 +202,21 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 
 err_fresh:
 	if (fresh)
-		free_rcv_qp_locked(dev, qp);
+		free_rcv_qp_locked(dev, qp, UABI_DESTROY_ROLLBACK);
 out_unlock:
 	mutex_unlock(&dev->lock);
 	return ret;
 }
 
-int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg)
+int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg,
+			enum uabi_destroy_reason why)
 {
 	struct uabi_qp *qp = reg->qp;
 
 	mutex_lock(&dev->lock);
 	list_del(&reg->reg_node);
 	if (!--qp->num_regs)
-		free_rcv_qp_locked(dev, qp);
+		free_rcv_qp_locked(dev, qp, why);
 	mutex_unlock(&dev->lock);
 	return 0;
 }
@@ -292,7 +284,7 @@ static int xrcd_unreg_rcv_qp(struct uabi_call *call)
 		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 		return -EINVAL;
 	}
-	ret = uabi_uobj_destroy(uobj);
+	ret = uabi_uobj_destroy(uobj, UABI_DESTROY_USER);
 	if (ret)
 		uabi_uobj_unlock(uobj, UABI_ACCESS_DESTROY);
 	return ret;
@@ -340,14 +332,17 @@ const struct uabi_object_def uabi_type_xrcd = {
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = xrcd_open,
 		  UABI_ATTRS(UABI_FD_IN(UABI_ATTR_XRCD_FD, 0),
-			     UABI_IN(UABI_ATTR_XRCD_OFLAGS, u32, 0)) },
+			     UABI_IN_FLAGS(UABI_ATTR_XRCD_OFLAGS,
+					   UABI_XRCD_O_CREAT | UABI_XRCD_O_EXCL, 0)) },
 		UABI_DESTROY_METHOD,
 		{ .id = UABI_XRCD_REG_RCV_QP, .flags = UABI_SPEC_F_METHOD_CREATES,
+		  .creates = UABI_OBJ_QP,	/* the registration */
 		  .handle_access = UABI_ACCESS_READ, .handler = xrcd_reg_rcv_qp,
 		  UABI_ATTRS({ .id = UABI_ATTR_XRCD_QPN,
 			       .flags = MAND | UABI_SPEC_F_OUTPUT | UABI_SPEC_F_INOUT,
 			       .min_len = sizeof(u32), .max_len = sizeof(u32) },
-			     UABI_IN(UABI_ATTR_XRCD_QP_INIT, struct uabi_qp_init, 0),
+			     UABI_IN_MIN(UABI_ATTR_XRCD_QP_INIT, struct uabi_qp_init,
+					 UABI_END(struct uabi_qp_init, create_flags), 0),
 			     UABI_IN(UABI_ATTR_XRCD_USER_HANDLE, u64, 0)) },
 		{ .id = UABI_XRCD_UNREG_RCV_QP, .handle_access = UABI_ACCESS_READ,
 		  .reaches_beyond_handle = true,
@@ -357,8 +352,10 @@ const struct uabi_object_def uabi_type_xrcd = {
 		  .reaches_beyond_handle = true,
 		  .handler = xrcd_modify_rcv_qp,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_XRCD_QPN, u32, MAND),
-			     UABI_IN(UABI_ATTR_XRCD_QP_ATTR, struct uabi_qp_attr, MAND),
-			     UABI_IN(UABI_ATTR_XRCD_QP_ATTR_MASK, u32, MAND)) },
+			     UABI_IN_MIN(UABI_ATTR_XRCD_QP_ATTR, struct uabi_qp_attr,
+					 UABI_END(struct uabi_qp_attr, alt_timeout), MAND),
+			     UABI_IN_FLAGS(UABI_ATTR_XRCD_QP_ATTR_MASK,
+					   UABI_QP_ATTR_MASK_ALL, MAND)) },
 		{ .id = UABI_XRCD_QUERY_RCV_QP, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handle_access = UABI_ACCESS_READ, .handler = xrcd_query_rcv_qp,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_XRCD_QPN, u32, MAND),

@@ -504,6 +504,40 @@ Result<std::vector<uabi_discovery_entry>> Context::discover()
 	return make_error(EAGAIN);
 }
 
+Result<std::vector<uabi_object_info>> Context::list_objects(std::uint32_t scope)
+{
+	constexpr std::uint32_t kPage = 256;
+	std::vector<uabi_object_info> v;
+	uabi_object_cursor after{};
+	for (;;) {
+		Command c(UABI_OBJ_DEVICE, UABI_DEVICE_LIST_OBJECTS, kDeviceHandle);
+		c.add_in(UABI_ATTR_DEVICE_LIST_SCOPE, scope);
+		c.add_in(UABI_ATTR_DEVICE_LIST_AFTER, after);
+		OutAttr o = c.add_out(UABI_ATTR_DEVICE_OBJECTS,
+				      std::uint32_t(sizeof(uabi_object_list) +
+						    kPage * sizeof(uabi_object_info)));
+		auto m = call(std::move(c));
+		if (!m)
+			return make_error(m.error());
+		bool valid = false;
+		auto p = m->out_bytes(0, o, &valid);
+		uabi_object_list hdr{};
+		if (!valid || p.size() < sizeof(hdr))
+			return make_error(ENODATA);
+		std::memcpy(&hdr, p.data(), sizeof(hdr));
+		const std::size_t n = std::min<std::size_t>(
+			hdr.count, (p.size() - sizeof(hdr)) / sizeof(uabi_object_info));
+		const std::size_t at = v.size();
+		v.resize(at + n);
+		if (n)
+			std::memcpy(static_cast<void *>(v.data() + at), p.data() + sizeof(hdr),
+				    n * sizeof(uabi_object_info));
+		if (!hdr.more || !n)
+			return v;
+		after = {v.back().context, v.back().handle};
+	}
+}
+
 Result<uabi_counters> Context::counters()
 {
 	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_COUNTERS, kDeviceHandle);

@@ -140,4 +140,9 @@ std::string umad_library_under(const std::string &prefix)
 	return join(prefix, UABI_REL_VERBSDIR "/libuabi_umad.so");
 }
 
+std::string inproc_module_under(const std::string &prefix)
+{
+	return join(prefix, UABI_REL_VERBSDIR "/libuabi_inproc.so");
+}
+
 } // namespace uabi::paths

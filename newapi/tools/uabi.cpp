@@ -207,7 +207,7 @@ int status_kernel(const Resolved &r)
 	// Our own context is one of them.
 	std::printf("contexts  %u (this one included)\n", cnt->contexts);
 	std::printf("objects   %s\n", human_counts(cnt->device).c_str());
-	std::printf("(per-context listings need the daemon backend)\n");
+	std::printf("(`uabi objects` lists this user's)\n");
 	return 0;
 }
 
@@ -331,30 +331,77 @@ std::string details(const daemon::ObjEntry &e)
 	return b;
 }
 
+// The kernel module lists what a client may see, the objects of every
+// context of its user (DEVICE / LIST_OBJECTS, scope USER), in the rows the
+// daemon's listing has: the context column is the module's context number.
+Result<std::vector<daemon::ObjEntry>> kernel_objects()
+{
+	auto ctx = Context::open(Backend::Kernel);
+	if (!ctx) {
+		std::fprintf(stderr, "uabi: kernel backend (%s) unreachable: %s\n",
+			     UABI_DEVICE_PATH, std::strerror(ctx.error()));
+		return make_error(ctx.error());
+	}
+	auto objs = ctx->list_objects(UABI_LIST_USER);
+	if (!objs) {
+		std::fprintf(stderr, "uabi: objects: %s\n", std::strerror(objs.error()));
+		return make_error(objs.error());
+	}
+	std::vector<daemon::ObjEntry> v;
+	for (const uabi_object_info &o : *objs) {
+		daemon::ObjEntry e{};
+		e.conn_id = o.context;
+		e.pid = o.pid;
+		e.uid = o.uid;
+		e.type = o.type;
+		e.handle = o.handle;
+		e.qpn = o.qpn;
+		e.qp_type = o.qp_type;
+		e.qp_state = o.qp_state;
+		e.lkey = o.lkey;
+		e.rkey = o.rkey;
+		e.cqe = o.cqe;
+		e.cqn = o.cqn;
+		e.srqn = o.srqn;
+		e.srq_type = o.srq_type;
+		e.user_handle = o.user_handle;
+		e.addr = o.addr;
+		e.length = o.length;
+		v.push_back(e);
+	}
+	return v;
+}
+
 int cmd_objects()
 {
 	auto r = resolve_backend();
 	if (!r)
 		return kExitUsage;
-	if (r->backend != Backend::Daemon) {
-		std::fprintf(stderr,
-			     "uabi: objects: the %s backend has no object listing "
-			     "(use the daemon backend)\n",
-			     backend_name(r->backend));
+	if (r->backend == Backend::Inproc) {
+		std::fprintf(stderr, "uabi: objects: every process has an in-process core of "
+				     "its own; there is nothing shared to list\n");
 		return kExitFail;
 	}
-	auto p = daemon::resolve_paths();
-	if (!p) {
-		std::fprintf(stderr, "uabi: socket path: %s\n", std::strerror(p.error()));
-		return kExitFail;
-	}
-	auto c = admin_connect(*p);
-	if (!c)
-		return kExitNotRunning;
-	auto objs = daemon::query_objects(*c);
-	if (!objs) {
-		std::fprintf(stderr, "uabi: objects: %s\n", std::strerror(objs.error()));
-		return kExitFail;
+	Result<std::vector<daemon::ObjEntry>> objs = make_error(EINVAL);
+	if (r && r->backend == Backend::Kernel) {
+		objs = kernel_objects();
+		if (!objs)
+			return objs.error() == ENOENT || objs.error() == ENODEV ? kExitNotRunning
+										: kExitFail;
+	} else {
+		auto p = daemon::resolve_paths();
+		if (!p) {
+			std::fprintf(stderr, "uabi: socket path: %s\n", std::strerror(p.error()));
+			return kExitFail;
+		}
+		auto c = admin_connect(*p);
+		if (!c)
+			return kExitNotRunning;
+		objs = daemon::query_objects(*c);
+		if (!objs) {
+			std::fprintf(stderr, "uabi: objects: %s\n", std::strerror(objs.error()));
+			return kExitFail;
+		}
 	}
 	if (g_json) {
 		std::string o = "[";
@@ -577,7 +624,8 @@ void usage(FILE *f)
 {
 	std::fprintf(f, "usage: uabi COMMAND [OPTIONS]\n"
 			"  status             backend in use, daemon, devices, contexts, objects\n"
-			"  objects            table of live objects (daemon backend)\n"
+			"  objects            table of live objects (daemon: all you may see;\n"
+			"                     kernel: your user's)\n"
 			"  run [--] CMD ARGS  run CMD on the drop-in libibverbs (LD_PRELOAD)\n"
 			"                     with UABI_BACKEND / UABI_SOCKET set, seeing the\n"
 			"                     device in /dev/infiniband and /sys (UABI_FSVIEW)\n"

@@ -375,7 +375,7 @@ std::vector<ParseCase> parse_cases()
 			     return c;
 		     },
 		     no_change(), EINVAL, true});
-	v.push_back({"StructAttributeShorterThanItsStruct", qp_create_cmd,
+	v.push_back({"StructAttributeShorterThanItsDeclaredMinimum", qp_create_cmd,
 		     on_attr(2, [](uabi_attr &a) { a.len = sizeof(uabi_qp_init) - 8; }), EINVAL,
 		     true});
 	v.push_back({"OutputShorterThanItsStruct",
@@ -560,6 +560,66 @@ TEST_F(ParserAccepts, LongerStructWithZeroTailIsAccepted)
 	QpQuery q = NEED(ctx().query_qp(qp));
 	EXPECT_EQ(q.init.qp_type, unsigned(UABI_QPT_RC));
 	EXPECT_OK(ctx().destroy_qp(qp));
+}
+
+// A client built against an older, shorter version of a struct (here: the
+// structs without their reserved tails, the minimum each method declares)
+// works: the missing bytes read as zero.
+TEST_F(ParserAccepts, AnOlderShorterStructReadsAsZeroExtended)
+{
+	QpEnv env = make_env(ctx());
+	static char buf[64];
+	uabi_mr_reg reg{};
+	reg.addr = reinterpret_cast<std::uintptr_t>(buf);
+	reg.iova = reg.addr;
+	reg.length = sizeof(buf);
+	reg.access = kLocalWrite | kRemoteRead;
+	constexpr std::size_t kOldReg = offsetof(uabi_mr_reg, reserved);
+	static_assert(kOldReg == 28);
+	Command mc(UABI_OBJ_MR, UABI_METHOD_CREATE);
+	mc.add_handle(UABI_ATTR_MR_PD, env.pd);
+	mc.add_in(UABI_ATTR_MR_REG,
+		  std::span<const std::byte>(reinterpret_cast<const std::byte *>(&reg), kOldReg));
+	OutAttr keys = mc.add_out<uabi_mr_keys>(UABI_ATTR_MR_KEYS);
+	Message mm = NEED(ctx().call(std::move(mc)));
+	uabi_mr_keys k{};
+	EXPECT_TRUE(mm.read(0, keys, k));
+	EXPECT_NE(k.lkey, 0u);
+
+	constexpr std::size_t kOldInit = offsetof(uabi_qp_init, reserved);
+	uabi_qp_init qi = qp_init(UABI_QPT_RC);
+	Command qc(UABI_OBJ_QP, UABI_METHOD_CREATE);
+	qc.add_handle(UABI_ATTR_QP_PD, env.pd)
+	    .add_handle(UABI_ATTR_QP_SEND_CQ, env.cq)
+	    .add_handle(UABI_ATTR_QP_RECV_CQ, env.cq);
+	qc.add_in(UABI_ATTR_QP_INIT,
+		  std::span<const std::byte>(reinterpret_cast<const std::byte *>(&qi), kOldInit));
+	Message qm = NEED(ctx().call(std::move(qc)));
+	Handle qp = qm.result(0).out_handle;
+
+	constexpr std::size_t kOldAttr = offsetof(uabi_qp_attr, reserved);
+	uabi_qp_attr a = valid_qp_attr(UABI_QPS_RESET, UABI_QPS_INIT);
+	Command mod(UABI_OBJ_QP, UABI_METHOD_MODIFY, qp);
+	mod.add_in(UABI_ATTR_QP_ATTR,
+		   std::span<const std::byte>(reinterpret_cast<const std::byte *>(&a), kOldAttr));
+	mod.add_in(UABI_ATTR_QP_ATTR_MASK,
+		   std::uint32_t(UABI_QP_STATE | UABI_QP_PKEY_INDEX | UABI_QP_PORT |
+				 UABI_QP_ACCESS_FLAGS));
+	NEED(ctx().call(std::move(mod)));
+	QpQuery q = NEED(ctx().query_qp(qp));
+	EXPECT_EQ(q.attr.qp_state, unsigned(UABI_QPS_INIT));
+	EXPECT_EQ(q.attr.qp_access_flags, a.qp_access_flags);
+	EXPECT_EQ(q.init.qp_type, unsigned(UABI_QPT_RC));
+
+	// One byte short of the declared minimum is still EINVAL.
+	Command bad(UABI_OBJ_MR, UABI_METHOD_CREATE);
+	bad.add_handle(UABI_ATTR_MR_PD, env.pd);
+	bad.add_in(UABI_ATTR_MR_REG,
+		   std::span<const std::byte>(reinterpret_cast<const std::byte *>(&reg), kOldReg - 1));
+	EXPECT_ERRNO(ctx().call(std::move(bad)), EINVAL);
+
+	EXPECT_OK(ctx().destroy_qp(qp));
+	EXPECT_OK(ctx().dereg_mr(mm.result(0).out_handle));
 }
 
 TEST_F(ParserAccepts, HandleAttributeWithZeroTailIsAccepted)

@@ -596,8 +596,10 @@ TEST_F(Verbs, DeferredSendProgressesWhileTheSenderSleeps)
 	ASSERT_NO_FATAL_FAILURE(d.connect(c.qp->qp_num));
 	ASSERT_EQ(ibv_req_notify_cq(c.scq, 0), 0);
 	ASSERT_EQ(c.post_send(IBV_WR_SEND, 1, 0, 16), 0);	// RNR: deferred
+	const pid_t sender = this_tid();
 	std::thread receiver([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(30));
+		// Only once the sender sleeps in its poll().
+		EXPECT_TRUE(wait_blocked_in_poll(sender));
 		EXPECT_EQ(d.post_recv(2, 0, 64), 0);
 	});
 	pollfd p{c.channel->fd, POLLIN, 0};
@@ -842,8 +844,10 @@ TEST_F(Verbs, CompletionChannel)
 	pollfd p{d.channel->fd, POLLIN, 0};
 	EXPECT_EQ(poll(&p, 1, 0), 0);	// nothing yet
 	ASSERT_EQ(d.post_recv(1, 0, 64), 0);
+	const pid_t waiter = this_tid();
 	std::thread sender([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		// Once the receiver is blocked in ibv_get_cq_event().
+		EXPECT_TRUE(wait_blocked_in_poll(waiter));
 		EXPECT_EQ(c.post_send(IBV_WR_SEND, 2, 0, 16), 0);
 	});
 	ibv_cq *ev_cq = nullptr;
@@ -1043,8 +1047,10 @@ TEST_F(Verbs, PeerTeardownFlushesTheSurvivor)
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(d.post_recv(i, 0, 64), 0);
 	ASSERT_EQ(ibv_req_notify_cq(d.rcq, 0), 0);
+	const pid_t survivor = this_tid();
 	std::thread killer([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		// Once the survivor is blocked in ibv_get_cq_event().
+		EXPECT_TRUE(wait_blocked_in_poll(survivor));
 		// Close without destroying anything: the teardown of a process.
 		EXPECT_EQ(ibv_close_device(c.ctx), 0);
 		c.ctx = nullptr;

@@ -10,11 +10,44 @@
 
 #include <arpa/inet.h>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace e2e {
+
+inline pid_t this_tid()
+{
+	return pid_t(syscall(SYS_gettid));
+}
+
+// Waits (at most 10 s) until thread `tid` of this process sleeps in
+// poll(2) or ppoll(2): /proc/self/task/TID/syscall names the system call
+// a blocked thread is in ("running" while it runs).  For a test whose
+// other thread must act while this one waits in ibv_get_cq_event() or
+// poll(): it observes the wait itself instead of sleeping and hoping.
+inline bool wait_blocked_in_poll(pid_t tid)
+{
+	char path[64];
+	std::snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", int(tid));
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (std::chrono::steady_clock::now() < deadline) {
+		long nr = -1;
+		if (FILE *f = std::fopen(path, "re")) {
+			if (std::fscanf(f, "%ld", &nr) != 1)
+				nr = -1;
+			std::fclose(f);
+		}
+		if (nr == SYS_poll || nr == SYS_ppoll)
+			return true;
+		std::this_thread::yield();
+	}
+	return false;
+}
 
 inline constexpr int kAccessAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;

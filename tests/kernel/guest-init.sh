@@ -80,6 +80,29 @@ else
 	[ $rc -eq 0 ] && step ioctl_abuse PASS || step ioctl_abuse FAIL
 	fi
 
+	# Present only when run-qemu.sh got --tool and --security: `uabi
+	# objects` on the kernel backend lists what another process of the
+	# user holds (DEVICE / LIST_OBJECTS, scope USER).
+	if [ -x /uabi ] && [ -x /security_attacks ] && want objects; then
+		d=/tmp/objects
+		mkdir -p $d
+		export LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel
+		/security_attacks hold $d/qpn $d/done --seconds 120 &
+		holder=$!
+		i=0
+		while [ ! -s $d/qpn ] && [ $i -lt 200 ]; do usleep 100000; i=$((i + 1)); done
+		echo "UABI-KERNEL-OBJECTS-BEGIN"
+		/uabi objects >$d/out 2>&1
+		rc=$?
+		cat $d/out
+		echo "UABI-KERNEL-OBJECTS-END: exit $rc"
+		touch $d/done
+		wait $holder
+		unset LD_LIBRARY_PATH UABI_BACKEND
+		[ $rc -eq 0 ] && grep -q " qp .* qpn $(cat $d/qpn) RC " $d/out &&
+			step uabi_objects PASS || step uabi_objects FAIL
+	fi
+
 	# Present only when run-qemu.sh got --e2e: the verbs data path through the
 	# module's arena, with same-process copies and with process_vm_* copies,
 	# and once more with the control verbs on the write path (UABI_VERBS_PATH).

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -297,19 +299,20 @@ static void describe(const struct uabi_counters *c, char *out, size_t len)
 }
 
 /* From a fresh context: no object anywhere, only this context open.
- * Context teardown is synchronous with close() and exit(), but allow a
- * moment for a reaped child's files. */
+ * Context teardown is synchronous with close() and exit() (a reaped
+ * child's files were released before it could be reaped); the counters
+ * are still read until they say so, for at most 5 s. */
 static void check_device_empty(const char *when)
 {
 	struct uabi_counters c;
 	char text[256];
 	int fd = open_dev(), tries, ret = 0;
 
-	for (tries = 0; tries < 50; tries++) {
+	for (tries = 0; tries < 5000; tries++) {
 		ret = counters(fd, &c);
 		if (ret || (live_objects(&c) == 0 && c.contexts == 1))
 			break;
-		usleep(100 * 1000);
+		usleep(1000);
 	}
 	if (ret) {
 		check(0, "%s: COUNTERS failed: %d", when, ret);
@@ -753,7 +756,37 @@ struct poller {
 	int efd;
 	int revents;
 	double waited;
+	int tid;	/* the polling thread, once it runs */
 };
+
+/* Waits (at most 10 s) until task @tid of process @pid sleeps in poll(2)
+ * or ppoll(2), as /proc/PID/task/TID/syscall shows ("running" while it
+ * runs): what a test waits for before it acts on a blocked poller, rather
+ * than sleeping and hoping. */
+static int wait_blocked_in_poll(int pid, int tid)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	for (i = 0; i < 100000; i++) {
+		FILE *f = fopen(path, "re");
+		long nr = -1;
+
+		if (f) {
+			if (fscanf(f, "%ld", &nr) != 1)
+				nr = -1;
+			fclose(f);
+		}
+		if (nr == SYS_poll || nr == SYS_ppoll)
+			return 1;
+		usleep(100);
+	}
+	return 0;
+}
+
+/* Starts a thread blocked in poll() on @p->efd; returns once it is. */
+static void start_poller(pthread_t *t, struct poller *p);
 
 static double now(void)
 {
@@ -768,9 +801,20 @@ static void *poll_thread(void *arg)
 	struct poller *p = arg;
 	double t0 = now();
 
+	__atomic_store_n(&p->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	p->revents = poll_mask(p->efd, 20000);
 	p->waited = now() - t0;
 	return NULL;
+}
+
+static void start_poller(pthread_t *t, struct poller *p)
+{
+	int tid;
+
+	pthread_create(t, NULL, poll_thread, p);
+	while (!(tid = __atomic_load_n(&p->tid, __ATOMIC_ACQUIRE)))
+		sched_yield();
+	check(wait_blocked_in_poll(getpid(), tid), "the poller is blocked in poll()");
 }
 
 static void section_evq(void)
@@ -797,8 +841,7 @@ static void section_evq(void)
 
 	/* A blocked poll() is woken by an event... */
 	pl = (struct poller){ .efd = efd };
-	pthread_create(&t, NULL, poll_thread, &pl);
-	usleep(200 * 1000);
+	start_poller(&t, &pl);
 	check(set_port_state(fd, 4) == 0, "port 1 ACTIVE");
 	pthread_join(t, NULL);
 	check(pl.revents == POLLIN && pl.waited < 10,
@@ -808,8 +851,7 @@ static void section_evq(void)
 
 	/* ...and by the object's destruction; the fd outlives the object. */
 	pl = (struct poller){ .efd = efd };
-	pthread_create(&t, NULL, poll_thread, &pl);
-	usleep(200 * 1000);
+	start_poller(&t, &pl);
 	check(destroy(fd, UABI_OBJ_ASYNC_EVENT, (uint32_t)q) == 0,
 	      "event queue destroyed, fd still open");
 	pthread_join(t, NULL);
@@ -980,6 +1022,8 @@ static void section_kill(void)
 	      "two each of PD, MR, CQ, QP");
 	close(fd);
 
+	/* Killed while it sleeps in poll() on its event queue. */
+	check(wait_blocked_in_poll(pid, pid), "the child is blocked in poll()");
 	kill(pid, SIGKILL);
 	check(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
 	      WTERMSIG(status) == SIGKILL, "child SIGKILLed");

@@ -18,6 +18,8 @@
 # once per mode (UABI_PLACEMENT_TOTAL operations each, default 1000000).
 # With --security (tests/security's attacks program, and --placement), the
 # attacks of docs/security.md run as uid 65534 beside a root victim.
+# With --tool (the `uabi` command, and --security), `uabi objects` must list
+# the QP another process of the user holds on the module.
 #
 # With --probes (the `uabi` tool; --probes-check, --probes-abuse,
 # --probes-verbs-lib and --probes-umad-lib name check_sysfs, umad_abuse,
@@ -35,15 +37,15 @@
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
 #                    [--e2e BIN] [--extras BIN] [--xrc BIN]... [--placement BIN]
-#                    [--security BIN]
+#                    [--security BIN] [--tool BIN]
 #                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
 #                     --probes-verbs-lib LIB --probes-umad-lib LIB]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
-#   --e2e, --extras (e2e_verbs_extras), --xrc and --placement take dynamically
-#   linked binaries: each is packed with
+#   --e2e, --extras (e2e_verbs_extras), --xrc, --placement, --security and
+#   --tool take dynamically linked binaries: each is packed with
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
@@ -66,6 +68,7 @@ xrc=()
 placement=""
 security=""
 probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad=""
+tool=""
 bench=""
 bench_args=""
 bench_out=""
@@ -95,13 +98,14 @@ while (($#)); do
 	--probes-abuse) probes_abuse=$2; shift 2 ;;
 	--probes-verbs-lib) probes_verbs=$2; shift 2 ;;
 	--probes-umad-lib) probes_umad=$2; shift 2 ;;
+	--tool) tool=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
 	--bench-out) bench_out=$2; shift 2 ;;
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,53p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,57p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -111,8 +115,8 @@ t_start=$(date +%s)
 # ----------------------------------------------------------- prerequisites
 hint="install them with scripts/install-deps.sh --kernel-only"
 missing=()
-for tool in qemu-system-x86_64 make gcc cpio gzip strip timeout; do
-	command -v "$tool" >/dev/null || missing+=("$tool")
+for prog in qemu-system-x86_64 make gcc cpio gzip strip timeout; do
+	command -v "$prog" >/dev/null || missing+=("$prog")
 done
 busybox=""
 for b in /bin/busybox /usr/bin/busybox; do
@@ -261,6 +265,7 @@ pack_dynamic() {
 [[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
 [[ -z $extras ]] || pack_dynamic "$extras" e2e_verbs_extras
 [[ -z $security ]] || pack_dynamic "$security" security_attacks
+[[ -z $tool ]] || pack_dynamic "$tool" uabi
 if [[ -n $placement ]]; then
 	pack_dynamic "$placement" placement
 	echo "${UABI_PLACEMENT_TOTAL:-1000000}" >"$rfs/placement.total"

@@ -687,16 +687,64 @@ TEST_F(LegacyTest, DialectFromEnvironment)
 	EXPECT_EQ(tr->dialect(), Dialect::Ofed);
 }
 
+// Closing the legacy context (a uverbs file's release) destroys every
+// object it held, whatever its type and dependencies: the device then
+// counts, type by type, exactly what the context held fewer, and the new
+// path's context keeps its own.
 TEST_F(LegacyTest, ClosingTheContextDropsEverything)
 {
 	both_contexts();
-	Handle pd = *enc->alloc_pd();
-	CqInfo cq = *enc->create_cq(4, -1, 0, 0);
-	(void)pd;
-	(void)cq;
-	auto before = new_counts().device[UABI_OBJ_PD];
+	char path[] = "/tmp/uabi-legacy-close-XXXXXX";
+	int file = mkstemp(path);
+	ASSERT_GE(file, 0);
+	unlink(path);
+	static char buf[4096];
+	Handle pd = *LEGACY_OK(enc->alloc_pd());
+	LEGACY_OK(enc->reg_mr(pd, buf, sizeof(buf), reinterpret_cast<std::uintptr_t>(buf),
+			      IBV_ACCESS_LOCAL_WRITE));
+	int ch = *LEGACY_OK(enc->create_comp_channel());
+	CqInfo cq = *LEGACY_OK(enc->create_cq(16, ch, 0, 0));
+	ibv_srq_attr sa{16, 1, 0};
+	auto srq = LEGACY_OK(enc->create_srq(pd, sa, 5));
+	LegacyQpInit li;
+	li.pd = pd;
+	li.send_cq = li.recv_cq = cq.handle;
+	li.srq = srq->handle;
+	li.cap = small_cap();
+	LEGACY_OK(enc->create_qp(li));
+	ibv_ah_attr aa{};
+	aa.dlid = 1;
+	aa.port_num = 1;
+	LEGACY_OK(enc->create_ah(pd, aa, 0));
+	Handle x = *LEGACY_OK(enc->open_xrcd(file, O_CREAT));
+	LEGACY_OK(enc->create_xsrq(pd, IBV_SRQT_XRC, x, cq.handle, sa, 0));
+	li = LegacyQpInit{};
+	li.pd = x;
+	li.qp_type = IBV_QPT_XRC_RECV;
+	LEGACY_OK(enc->create_qp(li));
+	Handle npd = *LEGACY_OK(ctx->alloc_pd());
+
+	const uabi_counters held = old_counts();
+	const uabi_counters before = new_counts();
+	for (unsigned t : {UABI_OBJ_PD, UABI_OBJ_MR, UABI_OBJ_CQ, UABI_OBJ_COMP_CHANNEL,
+			   UABI_OBJ_ASYNC_EVENT, UABI_OBJ_QP, UABI_OBJ_SRQ, UABI_OBJ_AH,
+			   UABI_OBJ_XRCD})
+		EXPECT_GT(held.context[t], 0u) << "the old path holds a " << t;
+	EXPECT_EQ(held.context[UABI_OBJ_QP], 2u) << "an RC QP and an XRC registration";
+	EXPECT_EQ(held.context[UABI_OBJ_SRQ], 2u) << "a basic and an XRC SRQ";
+
 	tr.reset();
-	EXPECT_EQ(new_counts().device[UABI_OBJ_PD], before - 1);
+	enc.reset();
+	const uabi_counters after = new_counts();
+	for (unsigned t = 1; t < UABI_OBJ_MAX_CORE; t++)
+		EXPECT_EQ(after.device[t], before.device[t] - held.context[t])
+		    << "type " << t << ": the closed context's are gone";
+	EXPECT_EQ(after.contexts, before.contexts - 1);
+	EXPECT_EQ(std::memcmp(after.context, before.context, sizeof(after.context)), 0)
+	    << "the new path's context lost nothing";
+	LEGACY_OK(ctx->dealloc_pd(npd));
+	close(ch);
+	close(file);
 }
 
 } // namespace

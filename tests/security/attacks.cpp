@@ -471,9 +471,16 @@ void attack_connections(const char *socket_path, const char *held_file, const ch
 	}
 	// The daemon refuses past this uid's share: the refusal (EUSERS)
 	// arrives as a message on the connection it then closes.  Wait for
-	// the daemon to have accepted them all (a hello on one more
-	// connection is answered after them), then count.
-	sleep(2);
+	// the daemon to have accepted them all: it accepts in order, so once
+	// a hello on one more connection is answered (or refused), they were.
+	if (auto p = daemon::paths_for_socket(socket_path)) {
+		auto last = daemon::connect(*p, daemon::kHelloAdmin);
+		check(last || last.error() == EUSERS,
+		      "one more connection is answered after the 1100: %s",
+		      err_name(last ? 0 : last.error()));
+	} else {
+		check(false, "socket path %s: %s", socket_path, err_name(p.error()));
+	}
 	std::uint64_t refusals = 0;
 	for (std::size_t i = 0; i < fds.size(); i++) {
 		daemon::AdmHdr h{};

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
-// Control verbs: each is one new-uAPI command through uabi::Context; the
-// objects that have a data path get their providers/sw counterpart.
+// Control verbs: each is one call of the control path (control_path.hpp);
+// the objects that have a data path get their providers/sw counterpart.
+// PDs, MRs, completion channels, CQs, SRQs and XRC domains here; QPs and
+// AHs in control_qp.cpp.
 #include "verbs_impl.hpp"
+
+#include <uabi/convert/qp.hpp>
+#include <uabi/convert/srq.hpp>
 
 #include <rdma/uabi_sw.h>
 #include <uabi/ofed_verbs_abi.h>
@@ -23,39 +28,6 @@ bool fd_nonblocking(int fd)
 	return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-uabi_ah_attr to_uabi(const struct ibv_ah_attr &a)
-{
-	uabi_ah_attr u{};
-	std::memcpy(u.grh.dgid, a.grh.dgid.raw, 16);
-	u.grh.flow_label = a.grh.flow_label;
-	u.grh.sgid_index = a.grh.sgid_index;
-	u.grh.hop_limit = a.grh.hop_limit;
-	u.grh.traffic_class = a.grh.traffic_class;
-	u.dlid = a.dlid;
-	u.sl = a.sl;
-	u.src_path_bits = a.src_path_bits;
-	u.static_rate = a.static_rate;
-	u.is_global = a.is_global;
-	u.port_num = a.port_num;
-	return u;
-}
-
-void from_uabi(const uabi_ah_attr &u, struct ibv_ah_attr &a)
-{
-	std::memset(&a, 0, sizeof(a));
-	std::memcpy(a.grh.dgid.raw, u.grh.dgid, 16);
-	a.grh.flow_label = u.grh.flow_label;
-	a.grh.sgid_index = u.grh.sgid_index;
-	a.grh.hop_limit = u.grh.hop_limit;
-	a.grh.traffic_class = u.grh.traffic_class;
-	a.dlid = u.dlid;
-	a.sl = u.sl;
-	a.src_path_bits = u.src_path_bits;
-	a.static_rate = u.static_rate;
-	a.is_global = u.is_global;
-	a.port_num = u.port_num;
-}
-
 sw::AddressHandle to_sw(const struct ibv_ah_attr &a)
 {
 	sw::AddressHandle h;
@@ -68,101 +40,6 @@ sw::AddressHandle to_sw(const struct ibv_ah_attr &a)
 	h.flow_label = a.grh.flow_label;
 	std::memcpy(h.dgid, a.grh.dgid.raw, 16);
 	return h;
-}
-
-static uabi_qp_cap to_uabi(const struct ibv_qp_cap &c)
-{
-	uabi_qp_cap u{};
-	u.max_send_wr = c.max_send_wr;
-	u.max_recv_wr = c.max_recv_wr;
-	u.max_send_sge = c.max_send_sge;
-	u.max_recv_sge = c.max_recv_sge;
-	u.max_inline_data = c.max_inline_data;
-	return u;
-}
-
-static void from_uabi(const uabi_qp_cap &u, struct ibv_qp_cap &c)
-{
-	c.max_send_wr = u.max_send_wr;
-	c.max_recv_wr = u.max_recv_wr;
-	c.max_send_sge = u.max_send_sge;
-	c.max_recv_sge = u.max_recv_sge;
-	c.max_inline_data = u.max_inline_data;
-}
-
-// The value of an enum field that the application may have left
-// uninitialized (fields outside the attribute mask): read as bytes, not as
-// the enum, whose invalid values C++ does not allow.
-template <class E>
-static std::uint32_t raw_enum(const E &e)
-{
-	static_assert(sizeof(E) == sizeof(std::uint32_t));
-	std::uint32_t v;
-	std::memcpy(&v, &e, sizeof(v));
-	return v;
-}
-
-uabi_qp_attr to_uabi(const struct ibv_qp_attr &a)
-{
-	uabi_qp_attr u{};
-	u.qp_state = raw_enum(a.qp_state);
-	u.cur_qp_state = raw_enum(a.cur_qp_state);
-	u.path_mtu = raw_enum(a.path_mtu);
-	u.path_mig_state = raw_enum(a.path_mig_state);
-	u.qkey = a.qkey;
-	u.rq_psn = a.rq_psn;
-	u.sq_psn = a.sq_psn;
-	u.dest_qp_num = a.dest_qp_num;
-	u.qp_access_flags = a.qp_access_flags;
-	u.pkey_index = a.pkey_index;
-	u.alt_pkey_index = a.alt_pkey_index;
-	u.cap = to_uabi(a.cap);
-	u.ah_attr = to_uabi(a.ah_attr);
-	u.alt_ah_attr = to_uabi(a.alt_ah_attr);
-	u.en_sqd_async_notify = a.en_sqd_async_notify;
-	u.sq_draining = a.sq_draining;
-	u.max_rd_atomic = a.max_rd_atomic;
-	u.max_dest_rd_atomic = a.max_dest_rd_atomic;
-	u.min_rnr_timer = a.min_rnr_timer;
-	u.port_num = a.port_num;
-	u.timeout = a.timeout;
-	u.retry_cnt = a.retry_cnt;
-	u.rnr_retry = a.rnr_retry;
-	u.alt_port_num = a.alt_port_num;
-	u.alt_timeout = a.alt_timeout;
-	return u;
-}
-
-void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a)
-{
-	// Not rate_limit, the last field: older programs' (OFED's, rdma-core
-	// before v15) struct ends before it, and it is never queried here.
-	std::memset(&a, 0, offsetof(struct ibv_qp_attr, rate_limit));
-	a.qp_state = ibv_qp_state(u.qp_state);
-	a.cur_qp_state = ibv_qp_state(u.cur_qp_state);
-	a.path_mtu = ibv_mtu(u.path_mtu);
-	a.path_mig_state = ibv_mig_state(u.path_mig_state);
-	a.qkey = u.qkey;
-	a.rq_psn = u.rq_psn;
-	a.sq_psn = u.sq_psn;
-	a.dest_qp_num = u.dest_qp_num;
-	a.qp_access_flags = u.qp_access_flags;
-	from_uabi(u.cap, a.cap);
-	from_uabi(u.ah_attr, a.ah_attr);
-	from_uabi(u.alt_ah_attr, a.alt_ah_attr);
-	a.pkey_index = u.pkey_index;
-	a.alt_pkey_index = u.alt_pkey_index;
-	a.en_sqd_async_notify = u.en_sqd_async_notify;
-	a.sq_draining = u.sq_draining;
-	a.max_rd_atomic = u.max_rd_atomic;
-	a.max_dest_rd_atomic = u.max_dest_rd_atomic;
-	a.min_rnr_timer = u.min_rnr_timer;
-	a.port_num = u.port_num;
-	a.timeout = u.timeout;
-	a.retry_cnt = u.retry_cnt;
-	a.rnr_retry = u.rnr_retry;
-	a.alt_port_num = u.alt_port_num;
-	a.alt_timeout = u.alt_timeout;
 }
 
 } // namespace uabi::verbs
@@ -507,8 +384,7 @@ struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			cq = a->cq->handle;
 		}
 		uabi_srq_attr sa{};
-		sa.max_wr = a->attr.max_wr;
-		sa.max_sge = a->attr.max_sge;
+		convert::copy_srq_sizes(sa, a->attr);
 		auto r = ofed ? impl->ctl.ofed_create_xrc_srq(pd->handle, xrcd, cq, sa,
 							      reinterpret_cast<std::uintptr_t>(s))
 			      : impl->ctl.create_srq(pd->handle, type, xrcd, cq, sa,
@@ -549,8 +425,7 @@ struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			pthread_mutex_init(&s->srq.mutex, nullptr);
 			pthread_cond_init(&s->srq.cond, nullptr);
 		}
-		a->attr.max_wr = r->resp.attr.max_wr;
-		a->attr.max_sge = r->resp.attr.max_sge;
+		convert::copy_srq_sizes(a->attr, r->resp.attr);
 		return &s->srq;
 	});
 }
@@ -583,10 +458,7 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *ctx, struct ibv_srq_ini
 UABI_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	return guard_int([&] {
-		uabi_srq_attr u{};
-		u.max_wr = attr->max_wr;
-		u.max_sge = attr->max_sge;
-		u.srq_limit = attr->srq_limit;
+		uabi_srq_attr u = convert::to_uabi(*attr);
 		auto r = impl_of(srq->context)->ctl.modify_srq(srq->handle, u, std::uint32_t(mask));
 		return r ? 0 : r.error();
 	});
@@ -598,9 +470,7 @@ UABI_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 		auto r = impl_of(srq->context)->ctl.query_srq(srq->handle);
 		if (!r)
 			return r.error();
-		attr->max_wr = r->max_wr;
-		attr->max_sge = r->max_sge;
-		attr->srq_limit = r->srq_limit;
+		*attr = convert::to_ibv(*r);
 		return 0;
 	});
 }
@@ -660,367 +530,6 @@ static int close_xrcd(struct ibv_xrcd *xrcd)
 	});
 }
 
-// --------------------------------------------------------------------- QP
-static VQp *new_vqp(struct ibv_context *ctx, void *qp_context)
-{
-	auto *q = static_cast<VQp *>(std::calloc(1, sizeof(VQp)));
-	if (!q)
-		return nullptr;
-	q->qpx.qp_base.context = ctx;
-	q->qpx.qp_base.qp_context = qp_context;
-	pthread_mutex_init(&q->qpx.qp_base.mutex, nullptr);
-	pthread_cond_init(&q->qpx.qp_base.cond, nullptr);
-	return q;
-}
-
-static void free_vqp(VQp *q)
-{
-	delete q->dp;
-	delete q->wb;
-	pthread_cond_destroy(&q->qpx.qp_base.cond);
-	pthread_mutex_destroy(&q->qpx.qp_base.mutex);
-	std::free(q);
-}
-
-// @ofed_xrcd: the XRC domain of OFED's IBV_QPT_XRC (a send QP that is
-// also the domain's target), 0 otherwise.
-static struct ibv_qp *create_qp_with(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a,
-				     Handle ofed_xrcd)
-{
-	return guard_ptr([&]() -> struct ibv_qp * {
-		ContextImpl *impl = impl_of(ctx);
-		if (!impl->dp)
-			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
-		const std::uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
-					    IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		if (a->comp_mask & ~known)
-			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
-		// Of the create flags, the sw device has multicast loopback
-		// blocking (UD).
-		const std::uint32_t cflags =
-			(a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ? a->create_flags : 0;
-		if (cflags & ~std::uint32_t(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
-			return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
-		VQp *q = new_vqp(ctx, a->qp_context);
-		if (!q)
-			return fail_ptr<struct ibv_qp>(ENOMEM);
-		struct ibv_qp *qp = &q->qpx.qp_base;
-		const bool xrc_recv = a->qp_type == IBV_QPT_XRC_RECV;
-		const bool xrc_send = a->qp_type == IBV_QPT_XRC_SEND;
-		struct ibv_pd *pd = (a->comp_mask & IBV_QP_INIT_ATTR_PD) ? a->pd : nullptr;
-
-		Control::QpArgs qc;
-		if (xrc_recv) {
-			if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd) {
-				free_vqp(q);
-				return fail_ptr<struct ibv_qp>(EINVAL);
-			}
-			qc.pd = vxrcd(a->xrcd)->handle;
-		} else {
-			if (!pd || !a->send_cq) {
-				free_vqp(q);
-				return fail_ptr<struct ibv_qp>(EINVAL);
-			}
-			qc.pd = pd->handle;
-			qc.send_cq = a->send_cq->handle;
-			// An XRC initiator has no receive side: what the caller
-			// put there is ignored, as by every device.
-			if (!xrc_send && a->recv_cq)
-				qc.recv_cq = a->recv_cq->handle;
-			if (!xrc_send && a->srq)
-				qc.srq = a->srq->handle;
-		}
-		qc.cap = xrc_recv ? uabi_qp_cap{} : to_uabi(a->cap);
-		qc.qp_type = a->qp_type;
-		qc.sq_sig_all = a->sq_sig_all != 0;
-		qc.create_flags = cflags;
-		qc.xrcd = ofed_xrcd;
-		qc.user_handle = reinterpret_cast<std::uintptr_t>(q);
-		auto r = impl->ctl.create_qp(qc);
-		if (!r) {
-			free_vqp(q);
-			return fail_ptr<struct ibv_qp>(r.error());
-		}
-		if (!xrc_recv) {
-			sw::QpCaps caps;
-			caps.max_send_wr = r->resp.cap.max_send_wr;
-			caps.max_send_sge = r->resp.cap.max_send_sge;
-			caps.max_inline_data = r->resp.cap.max_inline_data;
-			caps.sq_sig_all = a->sq_sig_all != 0;
-			caps.block_self_mcast = cflags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
-			q->dp = new (std::nothrow) sw::Qp(
-				*impl->dp, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
-				(!xrc_send && a->recv_cq) ? vcq(a->recv_cq)->dp : nullptr,
-				(!xrc_send && a->srq) ? vsrq(a->srq)->dp : nullptr, caps);
-			if (!q->dp) {
-				(void)impl->ctl.destroy_qp(r->handle);
-				free_vqp(q);
-				return fail_ptr<struct ibv_qp>(ENOMEM);
-			}
-		}
-		qp->pd = pd;
-		qp->send_cq = xrc_recv ? nullptr : a->send_cq;
-		qp->recv_cq = (xrc_recv || xrc_send) ? nullptr : a->recv_cq;
-		qp->srq = (xrc_recv || xrc_send) ? nullptr : a->srq;
-		qp->handle = r->handle;
-		qp->qp_num = r->resp.qpn;
-		qp->state = IBV_QPS_RESET;
-		qp->qp_type = a->qp_type;
-		if (q->dp)
-			install_mw_control(q, impl);
-		if (!xrc_recv) {
-			struct ibv_qp_cap cap;
-			from_uabi(r->resp.cap, cap);
-			if (a->srq)
-				cap.max_recv_wr = cap.max_recv_sge = 0;
-			a->cap = cap;
-		}
-		install_qp_ex_ops(q);
-		return qp;
-	});
-}
-
-static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
-{
-	return create_qp_with(ctx, a, 0);
-}
-
-UABI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
-{
-	struct ibv_qp_init_attr_ex ex;
-	std::memset(&ex, 0, sizeof(ex));
-	ex.qp_context = attr->qp_context;
-	ex.send_cq = attr->send_cq;
-	ex.recv_cq = attr->recv_cq;
-	ex.srq = attr->srq;
-	ex.cap = attr->cap;
-	ex.qp_type = attr->qp_type;
-	ex.sq_sig_all = attr->sq_sig_all;
-	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd;
-	// OFED's XRC QP (IBV_QPT_XRC, 5): its ibv_qp_init_attr is 8 bytes
-	// longer and ends with the XRC domain, which the caller must give;
-	// the QP is an XRC_SEND one bound to that domain, so that it is also
-	// the target of its peer (whose messages go to the domain's SRQs).
-	const bool ofed_xrc = std::uint32_t(attr->qp_type) == UABI_OFED_QPT_XRC;
-	std::uint32_t ofed_xrcd = 0;
-	if (ofed_xrc) {
-		void *dom = nullptr;
-		std::memcpy(&dom,
-			    reinterpret_cast<const unsigned char *>(attr) +
-				UABI_OFED_QP_INIT_ATTR_XRC_DOMAIN,
-			    sizeof(dom));
-		if (!dom)
-			return fail_ptr<struct ibv_qp>(EINVAL);
-		ex.qp_type = IBV_QPT_XRC_SEND;
-		std::memcpy(&ofed_xrcd, static_cast<const unsigned char *>(dom) + UABI_OFED_XRC_DOMAIN_HANDLE,
-			    sizeof(std::uint32_t));
-	}
-	struct ibv_qp *qp = create_qp_with(pd->context, &ex, ofed_xrcd);
-	if (qp)
-		attr->cap = ex.cap;
-	if (qp && ofed_xrc) {
-		qp->qp_type = attr->qp_type;
-		// OFED programs have no receive side to read back either.
-		attr->cap.max_recv_wr = attr->cap.max_recv_sge = 0;
-	}
-	return qp;
-}
-
-static struct ibv_qp *open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *a)
-{
-	return guard_ptr([&]() -> struct ibv_qp * {
-		const std::uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
-		if ((a->comp_mask & need) != need || a->qp_type != IBV_QPT_XRC_RECV || !a->xrcd)
-			return fail_ptr<struct ibv_qp>(EINVAL);
-		VQp *q = new_vqp(ctx, (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : nullptr);
-		if (!q)
-			return fail_ptr<struct ibv_qp>(ENOMEM);
-		auto r = impl_of(ctx)->ctl.open_qp(vxrcd(a->xrcd)->handle, a->qp_num,
-						   reinterpret_cast<std::uintptr_t>(q));
-		if (!r) {
-			free_vqp(q);
-			return fail_ptr<struct ibv_qp>(r.error());
-		}
-		struct ibv_qp *qp = &q->qpx.qp_base;
-		qp->handle = r->handle;
-		qp->qp_num = a->qp_num;
-		qp->qp_type = IBV_QPT_XRC_RECV;
-		auto st = impl_of(ctx)->ctl.query_qp(r->handle, IBV_QP_STATE);
-		qp->state = st ? ibv_qp_state(st->attr.qp_state) : IBV_QPS_RESET;
-		install_qp_ex_ops(q);
-		return qp;
-	});
-}
-
-UABI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
-{
-	return guard_int([&] {
-		std::uint32_t m = std::uint32_t(mask) & ~std::uint32_t(IBV_QP_RATE_LIMIT);
-		auto r = impl_of(qp->context)->ctl.modify_qp(qp->handle, *attr, m);
-		if (!r)
-			return r.error();
-		if (mask & IBV_QP_STATE)
-			qp->state = attr->qp_state;
-		if (VQp *q = vqp(qp); q->dp)
-			q->dp->state_changed();
-		return 0;
-	});
-}
-
-UABI_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
-			     struct ibv_qp_init_attr *init)
-{
-	return guard_int([&] {
-		auto r = impl_of(qp->context)->ctl.query_qp(qp->handle, std::uint32_t(mask));
-		if (!r)
-			return r.error();
-		from_uabi(r->attr, *attr);
-		// The data path may have moved the QP to ERR.
-		if (VQp *q = vqp(qp); q->dp && q->dp->state() == IBV_QPS_ERR) {
-			attr->qp_state = IBV_QPS_ERR;
-			attr->cur_qp_state = IBV_QPS_ERR;
-		}
-		qp->state = attr->qp_state;
-		if (init) {
-			std::memset(init, 0, sizeof(*init));
-			init->qp_context = qp->qp_context;
-			init->send_cq = qp->send_cq;
-			init->recv_cq = qp->recv_cq;
-			init->srq = qp->srq;
-			from_uabi(r->init.cap, init->cap);
-			if (qp->srq)
-				init->cap.max_recv_wr = init->cap.max_recv_sge = 0;
-			init->qp_type = qp->qp_type;
-			init->sq_sig_all = r->init.sq_sig_all ? 1 : 0;
-		}
-		return 0;
-	});
-}
-
-UABI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
-{
-	return guard_int([&] {
-		auto r = impl_of(qp->context)->ctl.destroy_qp(qp->handle);
-		if (!r)
-			return r.error();
-		free_vqp(vqp(qp));
-		return 0;
-	});
-}
-
-UABI_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	return &vqp(qp)->qpx;
-}
-
-UABI_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *, enum ibv_wr_opcode, uint32_t)
-{
-	return 0;
-}
-
-UABI_EXPORT int ibv_set_ece(struct ibv_qp *, struct ibv_ece *)
-{
-	return EOPNOTSUPP;
-}
-
-UABI_EXPORT int ibv_query_ece(struct ibv_qp *, struct ibv_ece *)
-{
-	return EOPNOTSUPP;
-}
-
-UABI_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	return guard_int([&] {
-		if (!qp || !gid)
-			return EINVAL;
-		auto r = impl_of(qp->context)->ctl.attach_mcast(qp->handle, *gid, lid);
-		return r ? 0 : r.error();
-	});
-}
-
-UABI_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	return guard_int([&] {
-		if (!qp || !gid)
-			return EINVAL;
-		auto r = impl_of(qp->context)->ctl.detach_mcast(qp->handle, *gid, lid);
-		return r ? 0 : r.error();
-	});
-}
-
-// --------------------------------------------------------------------- AH
-UABI_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-	return guard_ptr([&]() -> struct ibv_ah * {
-		auto r = impl_of(pd->context)->ctl.create_ah(pd->handle, *attr);
-		if (!r)
-			return fail_ptr<struct ibv_ah>(r.error());
-		auto *a = static_cast<VAh *>(std::calloc(1, sizeof(VAh)));
-		if (!a) {
-			(void)impl_of(pd->context)->ctl.destroy_ah(*r);
-			return fail_ptr<struct ibv_ah>(ENOMEM);
-		}
-		a->ah.context = pd->context;
-		a->ah.pd = pd;
-		a->ah.handle = *r;
-		a->av = to_sw(*attr);
-		return &a->ah;
-	});
-}
-
-UABI_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
-{
-	return guard_int([&] {
-		auto r = impl_of(ah->context)->ctl.destroy_ah(ah->handle);
-		if (!r)
-			return r.error();
-		std::free(vah(ah));
-		return 0;
-	});
-}
-
-UABI_EXPORT int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc,
-				    struct ibv_grh *grh, struct ibv_ah_attr *ah)
-{
-	std::memset(ah, 0, sizeof(*ah));
-	ah->dlid = wc->slid;
-	ah->sl = wc->sl;
-	ah->src_path_bits = wc->dlid_path_bits;
-	ah->port_num = port_num;
-	if (wc->wc_flags & IBV_WC_GRH) {
-		union ibv_gid own;
-		if (ibv_query_gid(ctx, port_num, 0, &own))
-			return -1;
-		if (std::memcmp(own.raw, grh->dgid.raw, 16)) {
-			errno = ENOENT;
-			return -1;
-		}
-		std::uint32_t flow = be32toh(grh->version_tclass_flow);
-		ah->is_global = 1;
-		ah->grh.dgid = grh->sgid;
-		ah->grh.sgid_index = 0;
-		ah->grh.flow_label = flow & 0xfffff;
-		ah->grh.hop_limit = 0xff;
-		ah->grh.traffic_class = std::uint8_t((flow >> 20) & 0xff);
-	}
-	return 0;
-}
-
-UABI_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-						 struct ibv_grh *grh, uint8_t port_num)
-{
-	struct ibv_ah_attr attr;
-	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
-		return nullptr;
-	return ibv_create_ah(pd, &attr);
-}
-
-UABI_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *, struct ibv_ah_attr *, uint8_t *, uint16_t *)
-{
-	return EOPNOTSUPP;
-}
-
 // ------------------------------------------------------- extended verbs
 namespace uabi::verbs {
 
@@ -1031,8 +540,7 @@ void install_ex_ops(struct verbs_context *vc)
 	vc->close_xrcd = close_xrcd;
 	vc->create_srq_ex = create_srq_ex;
 	vc->get_srq_num = get_srq_num;
-	vc->create_qp_ex = create_qp;
-	vc->open_qp = open_qp;
+	install_qp_context_ops(vc);
 }
 
 } // namespace uabi::verbs

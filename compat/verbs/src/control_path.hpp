@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 // The two control paths of the drop-in libibverbs (docs/datapath.md,
 // "Control paths").  Every control verb of compat/verbs calls one method of
-// Control; the method either builds the new-uAPI command (uabi::Context,
-// the default) or, with UABI_VERBS_PATH=write, writes the bytes rdma-core
-// 44's ibv_cmd_* layer wrote in write mode (legacy::Encoder) through the
-// legacy translator (legacy::Translator) to the same backend — the path an
-// unmodified old stack would take.  Both return the new path's result types,
-// so the verbs above them are one code.
+// the interface Control; its implementation either builds the new-uAPI
+// command (NewControl: uabi::Context, the default) or, with
+// UABI_VERBS_PATH=write, writes the bytes rdma-core 44's ibv_cmd_* layer
+// wrote in write mode (legacy::Encoder) through the legacy translator
+// (legacy::Translator) to the same backend — the path an unmodified old
+// stack would take (WriteControl).  Both return the new path's result
+// types, so the verbs above them are one code.  A new control verb is one
+// pure virtual here and one method in each implementation.
 //
 // What the write() ABI never carried stays on the new path in both modes,
 // as it did in libibverbs (which read it from sysfs or a provider's private
@@ -42,60 +44,65 @@ class Control
 	// Opens the backend (UABI_BACKEND) and, on the write path, the legacy
 	// context over it (GET_CONTEXT, which creates the async event queue).
 	static Result<std::unique_ptr<Control>> open(ControlMode mode);
-	~Control();
+	virtual ~Control();
 	Control(const Control &) = delete;
 	Control &operator=(const Control &) = delete;
 
-	ControlMode mode() const noexcept { return tr_ ? ControlMode::Write : ControlMode::New; }
+	virtual ControlMode mode() const noexcept = 0;
 	// The new-path context: driver calls and what has no legacy command.
 	Context &raw() noexcept { return *ctx_; }
 
 	// Commands the legacy translator executed (0 on the new path).
-	std::uint64_t legacy_commands() const noexcept;
+	virtual std::uint64_t legacy_commands() const noexcept { return 0; }
 
 	// The async event queue of this context (created by open()).
 	const EvqInfo &async_queue() const noexcept { return async_; }
 	// EAGAIN when empty.
-	Result<uabi_event> get_async_event();
+	virtual Result<uabi_event> get_async_event() = 0;
 
-	Result<DeviceInfo> query_device();
-	Result<uabi_port_attr> query_port(std::uint32_t port);
+	virtual Result<DeviceInfo> query_device() = 0;
+	virtual Result<uabi_port_attr> query_port(std::uint32_t port) = 0;
 
-	Result<Handle> alloc_pd();
-	Result<void> dealloc_pd(Handle pd);
+	virtual Result<Handle> alloc_pd() = 0;
+	virtual Result<void> dealloc_pd(Handle pd) = 0;
 
-	Result<MrInfo> reg_mr(Handle pd, const void *addr, std::uint64_t length,
-			      std::uint32_t access, std::uint64_t iova);
+	virtual Result<MrInfo> reg_mr(Handle pd, const void *addr, std::uint64_t length,
+				      std::uint32_t access, std::uint64_t iova) = 0;
 	// In place, the keys stay (IBV_REREG_MR_* flags).
-	Result<uabi_mr_keys> rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
-				      std::uint64_t length, std::uint64_t iova, unsigned access);
-	Result<void> dereg_mr(Handle mr);
+	virtual Result<uabi_mr_keys> rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
+					      std::uint64_t length, std::uint64_t iova,
+					      unsigned access) = 0;
+	virtual Result<void> dereg_mr(Handle mr) = 0;
 
-	Result<MwInfo> alloc_mw(Handle pd, std::uint32_t type);
-	Result<void> dealloc_mw(Handle mw);
-	// @mr 0: none (an unbind).  Answers the window's key.
+	virtual Result<MwInfo> alloc_mw(Handle pd, std::uint32_t type) = 0;
+	virtual Result<void> dealloc_mw(Handle mw) = 0;
+	// The write ABI never carried a bind (libibverbs' providers posted it
+	// as a work request): the new path in both modes.  @mr 0: none (an
+	// unbind).  Answers the window's key.
 	Result<std::uint32_t> bind_mw(Handle mw, Handle mr, Handle qp, const uabi_mw_bind &b);
 
-	Result<EvqInfo> create_comp_channel();
-	Result<void> destroy_comp_channel(const EvqInfo &ch);
+	virtual Result<EvqInfo> create_comp_channel() = 0;
+	virtual Result<void> destroy_comp_channel(const EvqInfo &ch) = 0;
 	// EAGAIN when empty; element is the CQ's user handle.
-	Result<uabi_event> get_comp_event(const EvqInfo &ch);
+	virtual Result<uabi_event> get_comp_event(const EvqInfo &ch) = 0;
 
-	Result<CqInfo> create_cq(std::uint32_t cqe, const EvqInfo *channel,
-				 std::uint32_t comp_vector, std::uint64_t user_handle);
-	Result<uabi_cq_resp> resize_cq(Handle cq, std::uint32_t cqe);
-	Result<void> destroy_cq(Handle cq);
+	virtual Result<CqInfo> create_cq(std::uint32_t cqe, const EvqInfo *channel,
+					 std::uint32_t comp_vector, std::uint64_t user_handle) = 0;
+	virtual Result<uabi_cq_resp> resize_cq(Handle cq, std::uint32_t cqe) = 0;
+	virtual Result<void> destroy_cq(Handle cq) = 0;
 
 	// type IBV_SRQT_BASIC (xrcd, cq unused) or IBV_SRQT_XRC.
-	Result<SrqInfo> create_srq(Handle pd, std::uint32_t type, Handle xrcd, Handle cq,
-				   const uabi_srq_attr &attr, std::uint64_t user_handle);
-	Result<void> modify_srq(Handle srq, const uabi_srq_attr &attr, std::uint32_t mask);
-	Result<uabi_srq_attr> query_srq(Handle srq);
-	Result<void> destroy_srq(Handle srq);
+	virtual Result<SrqInfo> create_srq(Handle pd, std::uint32_t type, Handle xrcd, Handle cq,
+					   const uabi_srq_attr &attr,
+					   std::uint64_t user_handle) = 0;
+	virtual Result<void> modify_srq(Handle srq, const uabi_srq_attr &attr,
+					std::uint32_t mask) = 0;
+	virtual Result<uabi_srq_attr> query_srq(Handle srq) = 0;
+	virtual Result<void> destroy_srq(Handle srq) = 0;
 
 	// oflags: O_CREAT / O_EXCL as open(2).
-	Result<Handle> open_xrcd(int fd, int oflags);
-	Result<void> close_xrcd(Handle xrcd);
+	virtual Result<Handle> open_xrcd(int fd, int oflags) = 0;
+	virtual Result<void> close_xrcd(Handle xrcd) = 0;
 
 	// pd is the XRC domain's handle for an XRC_RECV QP (as in the write
 	// ABI's pd_handle); send_cq/recv_cq/srq 0 = none.
@@ -111,45 +118,184 @@ class Control
 		std::uint32_t create_flags = 0; // IBV_QP_CREATE_* (the _ex command)
 		Handle xrcd = 0; // OFED's IBV_QPT_XRC (qp_type XRC_SEND): its domain
 	};
-	Result<QpInfo> create_qp(const QpArgs &a);
+	virtual Result<QpInfo> create_qp(const QpArgs &a) = 0;
 	// ibv_open_qp: one more registration of an XRC receive QP.
-	Result<QpInfo> open_qp(Handle xrcd, std::uint32_t qpn, std::uint64_t user_handle);
-	Result<void> modify_qp(Handle qp, const struct ibv_qp_attr &attr, std::uint32_t mask);
-	Result<QpQuery> query_qp(Handle qp, std::uint32_t mask);
-	Result<void> destroy_qp(Handle qp);
-	Result<void> attach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid);
-	Result<void> detach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid);
+	virtual Result<QpInfo> open_qp(Handle xrcd, std::uint32_t qpn,
+				       std::uint64_t user_handle) = 0;
+	virtual Result<void> modify_qp(Handle qp, const struct ibv_qp_attr &attr,
+				       std::uint32_t mask) = 0;
+	virtual Result<QpQuery> query_qp(Handle qp, std::uint32_t mask) = 0;
+	virtual Result<void> destroy_qp(Handle qp) = 0;
+	virtual Result<void> attach_mcast(Handle qp, const union ibv_gid &gid,
+					  std::uint16_t lid) = 0;
+	virtual Result<void> detach_mcast(Handle qp, const union ibv_gid &gid,
+					  std::uint16_t lid) = 0;
 
-	Result<Handle> create_ah(Handle pd, const struct ibv_ah_attr &attr);
-	Result<void> destroy_ah(Handle ah);
+	virtual Result<Handle> create_ah(Handle pd, const struct ibv_ah_attr &attr) = 0;
+	virtual Result<void> destroy_ah(Handle ah) = 0;
 
 	// The OFED 1.5 XRC verbs (ofed_xrc.cpp): on the write path, OFED's
 	// XRC commands (37-44 of its dialect).  Receive QPs are named by
 	// (domain, qpn); the context's registrations carry no user handle, so
 	// their events come back OFED-style (IBV_XRC_QP_EVENT_FLAG, qpn).
-	Result<Handle> ofed_open_xrc_domain(int fd, int oflags);
-	Result<void> ofed_close_xrc_domain(Handle xrcd);
-	Result<SrqInfo> ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
-					    const uabi_srq_attr &attr, std::uint64_t user_handle);
-	Result<std::uint32_t> ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
-						     bool sq_sig_all);
-	Result<void> ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
-					    const struct ibv_qp_attr &attr, std::uint32_t mask);
-	Result<QpQuery> ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn, std::uint32_t mask);
-	Result<void> ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn);
-	Result<void> ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn);
+	virtual Result<Handle> ofed_open_xrc_domain(int fd, int oflags) = 0;
+	virtual Result<void> ofed_close_xrc_domain(Handle xrcd) = 0;
+	virtual Result<SrqInfo> ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
+						    const uabi_srq_attr &attr,
+						    std::uint64_t user_handle) = 0;
+	virtual Result<std::uint32_t> ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
+							     bool sq_sig_all) = 0;
+	virtual Result<void> ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+						    const struct ibv_qp_attr &attr,
+						    std::uint32_t mask) = 0;
+	virtual Result<QpQuery> ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+						      std::uint32_t mask) = 0;
+	virtual Result<void> ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn) = 0;
+	virtual Result<void> ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn) = 0;
 
-      private:
+      protected:
 	Control() = default;
 	// The new path's context; on the write path, the translator's.
 	Context *ctx_ = nullptr;
-	std::unique_ptr<Context> own_;
+	EvqInfo async_{};
+};
+
+// The new uAPI: one uabi::Context call per verb (control_new.cpp).
+class NewControl final : public Control
+{
+      public:
+	// Creates the context's async event queue.
+	static Result<std::unique_ptr<Control>> open(Context ctx);
+	ControlMode mode() const noexcept override { return ControlMode::New; }
+
+	Result<uabi_event> get_async_event() override;
+	Result<DeviceInfo> query_device() override;
+	Result<uabi_port_attr> query_port(std::uint32_t port) override;
+	Result<Handle> alloc_pd() override;
+	Result<void> dealloc_pd(Handle pd) override;
+	Result<MrInfo> reg_mr(Handle pd, const void *addr, std::uint64_t length,
+			      std::uint32_t access, std::uint64_t iova) override;
+	Result<uabi_mr_keys> rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
+				      std::uint64_t length, std::uint64_t iova,
+				      unsigned access) override;
+	Result<void> dereg_mr(Handle mr) override;
+	Result<MwInfo> alloc_mw(Handle pd, std::uint32_t type) override;
+	Result<void> dealloc_mw(Handle mw) override;
+	Result<EvqInfo> create_comp_channel() override;
+	Result<void> destroy_comp_channel(const EvqInfo &ch) override;
+	Result<uabi_event> get_comp_event(const EvqInfo &ch) override;
+	Result<CqInfo> create_cq(std::uint32_t cqe, const EvqInfo *channel,
+				 std::uint32_t comp_vector, std::uint64_t user_handle) override;
+	Result<uabi_cq_resp> resize_cq(Handle cq, std::uint32_t cqe) override;
+	Result<void> destroy_cq(Handle cq) override;
+	Result<SrqInfo> create_srq(Handle pd, std::uint32_t type, Handle xrcd, Handle cq,
+				   const uabi_srq_attr &attr, std::uint64_t user_handle) override;
+	Result<void> modify_srq(Handle srq, const uabi_srq_attr &attr, std::uint32_t mask) override;
+	Result<uabi_srq_attr> query_srq(Handle srq) override;
+	Result<void> destroy_srq(Handle srq) override;
+	Result<Handle> open_xrcd(int fd, int oflags) override;
+	Result<void> close_xrcd(Handle xrcd) override;
+	Result<QpInfo> create_qp(const QpArgs &a) override;
+	Result<QpInfo> open_qp(Handle xrcd, std::uint32_t qpn, std::uint64_t user_handle) override;
+	Result<void> modify_qp(Handle qp, const struct ibv_qp_attr &attr,
+			       std::uint32_t mask) override;
+	Result<QpQuery> query_qp(Handle qp, std::uint32_t mask) override;
+	Result<void> destroy_qp(Handle qp) override;
+	Result<void> attach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid) override;
+	Result<void> detach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid) override;
+	Result<Handle> create_ah(Handle pd, const struct ibv_ah_attr &attr) override;
+	Result<void> destroy_ah(Handle ah) override;
+	Result<Handle> ofed_open_xrc_domain(int fd, int oflags) override;
+	Result<void> ofed_close_xrc_domain(Handle xrcd) override;
+	Result<SrqInfo> ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
+					    const uabi_srq_attr &attr,
+					    std::uint64_t user_handle) override;
+	Result<std::uint32_t> ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
+						     bool sq_sig_all) override;
+	Result<void> ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					    const struct ibv_qp_attr &attr,
+					    std::uint32_t mask) override;
+	Result<QpQuery> ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					      std::uint32_t mask) override;
+	Result<void> ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn) override;
+	Result<void> ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn) override;
+
+      private:
+	explicit NewControl(Context ctx);
+	Context own_;
+};
+
+// The write ABI: rdma-core 44's write-mode bytes through the legacy
+// translator (control_write.cpp).  OFED's XRC verbs switch the
+// translator to OFED's dialect for their command.
+class WriteControl final : public Control
+{
+      public:
+	// GET_CONTEXT, which creates the async event queue.
+	static Result<std::unique_ptr<Control>> open(Context ctx);
+	~WriteControl() override;
+	ControlMode mode() const noexcept override { return ControlMode::Write; }
+	std::uint64_t legacy_commands() const noexcept override;
+
+	Result<uabi_event> get_async_event() override;
+	Result<DeviceInfo> query_device() override;
+	Result<uabi_port_attr> query_port(std::uint32_t port) override;
+	Result<Handle> alloc_pd() override;
+	Result<void> dealloc_pd(Handle pd) override;
+	Result<MrInfo> reg_mr(Handle pd, const void *addr, std::uint64_t length,
+			      std::uint32_t access, std::uint64_t iova) override;
+	Result<uabi_mr_keys> rereg_mr(Handle mr, int flags, Handle pd, const void *addr,
+				      std::uint64_t length, std::uint64_t iova,
+				      unsigned access) override;
+	Result<void> dereg_mr(Handle mr) override;
+	Result<MwInfo> alloc_mw(Handle pd, std::uint32_t type) override;
+	Result<void> dealloc_mw(Handle mw) override;
+	Result<EvqInfo> create_comp_channel() override;
+	Result<void> destroy_comp_channel(const EvqInfo &ch) override;
+	Result<uabi_event> get_comp_event(const EvqInfo &ch) override;
+	Result<CqInfo> create_cq(std::uint32_t cqe, const EvqInfo *channel,
+				 std::uint32_t comp_vector, std::uint64_t user_handle) override;
+	Result<uabi_cq_resp> resize_cq(Handle cq, std::uint32_t cqe) override;
+	Result<void> destroy_cq(Handle cq) override;
+	Result<SrqInfo> create_srq(Handle pd, std::uint32_t type, Handle xrcd, Handle cq,
+				   const uabi_srq_attr &attr, std::uint64_t user_handle) override;
+	Result<void> modify_srq(Handle srq, const uabi_srq_attr &attr, std::uint32_t mask) override;
+	Result<uabi_srq_attr> query_srq(Handle srq) override;
+	Result<void> destroy_srq(Handle srq) override;
+	Result<Handle> open_xrcd(int fd, int oflags) override;
+	Result<void> close_xrcd(Handle xrcd) override;
+	Result<QpInfo> create_qp(const QpArgs &a) override;
+	Result<QpInfo> open_qp(Handle xrcd, std::uint32_t qpn, std::uint64_t user_handle) override;
+	Result<void> modify_qp(Handle qp, const struct ibv_qp_attr &attr,
+			       std::uint32_t mask) override;
+	Result<QpQuery> query_qp(Handle qp, std::uint32_t mask) override;
+	Result<void> destroy_qp(Handle qp) override;
+	Result<void> attach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid) override;
+	Result<void> detach_mcast(Handle qp, const union ibv_gid &gid, std::uint16_t lid) override;
+	Result<Handle> create_ah(Handle pd, const struct ibv_ah_attr &attr) override;
+	Result<void> destroy_ah(Handle ah) override;
+	Result<Handle> ofed_open_xrc_domain(int fd, int oflags) override;
+	Result<void> ofed_close_xrc_domain(Handle xrcd) override;
+	Result<SrqInfo> ofed_create_xrc_srq(Handle pd, Handle xrcd, Handle cq,
+					    const uabi_srq_attr &attr,
+					    std::uint64_t user_handle) override;
+	Result<std::uint32_t> ofed_create_xrc_rcv_qp(Handle xrcd, const uabi_qp_cap &cap,
+						     bool sq_sig_all) override;
+	Result<void> ofed_modify_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					    const struct ibv_qp_attr &attr,
+					    std::uint32_t mask) override;
+	Result<QpQuery> ofed_query_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn,
+					      std::uint32_t mask) override;
+	Result<void> ofed_reg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn) override;
+	Result<void> ofed_unreg_xrc_rcv_qp(Handle xrcd, std::uint32_t qpn) override;
+
+      private:
+	WriteControl() = default;
 	std::unique_ptr<legacy::Translator> tr_;
 	std::unique_ptr<legacy::Encoder> enc_;
 	// The translator serves one command at a time (like one uverbs
 	// file's write()); verbs may come from several threads.
 	std::mutex mu_;
-	EvqInfo async_{};
 };
 
 } // namespace uabi::verbs

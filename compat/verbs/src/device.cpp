@@ -3,6 +3,7 @@
 // libibverbs that need no device (strings, rates, sysfs).
 #include "verbs_impl.hpp"
 
+#include <uabi/convert/device.hpp>
 #include <uabi/ofed_verbs_abi.h>
 
 #include <rdma/uabi_sw.h>
@@ -69,72 +70,6 @@ struct ibv_device g_device = [] {
 	return d;
 }();
 
-void fill_device_attr(const uabi_device_attr &u, struct ibv_device_attr *a)
-{
-	std::memset(a, 0, sizeof(*a));
-	std::snprintf(a->fw_ver, sizeof(a->fw_ver), "%u.%u.%u", unsigned(u.fw_ver >> 32),
-		      unsigned((u.fw_ver >> 16) & 0xffff), unsigned(u.fw_ver & 0xffff));
-	a->node_guid = htobe64(u.node_guid);
-	a->sys_image_guid = htobe64(u.sys_image_guid);
-	a->max_mr_size = u.max_mr_size;
-	a->page_size_cap = u.page_size_cap;
-	a->vendor_id = u.vendor_id;
-	a->vendor_part_id = u.vendor_part_id;
-	a->hw_ver = u.hw_ver;
-	a->max_qp = int(u.max_qp);
-	a->max_qp_wr = int(u.max_qp_wr);
-	a->device_cap_flags = u.device_cap_flags;
-	a->max_sge = int(u.max_sge);
-	a->max_sge_rd = int(u.max_sge_rd);
-	a->max_cq = int(u.max_cq);
-	a->max_cqe = int(u.max_cqe);
-	a->max_mr = int(u.max_mr);
-	a->max_pd = int(u.max_pd);
-	a->max_qp_rd_atom = int(u.max_qp_rd_atom);
-	a->max_res_rd_atom = int(u.max_res_rd_atom);
-	a->max_qp_init_rd_atom = int(u.max_qp_init_rd_atom);
-	a->atomic_cap = ibv_atomic_cap(u.atomic_cap);
-	a->max_mw = int(u.max_mw);
-	a->max_mcast_grp = int(u.max_mcast_grp);
-	a->max_mcast_qp_attach = int(u.max_mcast_qp_attach);
-	a->max_total_mcast_qp_attach = int(u.max_total_mcast_qp_attach);
-	a->max_ah = int(u.max_ah);
-	a->max_srq = int(u.max_srq);
-	a->max_srq_wr = int(u.max_srq_wr);
-	a->max_srq_sge = int(u.max_srq_sge);
-	a->max_pkeys = u.max_pkeys;
-	a->local_ca_ack_delay = u.local_ca_ack_delay;
-	a->phys_port_cnt = u.phys_port_cnt;
-}
-
-void fill_port_attr(const uabi_port_attr &u, struct ibv_port_attr *a, size_t len)
-{
-	struct ibv_port_attr p;
-	std::memset(&p, 0, sizeof(p));
-	p.state = ibv_port_state(u.state);
-	p.max_mtu = ibv_mtu(u.max_mtu);
-	p.active_mtu = ibv_mtu(u.active_mtu);
-	p.gid_tbl_len = int(u.gid_tbl_len);
-	p.port_cap_flags = u.port_cap_flags;
-	p.max_msg_sz = u.max_msg_sz;
-	p.bad_pkey_cntr = u.bad_pkey_cntr;
-	p.qkey_viol_cntr = u.qkey_viol_cntr;
-	p.pkey_tbl_len = u.pkey_tbl_len;
-	p.lid = u.lid;
-	p.sm_lid = u.sm_lid;
-	p.lmc = u.lmc;
-	p.max_vl_num = u.max_vl_num;
-	p.sm_sl = u.sm_sl;
-	p.subnet_timeout = u.subnet_timeout;
-	p.init_type_reply = u.init_type_reply;
-	p.active_width = u.active_width;
-	p.active_speed = u.active_speed;
-	p.phys_state = u.phys_state;
-	p.link_layer = u.link_layer;
-	p.flags = u.flags;
-	std::memcpy(a, &p, std::min(len, sizeof(p)));
-}
-
 int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
 		  size_t len)
 {
@@ -142,7 +77,7 @@ int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a
 		auto r = impl_of(ctx)->ctl.query_port(port);
 		if (!r)
 			return r.error();
-		fill_port_attr(*r, attr, len);
+		convert::to_ibv(*r, attr, len);
 		return 0;
 	});
 }
@@ -156,7 +91,7 @@ int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_in
 			return r.error();
 		struct ibv_device_attr_ex ex;
 		std::memset(&ex, 0, sizeof(ex));
-		fill_device_attr(r->attr, &ex.orig_attr);
+		convert::to_ibv(r->attr, &ex.orig_attr);
 		ex.device_cap_flags_ex = std::uint32_t(ex.orig_attr.device_cap_flags);
 		ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 		// Completion timestamps: the sw device's clock (uabi_sw.h).
@@ -364,7 +299,7 @@ UABI_EXPORT int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr
 		auto r = impl_of(ctx)->ctl.query_device();
 		if (!r)
 			return r.error();
-		fill_device_attr(r->attr, attr);
+		convert::to_ibv(r->attr, attr);
 		return 0;
 	});
 }

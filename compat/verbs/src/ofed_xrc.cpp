@@ -12,6 +12,7 @@
 // int verbs of OFED.
 #include "verbs_impl.hpp"
 
+#include <uabi/convert/qp.hpp>
 #include <uabi/ofed_verbs_abi.h>
 
 #include <cstdlib>
@@ -122,12 +123,7 @@ UABI_EXPORT int ibv_create_xrc_rcv_qp(struct ibv_qp_init_attr *init_attr, uint32
 		OfedXrcDomain *d = init_domain(init_attr);
 		if (!d)
 			return EINVAL;
-		uabi_qp_cap cap{};
-		cap.max_send_wr = init_attr->cap.max_send_wr;
-		cap.max_recv_wr = init_attr->cap.max_recv_wr;
-		cap.max_send_sge = init_attr->cap.max_send_sge;
-		cap.max_recv_sge = init_attr->cap.max_recv_sge;
-		cap.max_inline_data = init_attr->cap.max_inline_data;
+		uabi_qp_cap cap = convert::to_uabi(init_attr->cap);
 		auto r = impl_of(d->context)->ctl.ofed_create_xrc_rcv_qp(d->handle, cap,
 									  init_attr->sq_sig_all != 0);
 		if (!r)
@@ -162,15 +158,11 @@ UABI_EXPORT int ibv_query_xrc_rcv_qp(void *xrc_domain, uint32_t xrc_qp_num,
 									 std::uint32_t(attr_mask));
 		if (!r)
 			return r.error();
-		from_uabi(r->attr, *attr);
+		convert::to_ibv(r->attr, *attr);
 		if (init_attr) {
 			// OFED's struct, 8 bytes longer than upstream's.
 			std::memset(init_attr, 0, UABI_OFED_QP_INIT_ATTR_SIZE);
-			init_attr->cap.max_send_wr = r->init.cap.max_send_wr;
-			init_attr->cap.max_recv_wr = r->init.cap.max_recv_wr;
-			init_attr->cap.max_send_sge = r->init.cap.max_send_sge;
-			init_attr->cap.max_recv_sge = r->init.cap.max_recv_sge;
-			init_attr->cap.max_inline_data = r->init.cap.max_inline_data;
+			init_attr->cap = convert::to_ibv(r->init.cap);
 			init_attr->qp_type = static_cast<ibv_qp_type>(UABI_OFED_QPT_XRC);
 			init_attr->sq_sig_all = r->init.sq_sig_all ? 1 : 0;
 			set_init_domain(init_attr, d);

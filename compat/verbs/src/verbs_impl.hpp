@@ -153,11 +153,8 @@ auto guard_ptr(F &&f) noexcept -> decltype(f())
 	}
 }
 
-// Conversions between verbs structs and the uAPI's.
-uabi_qp_attr to_uabi(const struct ibv_qp_attr &a);
-void from_uabi(const uabi_qp_attr &u, struct ibv_qp_attr &a);
-uabi_ah_attr to_uabi(const struct ibv_ah_attr &a);
-void from_uabi(const uabi_ah_attr &u, struct ibv_ah_attr &a);
+// The provider's address handle of a verbs one (the verbs <-> uAPI
+// conversions are compat/src/convert's).
 sw::AddressHandle to_sw(const struct ibv_ah_attr &a);
 
 // The ibv_cq_ex polling functions of a CQ made by ibv_create_cq_ex
@@ -184,6 +181,8 @@ bool fd_nonblocking(int fd);
 
 // Extended verbs of verbs_context (control.cpp).
 void install_ex_ops(struct verbs_context *vctx);
+// Its QP entries (control_qp.cpp).
+void install_qp_context_ops(struct verbs_context *vctx);
 
 } // namespace uabi::verbs
 

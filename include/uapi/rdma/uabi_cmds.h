@@ -44,6 +44,7 @@ enum {
 	UABI_DEVICE_QUERY_PKEY,
 	UABI_DEVICE_DISCOVER,
 	UABI_DEVICE_COUNTERS,
+	UABI_DEVICE_LIST_OBJECTS,	/* live objects, like `rdma res show` */
 };
 
 enum {
@@ -56,6 +57,9 @@ enum {
 	UABI_ATTR_DEVICE_DISCOVERY,	/* out struct uabi_discovery + entries */
 	UABI_ATTR_DEVICE_COUNTERS,	/* out struct uabi_counters */
 	UABI_ATTR_DEVICE_NAME,		/* out char[64] (QUERY) */
+	UABI_ATTR_DEVICE_LIST_SCOPE,	/* in __u32 UABI_LIST_* (LIST_OBJECTS) */
+	UABI_ATTR_DEVICE_LIST_AFTER,	/* in struct uabi_object_cursor */
+	UABI_ATTR_DEVICE_OBJECTS,	/* out struct uabi_object_list + entries */
 };
 
 /* -------------------------------------------------------------------- PD */

@@ -231,6 +231,63 @@ struct uabi_counters {
 UABI_ASSERT_SIZE(struct uabi_counters, 136);
 UABI_ASSERT_OFFSET(struct uabi_counters, context, 72);
 
+/* DEVICE / LIST_OBJECTS: whose objects (UABI_ATTR_DEVICE_LIST_SCOPE). */
+enum {
+	UABI_LIST_CONTEXT = 0,	/* the calling context's (the default) */
+	UABI_LIST_USER = 1,	/* every context of the calling user (uid) */
+};
+
+/* A place in a listing: entries are ordered by context, then handle, and
+ * a listing resumes after the given pair ({0, 0}: from the start). */
+struct uabi_object_cursor {
+	__u32 context;
+	__u32 handle;
+};
+UABI_ASSERT_SIZE(struct uabi_object_cursor, 8);
+
+/* struct uabi_object_info.flags */
+enum {
+	/* Another command held the object while it was listed: the type
+	 * details below are zero. */
+	UABI_OBJECT_INFO_F_BUSY = 1u << 0,
+};
+
+/* One live object.  Fields that do not apply to its type are zero. */
+struct uabi_object_info {
+	__u32 context;		/* the owning context's number on the device */
+	__s32 pid;		/* the context's process, as the host saw it */
+	__u32 uid;
+	__u16 type;		/* enum uabi_object */
+	__u16 flags;		/* UABI_OBJECT_INFO_F_* */
+	__u32 handle;
+	__u32 reserved;
+	__aligned_u64 user_handle;
+	__u32 qpn;		/* QP (an XRC registration: its shared QP) */
+	__u32 qp_type;		/* QP: UABI_QPT_* */
+	__u32 qp_state;		/* QP: UABI_QPS_* */
+	__u32 lkey;		/* MR */
+	__u32 rkey;		/* MR */
+	__u32 cqe;		/* CQ */
+	__u32 cqn;		/* CQ */
+	__u32 srqn;		/* SRQ (XRC; 0 for a basic SRQ) */
+	__u32 srq_type;		/* SRQ: UABI_SRQT_* */
+	__u32 reserved2;
+	__aligned_u64 addr;	/* MR */
+	__aligned_u64 length;	/* MR */
+};
+UABI_ASSERT_SIZE(struct uabi_object_info, 88);
+UABI_ASSERT_OFFSET(struct uabi_object_info, user_handle, 24);
+UABI_ASSERT_OFFSET(struct uabi_object_info, qpn, 32);
+UABI_ASSERT_OFFSET(struct uabi_object_info, addr, 72);
+
+struct uabi_object_list {
+	__u32 count;		/* entries written below */
+	__u32 more;		/* 1: the buffer was full; ask again after the
+				 * last entry */
+	struct uabi_object_info entries[];
+};
+UABI_ASSERT_SIZE(struct uabi_object_list, 8);
+
 /* ---------------------------------------------------------------- MR */
 
 /* struct uabi_mr_reg.access (and QP qp_access_flags), as enum

@@ -15,17 +15,11 @@
  */
 #include "sw_internal.h"
 
-#define SW_PAGE 4096ull
 #define SW_LOCK_CONTROL 0xffffffffu	/* lock holder "the control half" */
 /* The longest the control half waits for a lock word a client holds: a
  * data-path holder keeps it for a few stores, so this is a dead or hostile
  * holder, and the call gives up (uabid serves others meanwhile). */
 #define SW_LOCK_WAIT_NS 20000000ull
-
-static u64 page_align(u64 x)
-{
-	return (x + SW_PAGE - 1) & ~(SW_PAGE - 1);
-}
 
 static u32 pow2_at_least(u32 n)
 {
@@ -76,7 +70,7 @@ static void arena_unlock(u32 *lock)
  * then re-check the number, so once the lock word has been seen free any
  * later writer sees the number gone.  A holder that died (or stays
  * descheduled) is given up on after a bounded wait: the freed ring still
- * rests before reuse (heap_free()).
+ * rests before reuse (sw_heap_free()).
  */
 static void arena_quiesce(u32 *lock)
 {
@@ -85,195 +79,6 @@ static void arena_quiesce(u32 *lock)
 	smp_mb();	/* the cleared number, before the lock word is read */
 	while (READ_ONCE(*lock) && ktime_get_ns() <= until)
 		cond_resched();
-}
-
-/* ------------------------------------------------------------------ heap */
-/* The first free granule in [i, to), or to.  The map holds only 0 and 1:
- * whole words of used granules are skipped eight at a time, so the scan
- * past the rings in use costs little even when a small hole keeps the
- * first-fit hint low. */
-static u32 next_free(const u8 *used, u32 i, u32 to)
-{
-	const u64 all_used = 0x0101010101010101ull;
-	u64 w;
-
-	for (; i < to && (i & 7); i++)
-		if (!used[i])
-			return i;
-	for (; i + 8 <= to; i += 8) {
-		memcpy(&w, used + i, sizeof(w));
-		if (w != all_used)
-			break;
-	}
-	for (; i < to; i++)
-		if (!used[i])
-			return i;
-	return to;
-}
-
-/* The first run of n free granules in [from, to), or -1. */
-static int find_run(const struct sw_arena *a, u32 from, u32 to, u32 n)
-{
-	u32 i = from, run;
-
-	while ((i = next_free(a->heap_used, i, to)) + n <= to) {
-		for (run = 1; run < n && !a->heap_used[i + run]; run++)
-			;
-		if (run == n)
-			return (int)i;
-		i += run;	/* heap_used[i] is in use now */
-	}
-	return -1;
-}
-
-/* Zeroes [off, off + len) of the writable part; whole pages are given back
- * to the host (their memory returns to the system where it can). */
-static void rw_zero(struct sw_arena *a, u64 off, u64 len)
-{
-	u64 lo = page_align(off), hi = (off + len) & ~(SW_PAGE - 1);
-
-	if (hi <= lo) {
-		memset(a->rw + off, 0, len);
-		return;
-	}
-	memset(a->rw + off, 0, lo - off);
-	memset(a->rw + hi, 0, off + len - hi);
-	a->ops->discard(a->rw_shm, lo, hi - lo);
-}
-
-/* Makes a run allocatable again, zeroed; called with dom->lock held. */
-static void heap_release(struct sw_arena *a, u32 first, u32 n)
-{
-	rw_zero(a, a->info.heap_off + (u64)first * UABI_SW_HEAP_GRANULE,
-		(u64)n * UABI_SW_HEAP_GRANULE);
-	memset(a->heap_used + first, 0, n);
-	if (first < a->heap_hint)
-		a->heap_hint = first;
-}
-
-/* Returns the run that rested longest to the heap. */
-static void heap_release_oldest(struct sw_arena *a)
-{
-	struct sw_heap_run *r = &a->rest[a->rest_head];
-
-	heap_release(a, r->first, r->n);
-	a->rest_head = (a->rest_head + 1) % SW_HEAP_REST;
-	a->rest_count--;
-}
-
-/* Returns every resting run to the heap; false if none rested. */
-static bool heap_release_resting(struct sw_arena *a)
-{
-	if (!a->rest_count)
-		return false;
-	while (a->rest_count)
-		heap_release_oldest(a);
-	return true;
-}
-
-/*
- * Ring memory, zeroed (free granules always read zero: released runs are
- * zeroed when they leave the rest), or 0 (never a heap offset).  First fit
- * from the lowest free granule: a program that creates and destroys rings
- * keeps reusing the same pages, which stay cached and mapped, instead of
- * walking the whole (sparse) heap.  A freed ring is not reused at once: it
- * rests among the last SW_HEAP_REST freed runs first, unless the heap
- * would otherwise be full.  No memset here: a create costs the same
- * whatever the ring's size.
- */
-static u64 heap_alloc(struct sw_domain *dom, u64 bytes)
-{
-	struct sw_arena *a = &dom->arena;
-	u64 n64 = (bytes + UABI_SW_HEAP_GRANULE - 1) / UABI_SW_HEAP_GRANULE;
-	u32 n;
-	int at;
-
-	if (!n64 || n64 > a->heap_granules)
-		return 0;
-	n = (u32)n64;
-	mutex_lock(&dom->lock);
-	at = find_run(a, a->heap_hint, a->heap_granules, n);
-	if (at < 0 && heap_release_resting(a))
-		at = find_run(a, a->heap_hint, a->heap_granules, n);
-	if (at >= 0) {
-		memset(a->heap_used + at, 1, n);
-		while (a->heap_hint < a->heap_granules && a->heap_used[a->heap_hint])
-			a->heap_hint++;
-	}
-	mutex_unlock(&dom->lock);
-	if (at < 0)
-		return 0;
-	return a->info.heap_off + (u64)at * UABI_SW_HEAP_GRANULE;
-}
-
-static void heap_free(struct sw_domain *dom, u64 off, u64 bytes)
-{
-	struct sw_arena *a = &dom->arena;
-	u64 first = (off - a->info.heap_off) / UABI_SW_HEAP_GRANULE;
-	u64 n = (bytes + UABI_SW_HEAP_GRANULE - 1) / UABI_SW_HEAP_GRANULE;
-	struct sw_heap_run *r;
-
-	if (WARN_ON(off < a->info.heap_off || first + n > a->heap_granules))
-		return;
-	mutex_lock(&dom->lock);
-	if (a->rest_count == SW_HEAP_REST)
-		heap_release_oldest(a);
-	r = &a->rest[(a->rest_head + a->rest_count) % SW_HEAP_REST];
-	r->first = (u32)first;
-	r->n = (u32)n;
-	a->rest_count++;
-	mutex_unlock(&dom->lock);
-}
-
-static struct sw_ring *ring_new(struct sw_domain *dom, u32 entries, u32 stride)
-{
-	struct sw_ring *r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
-	u64 bytes = (u64)entries * stride;
-
-	if (!r)
-		return NULL;
-	r->dom = dom;
-	r->bytes = bytes;
-	r->entries = entries;
-	r->stride = stride;
-	r->off = bytes && sw_has_arena(dom) ? heap_alloc(dom, bytes) : 0;
-	if (bytes && sw_has_arena(dom) && !r->off) {
-		kfree(r);
-		return NULL;
-	}
-	return r;
-}
-
-static void ring_free(struct sw_ring *r)
-{
-	if (!r)
-		return;
-	if (r->off)
-		heap_free(r->dom, r->off, r->bytes);
-	if (r->small_off)
-		heap_free(r->dom, r->small_off, r->small_bytes);
-	kfree(r);
-}
-
-/*
- * Moves the live entries [cons, prod) of ring @from to @to (same absolute
- * indices).  The indices come from the writable part: -EINVAL unless they
- * describe at most what either ring holds, so that a client's values can
- * make this copy neither long nor leave the rings.
- */
-static int ring_move(struct sw_domain *dom, const struct sw_ring *from,
-		     const struct sw_ring *to, u64 cons, u64 prod)
-{
-	u8 *rw = dom->arena.rw;
-	u64 n = prod - cons, i;
-
-	if (n > from->entries || n > to->entries - 1)
-		return -EINVAL;
-	for (i = cons; i != prod; i++)
-		memcpy(rw + to->off + (i & (to->entries - 1)) * to->stride,
-		       rw + from->off + (i & (from->entries - 1)) * from->stride,
-		       from->stride);
-	return 0;
 }
 
 /* --------------------------------------------------------------- layout */
@@ -314,24 +119,24 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	/* Read-only: a copy of the layout, then the descriptors. */
 	off = SW_PAGE;
 	info.qp_off = off;
-	off += page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp));
+	off += sw_page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp));
 	info.cq_off = off;
-	off += page_align((u64)info.cq_count * sizeof(struct uabi_sw_cq));
+	off += sw_page_align((u64)info.cq_count * sizeof(struct uabi_sw_cq));
 	info.srq_off = off;
-	off += page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq));
+	off += sw_page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq));
 	info.mr_off = off;
-	off += page_align((u64)info.mr_count * sizeof(struct uabi_sw_mr));
+	off += sw_page_align((u64)info.mr_count * sizeof(struct uabi_sw_mr));
 	info.mcg_off = off;
-	off += page_align((u64)info.mcg_count * sizeof(struct uabi_sw_mcg));
+	off += sw_page_align((u64)info.mcg_count * sizeof(struct uabi_sw_mcg));
 	info.ro_size = off;
 	/* Writable: the lock of atomics, the data path's halves, the heap. */
 	off = SW_PAGE;
 	info.qpw_off = off;
-	off += page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp_rw));
+	off += sw_page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp_rw));
 	info.cqw_off = off;
-	off += page_align((u64)info.cq_count * sizeof(struct uabi_sw_cq_rw));
+	off += sw_page_align((u64)info.cq_count * sizeof(struct uabi_sw_cq_rw));
 	info.srqw_off = off;
-	off += page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq_rw));
+	off += sw_page_align((u64)info.srq_count * sizeof(struct uabi_sw_srq_rw));
 	info.heap_off = off;
 	info.heap_size = heap_bytes / SW_PAGE * SW_PAGE;
 	info.rw_size = info.heap_off + info.heap_size;
@@ -487,7 +292,7 @@ int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 		entries = pow2_at_least(cap->max_recv_wr ? cap->max_recv_wr : 1);
 		sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 	}
-	r = ring_new(dom, entries, entries ? recv_stride(sge) : 0);
+	r = sw_ring_new(dom, entries, entries ? recv_stride(sge) : 0);
 	if (!r)
 		return -ENOMEM;
 	if (has_rq) {
@@ -676,7 +481,7 @@ void sw_arena_qp_destroy(struct sw_domain *dom, struct uabi_qp *qp)
 		seq_end(&d->seq);
 		arena_quiesce(&dom->arena.qpws[slot].rq_lock);
 	}
-	ring_free(qp->drv);
+	sw_ring_free(qp->drv);
 	qp->drv = NULL;
 }
 
@@ -708,15 +513,15 @@ int sw_arena_cq_create(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 
 	if (!sw_has_arena(dom))
 		return 0;
-	r = ring_new(dom, entries, sizeof(struct uabi_sw_cqe));
+	r = sw_ring_new(dom, entries, sizeof(struct uabi_sw_cqe));
 	if (!r)
 		return -ENOMEM;
 	r->small_bytes = (u64)slots * sizeof(struct uabi_sw_small);
 	/* A slot is read only through a CQE that its producer wrote after
 	 * filling it. */
-	r->small_off = heap_alloc(dom, r->small_bytes);
+	r->small_off = sw_heap_alloc(dom, r->small_bytes);
 	if (!r->small_off) {
-		ring_free(r);
+		sw_ring_free(r);
 		return -ENOMEM;
 	}
 	cq->drv = r;
@@ -750,7 +555,7 @@ int sw_arena_cq_resize(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 
 	if (!sw_has_arena(dom) || entries == old->entries)
 		return 0;
-	r = ring_new(dom, entries, sizeof(struct uabi_sw_cqe));
+	r = sw_ring_new(dom, entries, sizeof(struct uabi_sw_cqe));
 	if (!r)
 		return -ENOMEM;
 	d = &dom->arena.cqs[cq->cqn - 1];
@@ -759,7 +564,7 @@ int sw_arena_cq_resize(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 	if (ret)
 		goto err;
 	/* The completions in it must fit (and the indices make sense). */
-	ret = ring_move(dom, old, r, READ_ONCE(w->cons), READ_ONCE(w->prod));
+	ret = sw_ring_move(dom, old, r, READ_ONCE(w->cons), READ_ONCE(w->prod));
 	if (ret) {
 		arena_unlock(&w->lock);
 		goto err;
@@ -773,10 +578,10 @@ int sw_arena_cq_resize(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 	r->small_bytes = old->small_bytes;
 	old->small_off = 0;
 	cq->drv = r;
-	ring_free(old);
+	sw_ring_free(old);
 	return 0;
 err:
-	ring_free(r);
+	sw_ring_free(r);
 	return ret;
 }
 
@@ -796,7 +601,7 @@ void sw_arena_cq_destroy(struct sw_domain *dom, struct uabi_cq *cq)
 		seq_end(&d->seq);
 		arena_quiesce(&dom->arena.cqws[cq->cqn - 1].lock);
 	}
-	ring_free(cq->drv);
+	sw_ring_free(cq->drv);
 	cq->drv = NULL;
 }
 
@@ -809,7 +614,7 @@ int sw_arena_srq_create(struct sw_domain *dom, struct uabi_srq *srq, u32 slot)
 	struct uabi_sw_srq_rw *w;
 	struct sw_ring *r;
 
-	r = ring_new(dom, entries, stride);
+	r = sw_ring_new(dom, entries, stride);
 	if (!r)
 		return -ENOMEM;
 	r->slot = slot;
@@ -860,13 +665,13 @@ int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 		return -EINVAL;
 	if ((mask & UABI_SRQ_MAX_WR) && attr->max_wr > old->entries) {
 		entries = pow2_at_least(attr->max_wr);
-		r = ring_new(dom, entries, old->stride);
+		r = sw_ring_new(dom, entries, old->stride);
 		if (!r)
 			return -ENOMEM;
 		r->slot = old->slot;
 		ret = arena_lock(&w->lock);
 		if (!ret) {
-			ret = ring_move(dom, old, r, READ_ONCE(w->cons), READ_ONCE(w->prod));
+			ret = sw_ring_move(dom, old, r, READ_ONCE(w->cons), READ_ONCE(w->prod));
 			if (!ret) {
 				seq_begin(&d->seq);
 				d->ring_off = r->off;
@@ -876,11 +681,11 @@ int sw_arena_srq_modify(struct sw_domain *dom, struct uabi_srq *srq,
 			arena_unlock(&w->lock);
 		}
 		if (ret) {
-			ring_free(r);
+			sw_ring_free(r);
 			return ret;
 		}
 		srq->drv = r;
-		ring_free(old);
+		sw_ring_free(old);
 	}
 	if (mask & UABI_SRQ_LIMIT) {
 		WRITE_ONCE(w->limit_event, 0u);
@@ -903,7 +708,7 @@ void sw_arena_srq_destroy(struct sw_domain *dom, struct uabi_srq *srq, u32 slot)
 		seq_end(&d->seq);
 		arena_quiesce(&dom->arena.srqws[slot - 1].lock);
 	}
-	ring_free(srq->drv);
+	sw_ring_free(srq->drv);
 	srq->drv = NULL;
 }
 

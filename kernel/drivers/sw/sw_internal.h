@@ -141,6 +141,24 @@ static inline u32 sw_qp_first(const struct sw_domain *dom)
 	return SW_FIRST_QPN + dom->index * SW_DOM_QP;
 }
 
+#define SW_PAGE 4096ull
+
+static inline u64 sw_page_align(u64 x)
+{
+	return (x + SW_PAGE - 1) & ~(SW_PAGE - 1);
+}
+
+/* sw_heap.c: the arena's heap and the rings cut from it (take dom->lock
+ * themselves). */
+u64 sw_heap_alloc(struct sw_domain *dom, u64 bytes);
+void sw_heap_free(struct sw_domain *dom, u64 off, u64 bytes);
+struct sw_ring *sw_ring_new(struct sw_domain *dom, u32 entries, u32 stride);
+void sw_ring_free(struct sw_ring *r);
+/* Moves the live entries [cons, prod) of @from to @to; -EINVAL unless they
+ * describe at most what either ring holds. */
+int sw_ring_move(struct sw_domain *dom, const struct sw_ring *from,
+		 const struct sw_ring *to, u64 cons, u64 prod);
+
 /* sw_arena.c; callers hold no lock unless said. */
 int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 		  size_t heap_bytes);

@@ -491,15 +491,17 @@ static int sw_modify_qp(struct uabi_device *dev, struct uabi_qp *qp,
 	return sw_arena_qp_modify(dom, qp, attr, mask);
 }
 
-static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp)
+static void sw_destroy_qp(struct uabi_device *dev, struct uabi_qp *qp,
+			  enum uabi_destroy_reason why)
 {
 	struct sw_domain *dom = sw_dom_of_user(qp->user);
 
 	mutex_lock(&dom->lock);
 	dom->qp_table[qp->qpn - sw_qp_first(dom)] = NULL;
 	mutex_unlock(&dom->lock);
-	/* Destroyed by the teardown of its context, not by its owner. */
-	if (qp->ctx && qp->ctx->closing)
+	/* Destroyed by the teardown of its context, not by its owner
+	 * (an XRC receive QP has no creator context: its peers keep it). */
+	if (why == UABI_DESTROY_CLOSE && qp->ctx)
 		sw_arena_qp_orphan_peer(dom, qp);
 	sw_arena_qp_destroy(dom, qp);
 	numbers_put(dom, &dom->qpns, qp->qpn);
@@ -717,9 +719,9 @@ static int sw_arena_map(struct uabi_call *call)
 
 	if (!sw_has_arena(dom))
 		return -EOPNOTSUPP;
-	ret = a->ops->get_fd(a->ro_shm, call->ctx, &ro);
+	ret = a->ops->get_fd(a->ro_shm, call, &ro);
 	if (!ret)
-		ret = a->ops->get_fd(a->rw_shm, call->ctx, &rw);
+		ret = a->ops->get_fd(a->rw_shm, call, &rw);
 	if (ret)
 		return ret;
 	uabi_attr_put(call, UABI_SW_ATTR_ARENA_INFO, &a->info, sizeof(a->info));
@@ -737,8 +739,6 @@ static int sw_arena_notify_cq(struct uabi_call *call)
 	u32 cqn = uabi_attr_get_u32(call, UABI_SW_ATTR_CQN, 0);
 	struct uabi_cq *cq;
 
-	if (cqn < 1 || cqn > SW_DOM_CQ)
-		return -EINVAL;
 	mutex_lock(&dom->lock);
 	cq = dom->cq_table[cqn - 1];
 	if (cq)
@@ -758,14 +758,10 @@ static int sw_arena_srq_limit(struct uabi_call *call)
 	struct uabi_context *owner = NULL;
 	struct uabi_srq *srq;
 
-	if (slot < 1 || slot > SW_DOM_SRQ)
-		return -EINVAL;
 	mutex_lock(&dom->lock);
 	srq = dom->srq_table[slot - 1];
 	if (srq && sw_arena_srq_take_limit_event(dom, slot)) {
-		/* the SRQ is the type data of its uobject */
-		uobj = (struct uabi_uobject *)((u8 *)srq -
-					       offsetof(struct uabi_uobject, data));
+		uobj = uabi_uobj_of(srq);
 		ev.element = uobj->user_handle;
 		ev.object_handle = uobj->handle;
 		owner = srq->ctx;
@@ -787,8 +783,6 @@ static int sw_arena_cq_error(struct uabi_call *call)
 	struct uabi_context *owner = NULL;
 	struct uabi_cq *cq;
 
-	if (cqn < 1 || cqn > SW_DOM_CQ)
-		return -EINVAL;
 	mutex_lock(&dom->lock);
 	cq = dom->cq_table[cqn - 1];
 	if (cq) {
@@ -884,13 +878,13 @@ static const struct uabi_object_def sw_arena_object = {
 				      struct uabi_sw_arena_info, 0)) },
 		{ .id = UABI_SW_ARENA_NOTIFY_CQ, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_notify_cq,
-		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_SW_ATTR_CQN, 1, SW_DOM_CQ, MAND)) },
 		{ .id = UABI_SW_ARENA_SRQ_LIMIT, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_srq_limit,
-		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_SRQ_SLOT, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_SW_ATTR_SRQ_SLOT, 1, SW_DOM_SRQ, MAND)) },
 		{ .id = UABI_SW_ARENA_CQ_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_cq_error,
-		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_CQN, u32, MAND)) },
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_SW_ATTR_CQN, 1, SW_DOM_CQ, MAND)) },
 		{ .id = UABI_SW_ARENA_QP_ERROR, .flags = UABI_SPEC_F_METHOD_READONLY,
 		  .handler = sw_arena_qp_error,
 		  UABI_ATTRS(UABI_IN(UABI_SW_ATTR_QPN, u32, MAND)) },

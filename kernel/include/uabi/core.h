@@ -39,13 +39,16 @@ struct uabi_peer {
 };
 
 /* What differs between the kernel module, the daemon and the in-process
- * host.  Everything else is shared code. */
+ * host.  Everything else is shared code.  Hooks that act for the command
+ * being executed get its struct uabi_call, whose host_call is what the
+ * host passed to uabi_execute() (the kernel: where the fds the message
+ * creates wait until the message is copied back). */
 struct uabi_host_ops {
 	/* Identity of the file behind an fd attribute (XRCD key). */
 	int (*file_identity)(struct uabi_context *ctx, s32 fd,
 			     struct uabi_file_id *id);
 	/* A pollable fd for an event queue; *wait is the host's object. */
-	int (*evq_open)(struct uabi_context *ctx, void **wait, s32 *fd);
+	int (*evq_open)(struct uabi_call *call, void **wait, s32 *fd);
 	/* Both called under evq->lock (a spinlock in the kernel): they must
 	 * not sleep. */
 	void (*evq_signal)(void *wait);	/* an event is pending */
@@ -73,10 +76,10 @@ struct uabi_shm_ops {
 	 * driver) reaches it.  Unless @writable, clients can only ever map it
 	 * read-only.  Returns the host's object or an ERR_PTR. */
 	void *(*create)(const char *name, size_t size, bool writable, void **kaddr);
-	/* An fd through which the calling client maps it.  Userspace hosts
+	/* An fd through which the client of @call maps it.  Userspace hosts
 	 * return their own fd (transports that cross a process boundary
 	 * send a copy); the kernel installs a new fd in the caller. */
-	int (*get_fd)(void *shm, struct uabi_context *ctx, s32 *fd);
+	int (*get_fd)(void *shm, struct uabi_call *call, s32 *fd);
 	/* The pages [off, off + len) (page-aligned) read zero again and,
 	 * where the host can, go back to the system. */
 	void (*discard)(void *shm, u64 off, u64 len);
@@ -96,13 +99,25 @@ enum uabi_access {
 	UABI_ACCESS_DESTROY,	/* exclusive lock, must have no dependents */
 };
 
+/* A value check the dispatcher makes on an input before the handler runs
+ * (-EINVAL): a __u32 at check_off of the payload, read zero-extended. */
+enum uabi_value_check {
+	UABI_CHECK_NONE,
+	UABI_CHECK_MASK,	/* no bit outside check_a */
+	UABI_CHECK_RANGE,	/* check_a <= value <= check_b */
+};
+
 struct uabi_attr_spec {
 	u16 id;
 	u16 flags;		/* UABI_SPEC_F_* */
-	u32 min_len;
+	u32 min_len;		/* shorter input is EINVAL; up to max_len, the
+				 * missing tail reads as zero */
 	u32 max_len;		/* known size; longer input must be zero-tailed */
 	u16 handle_type;	/* UABI_SPEC_F_HANDLE: object type */
 	u8 access;		/* UABI_SPEC_F_HANDLE: enum uabi_access */
+	u8 check;		/* enum uabi_value_check */
+	u16 check_off;
+	u32 check_a, check_b;
 };
 
 struct uabi_method_def {
@@ -110,12 +125,30 @@ struct uabi_method_def {
 	u16 flags;		/* UABI_SPEC_F_METHOD_* */
 	u8 handle_access;	/* enum uabi_access for cmd_hdr.handle */
 	u16 handle_type;	/* object type of cmd_hdr.handle, 0 = own type */
+	/* UABI_SPEC_F_METHOD_CREATES: the type of the object it creates (0 =
+	 * its own).  The dispatcher allocates it (charged to the caller's
+	 * user, in call->created) before the handler runs, which fills its
+	 * type data, and commits it after the handler succeeded or destroys
+	 * it otherwise. */
+	u16 creates;
 	/* Changes objects other than its handle (XRC by qpn): never allowed
 	 * in an all-or-nothing message, whose rollback could not undo it. */
 	bool reaches_beyond_handle;
+	/* Whether the device can do it at all (a driver op it needs is
+	 * there); NULL: always.  An unsupported method is left out of
+	 * discovery and answers -EOPNOTSUPP before its handler would run. */
+	bool (*supported)(const struct uabi_device *dev);
 	int (*handler)(struct uabi_call *call);
 	const struct uabi_attr_spec *attrs;
 	u16 num_attrs;
+};
+
+/* Why an object is destroyed; a type (and its driver) may act on it. */
+enum uabi_destroy_reason {
+	UABI_DESTROY_USER,	/* a DESTROY command, or an XRC unregistration */
+	UABI_DESTROY_CLOSE,	/* its context is closing (close(), exit, death) */
+	UABI_DESTROY_ROLLBACK,	/* undoing a create: the command or its
+				 * all-or-nothing message failed */
 };
 
 struct uabi_object_def {
@@ -123,8 +156,14 @@ struct uabi_object_def {
 	const char *name;
 	u32 data_size;		/* bytes of type data after struct uabi_uobject */
 	/* Releases what the type owns; called on DESTROY, on context close
-	 * and on chain rollback.  May fail only with -EBUSY. */
-	int (*destroy)(struct uabi_uobject *uobj);
+	 * and on chain rollback (@why says which).  May fail only with
+	 * -EBUSY. */
+	int (*destroy)(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
+	/* Describes a live object for DEVICE / LIST_OBJECTS: the fields of
+	 * @info that belong to the type (the core filled the common ones).
+	 * Called under dev->lock with the object's shared lock held; NULL
+	 * when the type has nothing to add. */
+	void (*fill_info)(struct uabi_uobject *uobj, struct uabi_object_info *info);
 	const struct uabi_method_def *methods;
 	u16 num_methods;
 };
@@ -140,6 +179,34 @@ struct uabi_object_def {
 #define UABI_IN(_id, _type, _flags) \
 	{ .id = (_id), .flags = (_flags), .min_len = sizeof(_type), \
 	  .max_len = sizeof(_type) }
+/* Bytes of _type up to the end of _field: an input's declared minimum. */
+#define UABI_END(_type, _field) \
+	(offsetof(_type, _field) + sizeof(((_type *)0)->_field))
+/* An input struct accepted from _min bytes on (an older, shorter version
+ * of it): the rest reads as zero. */
+#define UABI_IN_MIN(_id, _type, _min, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = (_min), \
+	  .max_len = sizeof(_type) }
+/* A __u32 input of flag bits, all within _mask. */
+#define UABI_IN_FLAGS(_id, _mask, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = sizeof(u32), \
+	  .max_len = sizeof(u32), .check = UABI_CHECK_MASK, .check_a = (_mask) }
+/* A __u32 input of an enum, from _lo to _hi. */
+#define UABI_IN_ENUM(_id, _lo, _hi, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = sizeof(u32), \
+	  .max_len = sizeof(u32), .check = UABI_CHECK_RANGE, .check_a = (_lo), \
+	  .check_b = (_hi) }
+/* An input struct (from _min bytes) with a __u32 field of flag bits, all
+ * within _mask, or of an enum from _lo to _hi. */
+#define UABI_IN_FIELD_FLAGS(_id, _type, _min, _field, _mask, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = (_min), \
+	  .max_len = sizeof(_type), .check = UABI_CHECK_MASK, \
+	  .check_off = offsetof(_type, _field), .check_a = (_mask) }
+#define UABI_IN_FIELD_ENUM(_id, _type, _min, _field, _lo, _hi, _flags) \
+	{ .id = (_id), .flags = (_flags), .min_len = (_min), \
+	  .max_len = sizeof(_type), .check = UABI_CHECK_RANGE, \
+	  .check_off = offsetof(_type, _field), .check_a = (_lo), \
+	  .check_b = (_hi) }
 #define UABI_OUT(_id, _type, _flags) \
 	{ .id = (_id), .flags = UABI_SPEC_F_OUTPUT | (_flags), \
 	  .min_len = sizeof(_type), .max_len = sizeof(_type) }
@@ -201,11 +268,19 @@ struct uabi_uobject *uabi_uobj_lookup(struct uabi_context *ctx, u32 handle,
 				      u16 type, u8 access);
 void uabi_uobj_unlock(struct uabi_uobject *uobj, u8 access);
 /* Destroys a locked, committed object; -EBUSY if something depends on it. */
-int uabi_uobj_destroy(struct uabi_uobject *uobj);
+int uabi_uobj_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
 void uabi_uobj_commit(struct uabi_uobject *uobj);
 void uabi_uobj_abort(struct uabi_uobject *uobj);
 /* Takes the exclusive lock of an object found without the dispatcher. */
 int uabi_uobj_trylock_destroy(struct uabi_uobject *uobj);
+
+/* DEVICE / LIST_OBJECTS (objects.c): the live objects of the caller's
+ * context or of every context of its user (@scope, UABI_LIST_*), ordered
+ * by context and handle, after @after; at most @room entries into @out,
+ * whose more says whether others were left. */
+int uabi_list_objects(struct uabi_context *caller, u32 scope,
+		      const struct uabi_object_cursor *after,
+		      struct uabi_object_list *out, u32 room);
 
 /* Records that @uobj needs @dep (same context) for its whole life:
  * @dep cannot be destroyed (-EBUSY) until @uobj is. */
@@ -218,7 +293,7 @@ void uabi_uobj_replace_dep(struct uabi_uobject *uobj, struct uabi_uobject *from,
 /*
  * What one user (uid) holds on a device, over all of its contexts: the
  * device's max_* attributes are limits per user, checked when an object
- * is created (uabi_call_create), so that no user can take what another
+ * is created (uabi_uobj_alloc), so that no user can take what another
  * needs (docs/security.md).  A driver may keep its per-user state in
  * @drv (the software device: the user's own arena).  Found and counted
  * under dev->lock; the counts are atomic.
@@ -237,6 +312,7 @@ u32 uabi_user_limit(const struct uabi_device *dev, u16 type);
 /* --------------------------------------------------------------- contexts */
 struct uabi_context {
 	struct uabi_device *dev;
+	u32 id;				/* the device's number for it, from 1 */
 	const struct uabi_host_ops *host;
 	void *host_priv;
 	struct uabi_peer peer;
@@ -250,7 +326,6 @@ struct uabi_context {
 	struct list_head objects;	/* newest first */
 	atomic_t counts[16];		/* live objects of this context */
 	struct uabi_uobject *async_evq;	/* the context's async event queue */
-	bool closing;
 };
 
 struct uabi_context *uabi_context_open(struct uabi_device *dev,
@@ -260,8 +335,11 @@ struct uabi_context *uabi_context_open(struct uabi_device *dev,
 void uabi_context_close(struct uabi_context *ctx);
 
 /* Executes a message in place; see docs/uapi.md.  Returns the message
- * status (0 or -errno). */
-int uabi_execute(struct uabi_context *ctx, void *msg, size_t len);
+ * status (0 or -errno).  @host_call is the host's own state for this one
+ * call (NULL if it keeps none); handlers and hooks find it in
+ * call->host_call, so no host has to work out which call is running. */
+int uabi_execute(struct uabi_context *ctx, void *msg, size_t len,
+		 void *host_call);
 
 /* ------------------------------------------------------ the call bundle */
 struct uabi_attr_slot {
@@ -277,8 +355,10 @@ struct uabi_call {
 	const struct uabi_method_def *method;
 	struct uabi_cmd_hdr *hdr;
 	struct uabi_uobject *target;	/* cmd_hdr.handle, locked */
-	struct uabi_uobject *created;	/* METHOD_CREATES: filled by handler */
+	struct uabi_uobject *created;	/* METHOD_CREATES: the new object */
 	bool all_or_nothing;		/* the message is UABI_MSG_F_ALL_OR_NOTHING */
+	u32 index;			/* of this command in its message */
+	void *host_call;		/* as passed to uabi_execute() */
 	struct uabi_attr_slot slots[UABI_MAX_SPEC_ATTRS];
 };
 
@@ -295,13 +375,11 @@ int uabi_attr_put(struct uabi_call *call, u16 id, const void *src, size_t size);
 /* Output buffer of an attribute, and its length (for variable outputs). */
 void *uabi_attr_out_buf(struct uabi_call *call, u16 id, u32 *len);
 
-/* Allocates the object a creating method returns; the dispatcher commits
- * it after the handler succeeds and destroys it otherwise. */
-struct uabi_uobject *uabi_call_create(struct uabi_call *call, u16 type);
+/* A new, uncommitted object of @type in @ctx, charged to its user (the
+ * dispatcher's, for creating methods); -ENOMEM past the user's limit. */
+struct uabi_uobject *uabi_uobj_alloc(struct uabi_context *ctx, u16 type);
 
-/* Creates an object from inside a handler for a type other than the
- * method's (XRC registration); committed by the dispatcher like
- * uabi_call_create. */
+/* The definition of a core or driver object type; NULL if unknown. */
 const struct uabi_object_def *uabi_object_def(struct uabi_device *dev, u16 type);
 
 /* --------------------------------------------------------------- devices */
@@ -321,6 +399,7 @@ struct uabi_device {
 	struct list_head users;		/* struct uabi_user */
 	atomic_t counts[16];
 	atomic_t num_contexts;
+	u32 last_context_id;		/* under lock */
 };
 
 int uabi_device_register(struct uabi_device *dev);
@@ -500,12 +579,13 @@ int uabi_xrc_register(struct uabi_call *call, struct uabi_uobject *xrcd_uobj,
 		      u64 user_handle, const struct uabi_qp_attr *attr,
 		      u32 mask);
 /* Drops one registration; the QP goes with the last one. */
-int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg);
+int uabi_xrc_unregister(struct uabi_device *dev, struct uabi_qp_handle *reg,
+			enum uabi_destroy_reason why);
 void uabi_qp_fill_query(struct uabi_call *call, const struct uabi_qp *qp,
 			u16 attr_id);
 struct uabi_qp_handle *uabi_xrc_find_reg(struct uabi_context *ctx,
 					 struct uabi_xrcd_shared *xrcd, u32 qpn);
-int uabi_qp_handle_destroy(struct uabi_uobject *uobj);
+int uabi_qp_handle_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why);
 
 #include <uabi/driver.h>
 

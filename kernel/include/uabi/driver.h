@@ -35,7 +35,10 @@ struct uabi_device_ops {
 	/* Called after the core validated a transition, before it applies. */
 	int (*modify_qp)(struct uabi_device *dev, struct uabi_qp *qp,
 			 const struct uabi_qp_attr *attr, u32 mask);
-	void (*destroy_qp)(struct uabi_device *dev, struct uabi_qp *qp);
+	/* @why: a QP whose context closes under it (UABI_DESTROY_CLOSE) was
+	 * not destroyed by its owner, whose peers may still wait on it. */
+	void (*destroy_qp)(struct uabi_device *dev, struct uabi_qp *qp,
+			   enum uabi_destroy_reason why);
 	int (*create_srq)(struct uabi_device *dev, struct uabi_srq *srq);
 	int (*modify_srq)(struct uabi_device *dev, struct uabi_srq *srq,
 			  const struct uabi_srq_attr *attr, u32 mask);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * The userspace host of the object core: the C entry points that the
- * in-process transport and the daemon call.  The kernel host (os/linux) has
+ * in-process transport (through struct uabi_user_api) and the daemon call.  The kernel host (os/linux) has
  * the same three verbs behind open(), ioctl() and release().
  */
 #ifndef UABI_HOST_USER_H
@@ -45,35 +45,23 @@ int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len);
  * registrations are dropped. */
 void uabi_user_close(struct uabi_context *ctx);
 
-/* One live object of a context, as uabi_user_for_each_object() reports it.
- * Fields that do not apply to the type are zero. */
-struct uabi_user_object {
-	uint32_t handle;
-	uint16_t type;		/* enum uabi_object */
-	uint16_t reserved;
-	const char *type_name;	/* "pd", "qp", ... */
-	uint64_t user_handle;
-	uint32_t qpn;		/* QP (an XRC registration: its shared QP) */
-	uint32_t qp_type;	/* QP: UABI_QPT_* */
-	uint32_t qp_state;	/* QP: UABI_QPS_* */
-	uint32_t lkey, rkey;	/* MR */
-	uint64_t addr, length;	/* MR */
-	uint32_t cqe, cqn;	/* CQ */
-	uint32_t srqn;		/* SRQ (XRC) */
-	uint32_t srq_type;	/* SRQ: UABI_SRQT_* */
+/*
+ * The calls above as one table: what the in-process module
+ * (libuabi_inproc.so, loaded by the client library on demand) or the
+ * object library uabi_inproc_builtin hands out.  @abi changes whenever
+ * this table or the calls' meaning does; a client refuses any other.
+ */
+#define UABI_USER_API_ABI 1
+
+struct uabi_user_api {
+	unsigned abi;
+	int (*init)(void);
+	struct uabi_context *(*open)(const struct uabi_user_peer *peer);
+	int (*execute)(struct uabi_context *ctx, void *msg, size_t len);
+	void (*close)(struct uabi_context *ctx);
 };
 
-/*
- * Read-only enumeration for hosts' diagnostics (uabid's `uabi objects`):
- * calls fn once per committed object of ctx, oldest first, under the
- * device lock and the context's table_lock, so fn must not call back into
- * the core.  Stops early and returns fn's value if it returns non-zero;
- * returns 0 otherwise.  Values are a snapshot: the caller keeps commands
- * of this context from running meanwhile (uabid is single-threaded).
- */
-int uabi_user_for_each_object(struct uabi_context *ctx,
-			      int (*fn)(void *arg, const struct uabi_user_object *obj),
-			      void *arg);
+const struct uabi_user_api *uabi_user_get_api(void);
 
 #ifdef __cplusplus
 }

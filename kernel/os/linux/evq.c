@@ -78,22 +78,6 @@ static const struct file_operations kevq_fops = {
 	.llseek = noop_llseek,
 };
 
-/* The ioctl of this file that the current task is running. */
-static struct uabi_kcall *current_call(struct uabi_kfile *kf)
-{
-	struct uabi_kcall *c, *found = NULL;
-
-	spin_lock(&kf->calls_lock);
-	list_for_each_entry(c, &kf->calls, node) {
-		if (c->task == current) {
-			found = c;
-			break;
-		}
-	}
-	spin_unlock(&kf->calls_lock);
-	return found;
-}
-
 /* A reserved fd of a file that belongs to no core object (the arena). */
 struct uabi_kfd {
 	struct list_head node;		/* uabi_kcall.new_files */
@@ -102,29 +86,19 @@ struct uabi_kfd {
 	u32 cmd;			/* index of the command that made it */
 };
 
-void uabi_kcall_begin(struct uabi_kfile *kf, struct uabi_kcall *call,
-		      const struct uabi_msg_hdr *msg)
+void uabi_kcall_begin(struct uabi_kcall *call, const struct uabi_msg_hdr *msg)
 {
-	call->task = current;
 	call->msg = msg;
 	INIT_LIST_HEAD(&call->new_fds);
 	INIT_LIST_HEAD(&call->new_files);
-	spin_lock(&kf->calls_lock);
-	list_add(&call->node, &kf->calls);
-	spin_unlock(&kf->calls_lock);
 }
 
-void uabi_kcall_end(struct uabi_kfile *kf, struct uabi_kcall *call,
-		    bool install)
+void uabi_kcall_end(struct uabi_kcall *call, bool install)
 {
 	const struct uabi_msg_hdr *m = call->msg;
 	bool undone = m->status && (m->flags & UABI_MSG_F_ALL_OR_NOTHING);
 	struct uabi_kwait *w, *next;
 	struct uabi_kfd *kfd, *knext;
-
-	spin_lock(&kf->calls_lock);
-	list_del(&call->node);
-	spin_unlock(&kf->calls_lock);
 
 	/* Files of no object: kept only if their command succeeded (the
 	 * first msg_hdr.executed commands did) and was not rolled back. */
@@ -157,10 +131,10 @@ void uabi_kcall_end(struct uabi_kfile *kf, struct uabi_kcall *call,
 	}
 }
 
-int uabi_kcall_reserve_file(struct uabi_context *ctx, struct file *file,
+int uabi_kcall_reserve_file(struct uabi_call *ucall, struct file *file,
 			    s32 *fd)
 {
-	struct uabi_kcall *call = current_call(ctx->host_priv);
+	struct uabi_kcall *call = ucall->host_call;
 	struct uabi_kfd *kfd;
 	int ufd;
 
@@ -181,9 +155,7 @@ int uabi_kcall_reserve_file(struct uabi_context *ctx, struct file *file,
 	}
 	kfd->file = file;
 	kfd->fd = ufd;
-	/* The core counts a command in executed once it succeeded, so
-	 * while it runs, executed is its index. */
-	kfd->cmd = call->msg->executed;
+	kfd->cmd = ucall->index;
 	list_add_tail(&kfd->node, &call->new_files);
 	*fd = ufd;
 	return 0;
@@ -191,9 +163,9 @@ int uabi_kcall_reserve_file(struct uabi_context *ctx, struct file *file,
 
 /* Called by a creating handler, so from UABI_IOCTL_EXECUTE: the fd is
  * reserved in the caller's table and installed by uabi_kcall_end(). */
-int uabi_kevq_open(struct uabi_context *ctx, void **wait, s32 *fd)
+int uabi_kevq_open(struct uabi_call *ucall, void **wait, s32 *fd)
 {
-	struct uabi_kcall *call = current_call(ctx->host_priv);
+	struct uabi_kcall *call = ucall->host_call;
 	struct uabi_kwait *w;
 	struct file *file;
 	int ufd;

@@ -114,37 +114,24 @@ static int uabi_dev_open(struct inode *inode, struct file *filp)
 		.gid = from_kgid_munged(current_user_ns(), current_gid()),
 	};
 	struct uabi_context *ctx;
-	struct uabi_kfile *kf;
 
-	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
-	if (!kf)
-		return -ENOMEM;
-	spin_lock_init(&kf->calls_lock);
-	INIT_LIST_HEAD(&kf->calls);
-	ctx = uabi_context_open(uabi_sw_dev, &linux_host_ops, kf, &peer);
-	if (IS_ERR(ctx)) {
-		kfree(kf);
+	ctx = uabi_context_open(uabi_sw_dev, &linux_host_ops, NULL, &peer);
+	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
-	}
-	kf->ctx = ctx;
-	filp->private_data = kf;
+	filp->private_data = ctx;
 	return nonseekable_open(inode, filp);
 }
 
 static int uabi_dev_release(struct inode *inode, struct file *filp)
 {
-	struct uabi_kfile *kf = filp->private_data;
-
-	WARN_ON(!list_empty(&kf->calls));
-	uabi_context_close(kf->ctx);
-	kfree(kf);
+	uabi_context_close(filp->private_data);
 	return 0;
 }
 
 static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 			   unsigned long arg)
 {
-	struct uabi_kfile *kf = filp->private_data;
+	struct uabi_context *ctx = filp->private_data;
 	struct uabi_kcall call;
 	struct uabi_ioctl io;
 	void __user *umsg;
@@ -167,11 +154,12 @@ static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);	/* -EFAULT or -ENOMEM */
 
-	uabi_kcall_begin(kf, &call, msg);
-	/* The status travels in the message itself (msg_hdr.status). */
-	uabi_execute(kf->ctx, msg, io.msg_len);
+	uabi_kcall_begin(&call, msg);
+	/* The status travels in the message itself (msg_hdr.status); the
+	 * core gives &call back to the hooks that reserve fds. */
+	uabi_execute(ctx, msg, io.msg_len, &call);
 	ret = copy_to_user(umsg, msg, io.msg_len) ? -EFAULT : 0;
-	uabi_kcall_end(kf, &call, ret == 0);
+	uabi_kcall_end(&call, ret == 0);
 	kvfree(msg);
 	return ret;
 }

@@ -117,7 +117,7 @@ static void *kshm_create(const char *name, size_t size, bool writable, void **ka
 
 /* From UABI_SW_ARENA_MAP, in the caller's task: a new file, whose fd is
  * installed once the message is copied back (uabi_kcall_reserve_file). */
-static int kshm_get_fd(void *shm, struct uabi_context *ctx, s32 *fd)
+static int kshm_get_fd(void *shm, struct uabi_call *call, s32 *fd)
 {
 	struct uabi_kshm *s = shm;
 	struct file *file;
@@ -129,7 +129,7 @@ static int kshm_get_fd(void *shm, struct uabi_context *ctx, s32 *fd)
 		kref_put(&s->ref, kshm_free);
 		return PTR_ERR(file);
 	}
-	return uabi_kcall_reserve_file(ctx, file, fd);
+	return uabi_kcall_reserve_file(call, file, fd);
 }
 
 /* vmalloc'ed pages stay with the arena; they are zeroed for reuse (the

@@ -38,7 +38,7 @@ static int user_file_identity(struct uabi_context *ctx, s32 fd,
 	return 0;
 }
 
-static int user_evq_open(struct uabi_context *ctx, void **wait, s32 *fd)
+static int user_evq_open(struct uabi_call *call, void **wait, s32 *fd)
 {
 	/* Blocking, so that O_NONBLOCK on it is the application's own
 	 * choice, as on a kernel uverbs channel (ibv_get_cq_event(3) honours
@@ -185,7 +185,7 @@ err:
 	return ERR_PTR(-err);
 }
 
-static int user_shm_get_fd(void *p, struct uabi_context *ctx, s32 *fd)
+static int user_shm_get_fd(void *p, struct uabi_call *call, s32 *fd)
 {
 	*fd = ((struct user_shm *)p)->fd;
 	return 0;
@@ -269,78 +269,11 @@ struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer)
 
 int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len)
 {
-	return uabi_execute(ctx, msg, len);
+	return uabi_execute(ctx, msg, len, NULL);
 }
 
 void uabi_user_close(struct uabi_context *ctx)
 {
 	if (ctx)
 		uabi_context_close(ctx);
-}
-
-static void describe(struct uabi_uobject *uobj, struct uabi_user_object *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->handle = uobj->handle;
-	o->type = uobj->def->id;
-	o->type_name = uobj->def->name;
-	o->user_handle = uobj->user_handle;
-	switch (o->type) {
-	case UABI_OBJ_QP: {
-		const struct uabi_qp *qp =
-			((struct uabi_qp_handle *)uobj_data(uobj))->qp;
-
-		if (qp) {
-			o->qpn = qp->qpn;
-			o->qp_type = qp->qp_type;
-			o->qp_state = qp->state;
-		}
-		break;
-	}
-	case UABI_OBJ_MR: {
-		const struct uabi_mr *mr = uobj_data(uobj);
-
-		o->lkey = mr->lkey;
-		o->rkey = mr->rkey;
-		o->addr = mr->reg.addr;
-		o->length = mr->reg.length;
-		break;
-	}
-	case UABI_OBJ_CQ: {
-		const struct uabi_cq *cq = uobj_data(uobj);
-
-		o->cqe = cq->cqe;
-		o->cqn = cq->cqn;
-		break;
-	}
-	case UABI_OBJ_SRQ: {
-		const struct uabi_srq *srq = uobj_data(uobj);
-
-		o->srqn = srq->srqn;
-		o->srq_type = srq->srq_type;
-		break;
-	}
-	}
-}
-
-int uabi_user_for_each_object(struct uabi_context *ctx,
-			      int (*fn)(void *arg, const struct uabi_user_object *obj),
-			      void *arg)
-{
-	struct uabi_device *dev = ctx->dev;
-	struct list_head *pos;
-	struct uabi_user_object o;
-	int ret = 0;
-
-	/* dev->lock keeps shared XRC receive QPs still; the list is newest
-	 * first, so walk it backwards. */
-	mutex_lock(&dev->lock);
-	mutex_lock(&ctx->table_lock);
-	for (pos = ctx->objects.prev; pos != &ctx->objects && !ret; pos = pos->prev) {
-		describe(list_entry(pos, struct uabi_uobject, ctx_node), &o);
-		ret = fn(arg, &o);
-	}
-	mutex_unlock(&ctx->table_lock);
-	mutex_unlock(&dev->lock);
-	return ret;
 }

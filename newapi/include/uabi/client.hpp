@@ -183,6 +183,9 @@ public:
 	Result<std::uint16_t> query_pkey(std::uint32_t port, std::uint32_t index);
 	Result<std::vector<uabi_discovery_entry>> discover();
 	Result<uabi_counters> counters();
+	// Live objects (DEVICE / LIST_OBJECTS), by context and handle: this
+	// context's, or with UABI_LIST_USER every context of this user's.
+	Result<std::vector<uabi_object_info>> list_objects(std::uint32_t scope = UABI_LIST_CONTEXT);
 
 	Result<Handle> alloc_pd();
 	Result<void> dealloc_pd(Handle pd);

@@ -14,6 +14,7 @@
 #include <string_view>
 
 struct uabi_context;
+struct uabi_user_api;
 
 namespace uabi {
 
@@ -26,8 +27,10 @@ public:
 	virtual const char *name() const;
 };
 
-// The core linked into this process (uabi_core_user), one context per
-// instance.
+// The core in this process, one context per instance: libuabi_inproc.so,
+// loaded on the first open (UABI_INPROC_LIB, next to this library, this
+// build tree's, the loader's path), or the core a program linked in
+// (uabi_inproc_builtin).  ENOENT when there is neither.
 class InprocTransport final : public Transport {
 public:
 	static Result<std::unique_ptr<InprocTransport>> open();
@@ -39,7 +42,8 @@ public:
 	const char *name() const override { return "inproc"; }
 
 private:
-	explicit InprocTransport(::uabi_context *ctx) : ctx_(ctx) {}
+	InprocTransport(const ::uabi_user_api *api, ::uabi_context *ctx) : api_(api), ctx_(ctx) {}
+	const ::uabi_user_api *api_;
 	::uabi_context *ctx_;
 };
 

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// uabid's parts (docs/daemon.md): its configuration, the log, a connection,
+// and the Daemon, whose methods are in uabid.cpp (setup, the loop, main),
+// uabid_conn.cpp (accepting connections, executing their messages) and
+// uabid_admin.cpp (the admin requests: status, objects, shutdown).
+#ifndef UABID_HPP
+#define UABID_HPP
+
+#include <uabi/host_user.h>
+#include <uabi/transport_daemon.hpp>
+#include "wire.hpp"
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <signal.h>
+#include <string>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+namespace uabid {
+
+
+using namespace uabi::daemon;
+namespace wire = uabi::daemon::wire;
+
+constexpr unsigned kDefaultIdleExit = 60;
+constexpr unsigned kDefaultMaxContexts = 1024;
+// Most the daemon polls for the next request before sleeping (docs/daemon.md).
+constexpr unsigned kDefaultSpinUs = 50;
+// Connections that hold no context (admin, not yet greeted) on top.
+constexpr unsigned kExtraConnections = 64;
+// ... of which one uid may hold, beyond its contexts.
+constexpr unsigned kExtraPerUid = 8;
+// A connection without a context (not greeted yet, or admin) is dropped
+// after this long without a message.
+constexpr std::uint64_t kIdleNoContextNs = 10'000'000'000ull;
+// Messages handled from one connection before looking at the others, and
+// the time it may take (a message started is finished first).
+constexpr int kBatch = 16;
+constexpr std::uint64_t kTurnNs = 1'000'000;
+constexpr off_t kLogRotateBytes = 4 << 20;
+
+struct Config {
+	bool foreground = false;
+	bool shared = false;
+	bool verbose = false;
+	unsigned idle_exit_s = kDefaultIdleExit;
+	unsigned max_contexts = kDefaultMaxContexts;
+	// Contexts one uid may hold at once; 0: a quarter of max_contexts on a
+	// --shared daemon (so that one user cannot take them all), else all.
+	unsigned max_contexts_per_uid = 0;
+	SpinGovernor spin;
+	std::string socket;
+};
+
+// Opens (creating, mode 0600) a file of the daemon's own in its directory,
+// which may be shared (uabid.cpp).  -1 and errno.
+int open_own_file(const char *path, int flags);
+
+// ------------------------------------------------------------------- log
+
+// Appends lines to the log file (and stderr in the foreground).  Bursts
+// are rate limited so that a hostile client cannot fill the disk.
+class Log {
+public:
+	void open(const std::string &path, bool to_stderr)
+	{
+		path_ = path;
+		stderr_ = to_stderr;
+		reopen();
+	}
+	void reopen()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+		fd_ = -1;
+		struct stat st;
+		if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size > kLogRotateBytes)
+			::rename(path_.c_str(), (path_ + ".1").c_str());
+		// Never through a symlink someone planted, never into a file that
+		// is not our own regular file (docs/daemon.md, "Files").
+		fd_ = open_own_file(path_.c_str(), O_WRONLY | O_APPEND);
+	}
+	int fd() const { return fd_; }
+
+	// Two budgets: what clients send (hostile input can be endless) and
+	// what happens to connections; each allows 50 lines at once, then 10
+	// per second.
+	enum Kind { Event, Input, Debug };
+	__attribute__((format(printf, 3, 4))) void msg(Kind kind, const char *fmt, ...)
+	{
+		if (kind == Debug && !verbose)
+			return;
+		Bucket &b = buckets_[kind == Input];
+		std::uint64_t now = wire::now_ns();
+		b.tokens += double(now - b.last_ns) * 10e-9;
+		b.last_ns = now;
+		if (b.tokens > 50)
+			b.tokens = 50;
+		if (b.tokens < 1) {
+			suppressed_++;
+			return;
+		}
+		b.tokens -= 1;
+		char line[1024];
+		timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		struct tm tm;
+		gmtime_r(&ts.tv_sec, &tm);
+		int n = std::snprintf(line, sizeof(line),
+				      "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ uabid[%d]: ",
+				      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+				      tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, int(::getpid()));
+		if (suppressed_) {
+			n += std::snprintf(line + n, sizeof(line) - n,
+					   "(%" PRIu64 " lines suppressed) ", suppressed_);
+			suppressed_ = 0;
+		}
+		va_list ap;
+		va_start(ap, fmt);
+		int m = std::vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+		va_end(ap);
+		n = std::min<int>(n + std::max(m, 0), int(sizeof(line)) - 2);
+		line[n++] = '\n';
+		if (fd_ >= 0 && ::write(fd_, line, n) < 0) {
+			// nowhere else to report it
+		}
+		if (stderr_ && ::write(2, line, n) < 0) {
+		}
+	}
+
+	bool verbose = false;
+
+private:
+	std::string path_;
+	int fd_ = -1;
+	bool stderr_ = false;
+	struct Bucket {
+		double tokens = 50;
+		std::uint64_t last_ns = 0;
+	} buckets_[2];
+	std::uint64_t suppressed_ = 0;
+};
+
+extern Log g_log;
+#define LOG(...) g_log.msg(Log::Event, __VA_ARGS__)
+#define LOG_INPUT(...) g_log.msg(Log::Input, __VA_ARGS__)
+#define DEBUG(...) g_log.msg(Log::Debug, __VA_ARGS__)
+
+// ----------------------------------------------------------- connections
+
+struct Conn {
+	enum Kind { New, Context, Admin };
+	int fd = -1;
+	std::uint32_t id = 0;
+	ucred cred{};
+	Kind kind = New;
+	uabi_context *ctx = nullptr;
+	std::uint64_t connected_ns = 0; // realtime
+	std::uint64_t last_mono = 0;	 // the last message (or the accept)
+	std::uint64_t requests = 0;
+};
+
+// One fd attribute of the message being executed.
+struct FdSlot {
+	std::size_t attr_off;
+	bool output;
+	std::int32_t orig; // the client's payload
+};
+
+class Daemon {
+public:
+	explicit Daemon(Config cfg) : cfg_(std::move(cfg)) {}
+	int setup(); // before daemonizing: lock, socket
+	int run();   // the loop
+	void teardown();
+
+private:
+	int take_lock();
+	int bind_socket();
+	void query_device();
+	void accept_some();
+	void reject(int fd, int err, const ucred &cr, const char *why);
+	void on_readable(Conn &c);
+	bool handle(Conn &c, std::size_t n, std::vector<int> &fds, int mflags);
+	bool exec_uabi(Conn &c, std::size_t n, std::vector<int> &fds);
+	bool handle_admin(Conn &c, std::size_t n);
+	bool open_context(Conn &c);
+	void close_context(Conn &c);
+	unsigned per_uid_limit() const;
+	bool send_reply(Conn &c, const void *buf, std::size_t len, const int *fds = nullptr,
+			std::size_t nfds = 0);
+	bool error_reply(Conn &c, std::uint32_t magic, int err);
+	bool admin_reply(Conn &c, std::uint16_t op, int status, const void *payload,
+			 std::size_t len);
+	// Closes a connection (and its context); refusal: answer a HELLO first.
+	void drop(Conn &c, const char *why, int refusal = 0);
+	bool visible(const Conn &viewer, const Conn &c) const;
+	// Drops connections without a context idle for kIdleNoContextNs;
+	// returns the time until the next one is due (UINT64_MAX: none).
+	std::uint64_t expire_idle(std::uint64_t now);
+	void counters_of(uabi_context *ctx, std::uint32_t out[16]);
+	std::vector<uabi_object_info> objects_of(uabi_context *ctx);
+	bool do_status(Conn &c);
+	bool do_objects(Conn &c, std::size_t n);
+
+	Config cfg_;
+	Paths paths_;
+	int lock_fd_ = -1;
+	int listen_fd_ = -1;
+	int epoll_fd_ = -1;
+	int signal_fd_ = -1;
+	int spare_fd_ = -1;
+	dev_t sock_dev_ = 0;
+	ino_t sock_ino_ = 0;
+	std::unordered_map<int, std::unique_ptr<Conn>> conns_; // by fd
+	std::map<std::uint32_t, Conn *> by_id_;
+	std::uint32_t next_id_ = 1;
+	unsigned contexts_ = 0;
+	std::unordered_map<uid_t, unsigned> uid_contexts_; // live contexts per uid
+	std::unordered_map<uid_t, unsigned> uid_conns_;	   // connections per uid
+	std::uint64_t next_scan_ = UINT64_MAX;		   // expire_idle() due
+	std::vector<std::byte> buf_;
+	std::vector<FdSlot> slots_;
+	std::vector<int> out_fds_;
+	std::uint64_t started_ns_ = 0; // realtime
+	std::uint64_t started_mono_ = 0;
+	std::uint64_t idle_since_ = 0; // monotonic, when the last client left
+	std::uint64_t requests_ = 0;
+	bool stop_ = false;
+	char device_name_[64] = {};
+	std::uint64_t node_guid_ = 0;
+};
+
+} // namespace uabid
+
+#endif
