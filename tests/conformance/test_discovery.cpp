@@ -353,7 +353,7 @@ TEST_F(Discovery, MemoryWindowsAreListedExactlyWhenTheDeviceHasThem)
 	if (has) {
 		EXPECT_OK(mw);
 		if (mw) {
-			EXPECT_OK(ctx().dealloc_mw(*mw));
+			EXPECT_OK(ctx().dealloc_mw(mw->handle));
 		}
 	} else {
 		EXPECT_ERRNO(mw, EOPNOTSUPP);
