@@ -190,4 +190,14 @@ u32 sw_arena_qp_take_error(struct sw_domain *dom, const struct uabi_qp *qp);
 u32 sw_xrcd_number(struct sw_dev *sw, struct uabi_xrcd_shared *x);
 u32 sw_pd_number(const struct uabi_pd *pd);
 
+/* An SRQ's slot in the arena. */
+static inline u32 sw_srq_slot(const struct uabi_srq *srq)
+{
+	return ((const struct sw_ring *)srq->drv)->slot;
+}
+
+/* sw_calls.c: the driver's own objects. */
+extern const struct uabi_object_def sw_port_object;
+extern const struct uabi_object_def sw_arena_object;
+
 #endif

@@ -18,6 +18,9 @@
  * same way).  Where they differ from rdma-core's the offsets are listed in
  * <uabi/ofed_verbs_abi.h>.
  *
+ * It is one file of over 800 lines because OFED's was one header: a
+ * program includes exactly one <infiniband/verbs.h>.
+ *
  * Every type, constant, macro and function OFED 1.5's <infiniband/verbs.h>
  * (libibverbs 1.1.4 with OFED's XRC) declared is declared here, with two
  * deliberate gaps, both places where an OFED program would reach the
