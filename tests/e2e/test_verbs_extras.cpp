@@ -3,8 +3,10 @@
 // contexts in one process (as e2e_inproc_verbs; ctest runs it with
 // same-process copies and with UABI_SW_FORCE_VM=1, and on the write control
 // path): the device's identity and clock, completion timestamps, 8-byte
-// atomic writes, re-registration in place, memory windows.
+// atomic writes, re-registration in place, parent domains, memory windows.
 #include "verbs_fixture.hpp"
+
+#include <rdma/uabi_sw.h>
 
 #include <algorithm>
 #include <atomic>
@@ -396,6 +398,285 @@ TEST_F(Extras, ReregMisuseChangesNothing)
 	auto c = poll_n(a.scq, 1);
 	ASSERT_EQ(c.size(), 1u);
 	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+}
+
+// --------------------------------------------------------- parent domains
+// ibv_alloc_parent_domain(3): a QP created on a parent domain takes its send
+// queue from the domain's allocator (resource type UABI_SW_RES_TYPE_SQ),
+// and the domain is its PD everywhere else.
+struct Recorder {
+	enum Mode { Give, Default, None } mode = Give;
+	int allocs = 0, frees = 0;
+	std::size_t size = 0, alignment = 0;
+	std::uint64_t type = ~0ull, free_type = ~0ull;
+	ibv_pd *alloc_pd = nullptr;
+	void *given = nullptr, *freed = nullptr;
+};
+
+void *rec_alloc(ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t type)
+{
+	auto *r = static_cast<Recorder *>(pd_context);
+	r->allocs++;
+	r->size = size;
+	r->alignment = alignment;
+	r->type = type;
+	r->alloc_pd = pd;
+	if (r->mode == Recorder::None)
+		return nullptr;
+	if (r->mode == Recorder::Default)
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	void *m = std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+	if (m)
+		std::memset(m, 0xa5, size);
+	r->given = m;
+	return m;
+}
+
+void rec_free(ibv_pd *, void *pd_context, void *ptr, uint64_t type)
+{
+	auto *r = static_cast<Recorder *>(pd_context);
+	r->frees++;
+	r->freed = ptr;
+	r->free_type = type;
+	std::free(ptr);
+}
+
+class ParentDomains : public Extras {
+protected:
+	Recorder rec;
+	ibv_pd *pdom = nullptr;
+
+	ibv_pd *parent(ibv_td *td = nullptr, bool allocators = true)
+	{
+		ibv_parent_domain_init_attr at{};
+		at.pd = a.pd;
+		at.td = td;
+		if (allocators) {
+			at.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+				       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+			at.alloc = rec_alloc;
+			at.free = rec_free;
+			at.pd_context = &rec;
+		}
+		return ibv_alloc_parent_domain(a.ctx, &at);
+	}
+	// a's QP, on the parent domain.
+	void qp_on_parent()
+	{
+		pdom = parent();
+		ASSERT_NE(pdom, nullptr) << strerror(errno);
+		ibv_pd *own = a.pd;
+		a.pd = pdom;
+		a.make_qp(IBV_QPT_RC);
+		a.pd = own;
+	}
+	void TearDown() override
+	{
+		if (a.qp) {
+			EXPECT_EQ(ibv_destroy_qp(a.qp), 0);
+			a.qp = nullptr;
+		}
+		if (pdom) {
+			EXPECT_EQ(ibv_dealloc_pd(pdom), 0);
+		}
+	}
+};
+
+TEST_F(ParentDomains, SendQueueMemoryComesFromTheAllocatorAndHoldsDeferredRequests)
+{
+	ASSERT_NO_FATAL_FAILURE(qp_on_parent());
+	EXPECT_EQ(a.qp->pd, pdom);
+	ASSERT_EQ(rec.allocs, 1);
+	EXPECT_EQ(rec.type, UABI_SW_RES_TYPE_SQ);
+	EXPECT_EQ(rec.alloc_pd, pdom);
+	EXPECT_EQ(rec.alignment & (rec.alignment - 1), 0u);
+	EXPECT_GE(rec.size, 64u * 64u) << "64 work requests of up to 64 inline bytes";
+	ASSERT_NE(rec.given, nullptr);
+	ASSERT_NO_FATAL_FAILURE(b.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(a.connect(b.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(b.connect(a.qp->qp_num));
+
+	// b has no receive posted: the SEND waits (RNR, retried forever) in
+	// its send queue slot, inline bytes included, while the application
+	// reuses its buffer.
+	const char msg[] = "held by the parent domain's memory";
+	std::memcpy(a.buf.data(), msg, sizeof(msg));
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 7, 0, sizeof(msg), IBV_SEND_SIGNALED | IBV_SEND_INLINE), 0);
+	std::memset(a.buf.data(), 0, sizeof(msg));
+	EXPECT_EQ(poll_quiet(a.scq), 0);
+	const auto *mem = static_cast<const unsigned char *>(rec.given);
+	EXPECT_NE(std::search(mem, mem + rec.size, msg, msg + sizeof(msg)), mem + rec.size)
+		<< "the deferred request's inline bytes are in the allocator's memory";
+
+	ASSERT_EQ(b.post_recv(9, 128, 256), 0);
+	auto s = poll_n(a.scq, 1);
+	ASSERT_EQ(s.size(), 1u);
+	EXPECT_EQ(s[0].status, IBV_WC_SUCCESS);
+	auto r = poll_n(b.rcq, 1);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(r[0].byte_len, sizeof(msg));
+	EXPECT_EQ(std::memcmp(b.buf.data() + 128, msg, sizeof(msg)), 0);
+
+	// Held while the QP lives, as is the PD under it.
+	EXPECT_EQ(ibv_dealloc_pd(pdom), EBUSY);
+	EXPECT_EQ(ibv_dealloc_pd(a.pd), EBUSY);
+	EXPECT_EQ(rec.frees, 0);
+	EXPECT_EQ(ibv_destroy_qp(a.qp), 0);
+	a.qp = nullptr;
+	EXPECT_EQ(rec.frees, 1);
+	EXPECT_EQ(rec.freed, rec.given);
+	EXPECT_EQ(rec.free_type, UABI_SW_RES_TYPE_SQ);
+}
+
+TEST_F(ParentDomains, AnAllocatorMayLeaveTheQueueToTheLibrary)
+{
+	rec.mode = Recorder::Default;
+	ASSERT_NO_FATAL_FAILURE(qp_on_parent());
+	EXPECT_EQ(rec.allocs, 1);
+	ASSERT_NO_FATAL_FAILURE(b.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(a.connect(b.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(b.connect(a.qp->qp_num));
+	fill_a(0, 100, 3);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 1, 0, 100), 0);
+	ASSERT_EQ(b.post_recv(2, 0, 100), 0);
+	auto r = poll_n(b.rcq, 1);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(a.buf.data(), b.buf.data(), 100), 0);
+	EXPECT_EQ(ibv_destroy_qp(a.qp), 0);
+	a.qp = nullptr;
+	EXPECT_EQ(rec.frees, 0) << "not the application's memory";
+}
+
+TEST_F(ParentDomains, NoMemoryFromTheAllocatorIsEnomem)
+{
+	rec.mode = Recorder::None;
+	pdom = parent();
+	ASSERT_NE(pdom, nullptr);
+	ibv_qp_init_attr at{};
+	at.send_cq = a.scq;
+	at.recv_cq = a.rcq;
+	at.qp_type = IBV_QPT_RC;
+	at.cap.max_send_wr = 16;
+	at.cap.max_recv_wr = 16;
+	at.cap.max_send_sge = 1;
+	at.cap.max_recv_sge = 1;
+	errno = 0;
+	EXPECT_EQ(ibv_create_qp(pdom, &at), nullptr);
+	EXPECT_EQ(errno, ENOMEM);
+	EXPECT_EQ(rec.allocs, 1);
+	EXPECT_EQ(rec.frees, 0);
+	// Nothing holds the domain (TearDown deallocates it).
+}
+
+TEST_F(ParentDomains, TheParentDomainIsItsPdForMrsAndQps)
+{
+	ASSERT_NO_FATAL_FAILURE(qp_on_parent());
+	ASSERT_NO_FATAL_FAILURE(b.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(a.connect(b.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(b.connect(a.qp->qp_num));
+	std::vector<unsigned char> src(256);
+	for (std::size_t i = 0; i < src.size(); i++)
+		src[i] = static_cast<unsigned char>(i * 13 + 1);
+	ibv_mr *mr = ibv_reg_mr(pdom, src.data(), src.size(), kAccessAll);
+	ASSERT_NE(mr, nullptr) << strerror(errno);
+	EXPECT_EQ(mr->pd, pdom);
+	ibv_sge s{reinterpret_cast<uintptr_t>(src.data()), 256, mr->lkey};
+	ibv_send_wr wr{};
+	wr.wr_id = 5;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = b.addr(512);
+	wr.wr.rdma.rkey = b.mr->rkey;
+	ibv_send_wr *bad = nullptr;
+	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	auto c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(b.buf.data() + 512, src.data(), 256), 0);
+	// And a's own MR (registered on the PD) serves the QP on the domain.
+	fill_a(0, 64, 9);
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 6, 0, 64, IBV_SEND_SIGNALED, b.addr(1024),
+			      b.mr->rkey), 0);
+	c = poll_n(a.scq, 1);
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(b.buf.data() + 1024, a.buf.data(), 64), 0);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+}
+
+TEST_F(ParentDomains, CqOnAParentDomain)
+{
+	pdom = parent();
+	ASSERT_NE(pdom, nullptr);
+	ibv_cq_init_attr_ex at{};
+	at.cqe = 16;
+	at.wc_flags = IBV_WC_STANDARD_FLAGS;
+	at.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	at.parent_domain = a.pd;
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq_ex(a.ctx, &at), nullptr) << "a PD is no parent domain";
+	EXPECT_EQ(errno, EINVAL);
+	at.parent_domain = pdom;
+	ibv_cq_ex *cq = ibv_create_cq_ex(a.ctx, &at);
+	ASSERT_NE(cq, nullptr) << strerror(errno);
+	EXPECT_EQ(ibv_dealloc_pd(pdom), EBUSY);
+	EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	EXPECT_EQ(rec.allocs, 0) << "a CQ's ring is the device's";
+}
+
+TEST_F(ParentDomains, ThreadDomainsAndMisuse)
+{
+	ibv_td_init_attr tda{};
+	tda.comp_mask = 1;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_td(a.ctx, &tda), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	tda.comp_mask = 0;
+	ibv_td *td = ibv_alloc_td(a.ctx, &tda);
+	ASSERT_NE(td, nullptr) << strerror(errno);
+
+	ibv_parent_domain_init_attr at{};
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(a.ctx, &at), nullptr) << "no PD";
+	EXPECT_EQ(errno, EINVAL);
+	at.pd = a.pd;
+	at.comp_mask = 1u << 7;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(a.ctx, &at), nullptr) << "unknown comp_mask bit";
+	EXPECT_EQ(errno, EINVAL);
+	at.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(a.ctx, &at), nullptr) << "allocators without functions";
+	EXPECT_EQ(errno, EINVAL);
+	at.comp_mask = 0;
+	at.pd = b.pd;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(a.ctx, &at), nullptr) << "another context's PD";
+	EXPECT_EQ(errno, EINVAL);
+
+	pdom = parent(td, false);
+	ASSERT_NE(pdom, nullptr) << strerror(errno);
+	at = {};
+	at.pd = pdom;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(a.ctx, &at), nullptr) << "a parent domain's parent domain";
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(ibv_dealloc_td(td), EBUSY);
+	// Without allocators a QP on it has the library's memory.
+	ibv_pd *own = a.pd;
+	a.pd = pdom;
+	a.make_qp(IBV_QPT_RC);
+	a.pd = own;
+	ASSERT_NE(a.qp, nullptr);
+	EXPECT_EQ(rec.allocs, 0);
+	EXPECT_EQ(ibv_destroy_qp(a.qp), 0);
+	a.qp = nullptr;
+	EXPECT_EQ(ibv_dealloc_pd(pdom), 0);
+	pdom = nullptr;
+	EXPECT_EQ(ibv_dealloc_td(td), 0);
 }
 
 // ---------------------------------------------------------- memory windows

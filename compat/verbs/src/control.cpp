@@ -51,7 +51,8 @@ UABI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 		auto h = impl_of(ctx)->ctl.alloc_pd();
 		if (!h)
 			return fail_ptr<struct ibv_pd>(h.error());
-		auto *pd = static_cast<struct ibv_pd *>(std::calloc(1, sizeof(struct ibv_pd)));
+		auto *v = static_cast<VPd *>(std::calloc(1, sizeof(VPd)));
+		struct ibv_pd *pd = v ? &v->pd : nullptr;
 		if (!pd) {
 			(void)impl_of(ctx)->ctl.dealloc_pd(*h);
 			return fail_ptr<struct ibv_pd>(ENOMEM);
@@ -65,6 +66,11 @@ UABI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 UABI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	return guard_int([&] {
+		if (is_parent_domain(pd))
+			return dealloc_parent_domain(pd);
+		// Parent domains stand on it (as rdma-core's providers refuse).
+		if (__atomic_load_n(&vpd(pd)->refs, __ATOMIC_ACQUIRE))
+			return EBUSY;
 		auto r = impl_of(pd->context)->ctl.dealloc_pd(pd->handle);
 		if (!r)
 			return r.error();
@@ -283,10 +289,20 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, struct ibv_cq_ini
 		return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
 	if (a->cqe > std::uint32_t(INT32_MAX))
 		return fail_ptr<struct ibv_cq_ex>(EINVAL);
+	// A CQ's parent domain: one of this context (its allocators are not
+	// called: a CQ's ring is the device's, in the arena).
+	struct ibv_pd *pdom = (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? a->parent_domain : nullptr;
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!is_parent_domain(pdom) || pdom->context != ctx))
+		return fail_ptr<struct ibv_cq_ex>(EINVAL);
 	struct ibv_cq *cq = create_cq(ctx, int(a->cqe), a->cq_context, a->channel,
 				      int(a->comp_vector));
 	if (!cq)
 		return nullptr;
+	if (pdom) {
+		pd_hold(pdom);
+		vcq(cq)->pdom = pdom;
+	}
 	install_cq_ex_ops(vcq(cq), a->wc_flags);
 	return &vcq(cq)->cqx;
 }
@@ -314,6 +330,8 @@ UABI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 		if (cq->channel)
 			__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_RELAXED);
 		delete vcq(cq)->dp;
+		if (vcq(cq)->pdom)
+			pd_release(vcq(cq)->pdom);
 		pthread_cond_destroy(&cq->cond);
 		pthread_mutex_destroy(&cq->mutex);
 		std::free(vcq(cq));
@@ -541,6 +559,7 @@ void install_ex_ops(struct verbs_context *vc)
 	vc->create_srq_ex = create_srq_ex;
 	vc->get_srq_num = get_srq_num;
 	install_qp_context_ops(vc);
+	install_domain_ops(vc);
 }
 
 } // namespace uabi::verbs

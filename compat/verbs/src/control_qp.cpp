@@ -32,8 +32,10 @@ static VQp *new_vqp(struct ibv_context *ctx, void *qp_context)
 
 static void free_vqp(VQp *q)
 {
-	delete q->dp;
+	delete q->dp;	// its send queue first: the parent domain's memory
 	delete q->wb;
+	if (q->pdom)
+		pd_release(q->pdom);
 	pthread_cond_destroy(&q->qpx.qp_base.cond);
 	pthread_mutex_destroy(&q->qpx.qp_base.mutex);
 	std::free(q);
@@ -105,14 +107,21 @@ static struct ibv_qp *create_qp_with(struct ibv_context *ctx, struct ibv_qp_init
 			caps.max_inline_data = r->resp.cap.max_inline_data;
 			caps.sq_sig_all = a->sq_sig_all != 0;
 			caps.block_self_mcast = cflags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+			caps.allocator = queue_allocator(pd);
 			q->dp = new (std::nothrow) sw::Qp(
 				*impl->dp, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
 				(!xrc_send && a->recv_cq) ? vcq(a->recv_cq)->dp : nullptr,
 				(!xrc_send && a->srq) ? vsrq(a->srq)->dp : nullptr, caps);
-			if (!q->dp) {
+			// No memory for the send queue (a parent domain's allocator
+			// may have none).
+			if (!q->dp || !q->dp->ok()) {
 				(void)impl->ctl.destroy_qp(r->handle);
 				free_vqp(q);
 				return fail_ptr<struct ibv_qp>(ENOMEM);
+			}
+			if (is_parent_domain(pd)) {
+				pd_hold(pd);
+				q->pdom = pd;
 			}
 		}
 		qp->pd = pd;

@@ -54,6 +54,7 @@ struct VCq {
 	sw::Cq *dp;
 	std::uint32_t cqn;
 	Handle channel;	// 0: none
+	struct ibv_pd *pdom;	// the parent domain it was created on, if any
 };
 
 struct VChannel {
@@ -70,6 +71,41 @@ struct VSrq {
 	Handle cq_handle;	// XRC
 	bool ofed_layout;	// ibv_create_xrc_srq: OFED's XRC fields written
 };
+
+// A PD, or a parent domain (ibv_alloc_parent_domain(3), domains.cpp): the
+// same PD (its handle) with a thread domain and the application's
+// allocators, which a QP created on it uses for its send queue.
+struct VPd {
+	struct ibv_pd pd;
+	struct ibv_pd *protection;	// a parent domain's PD; nullptr: a PD
+	struct ibv_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+	// A PD: its parent domains; a parent domain: its QPs and CQs
+	// (__atomic builtins).
+	std::uint32_t refs;
+};
+
+inline VPd *vpd(struct ibv_pd *p)
+{
+	return reinterpret_cast<VPd *>(p);
+}
+
+inline bool is_parent_domain(struct ibv_pd *p)
+{
+	return p && vpd(p)->protection;
+}
+
+// A QP or CQ created on @pd holds it (a parent domain cannot go first).
+void pd_hold(struct ibv_pd *pd);
+void pd_release(struct ibv_pd *pd);
+// The send queue allocator of a QP created on @pd: the parent domain's
+// (resource type UABI_SW_RES_TYPE_SQ), or empty (the provider's own).
+sw::QueueAllocator queue_allocator(struct ibv_pd *pd);
+// ibv_dealloc_pd(3) of a parent domain.
+int dealloc_parent_domain(struct ibv_pd *pd);
 
 struct VMr {
 	struct ibv_mr mr;
@@ -102,6 +138,7 @@ struct VQp {
 	struct ibv_qp_ex qpx;	// starts with struct ibv_qp
 	sw::Qp *dp;		// nullptr: XRC receive QP
 	WrBuilder *wb;
+	struct ibv_pd *pdom;	// the parent domain it was created on, if any
 };
 
 inline VContext *vctx_of(struct ibv_context *c)
@@ -183,6 +220,8 @@ bool fd_nonblocking(int fd);
 void install_ex_ops(struct verbs_context *vctx);
 // Its QP entries (control_qp.cpp).
 void install_qp_context_ops(struct verbs_context *vctx);
+// Thread and parent domains (domains.cpp).
+void install_domain_ops(struct verbs_context *vctx);
 
 } // namespace uabi::verbs
 

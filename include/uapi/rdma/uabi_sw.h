@@ -44,6 +44,12 @@ struct uabi_sw_stats {
  * nanoseconds, the same clock in every process of the host (kHz, as
  * ibv_device_attr_ex.hca_core_clock). */
 #define UABI_SW_CORE_CLOCK_KHZ 1000000ull
+/* The resource_type a parent domain's allocator is called with
+ * (ibv_alloc_parent_domain(3)): a QP's send queue, the memory of the
+ * drop-in library's that holds work requests posted and not yet executed.
+ * The other queues (CQs, receive queues, SRQs) are rings of the arena,
+ * which the device owns, and never come from an allocator. */
+#define UABI_SW_RES_TYPE_SQ 1ull
 #define UABI_SW_PORT_LID 1
 
 /* ================================================================ arena

@@ -6,6 +6,8 @@
 #include "qp_internal.hpp"
 
 #include <cerrno>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 namespace uabi::sw {
@@ -58,12 +60,67 @@ int Srq::post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge)
 			 wr_id, sg, num_sge);
 }
 
+// ------------------------------------------------------------ send queue
+namespace {
+constexpr std::size_t round8(std::size_t n)
+{
+	return (n + 7) & ~std::size_t(7);
+}
+constexpr std::size_t kSlotAlign = 64;
+} // namespace
+
+Qp::SendQueue::SendQueue(const QpCaps &caps) : allocator_(caps.allocator)
+{
+	static_assert(std::is_trivially_destructible_v<Pending>);
+	slots_ = std::max<std::uint32_t>(caps.max_send_wr, 1);
+	sge_off_ = round8(sizeof(Pending));
+	inline_off_ = sge_off_ + std::max<std::uint32_t>(caps.max_send_sge, 1) * sizeof(Sge);
+	stride_ = (inline_off_ + round8(caps.max_inline_data) + kSlotAlign - 1) & ~(kSlotAlign - 1);
+	const std::size_t bytes = stride_ * slots_;
+	if (allocator_.alloc)
+		buf_ = static_cast<std::uint8_t *>(allocator_.alloc(bytes, kSlotAlign));
+	else
+		buf_ = static_cast<std::uint8_t *>(
+			::operator new(bytes, std::align_val_t(kSlotAlign), std::nothrow));
+}
+
+Qp::SendQueue::~SendQueue()
+{
+	if (!buf_)
+		return;
+	if (allocator_.alloc)
+		allocator_.free(buf_);
+	else
+		::operator delete(buf_, std::align_val_t(kSlotAlign));
+}
+
+Qp::Pending &Qp::SendQueue::push_back()
+{
+	std::uint32_t i = head_ + count_;
+	if (i >= slots_)
+		i -= slots_;
+	count_++;
+	return *new (slot(i)) Pending{};
+}
+
+void Qp::SendQueue::pop_front()
+{
+	if (++head_ == slots_)
+		head_ = 0;
+	count_--;
+}
+
+void Qp::SendQueue::clear()
+{
+	head_ = count_ = 0;
+}
+
 // --------------------------------------------------------------------- QP
 Qp::Qp(Device &dev, std::uint32_t qpn, std::uint32_t type, Cq *send_cq, Cq *recv_cq,
        Srq *srq, const QpCaps &caps)
 	: dev_(dev), qpn_(qpn), type_(type), desc_(dev.qp_desc(qpn)), rw_(dev.qp_rw(qpn)),
 	  send_cq_(send_cq),
-	  recv_cq_(recv_cq), srq_(srq), caps_(caps)
+	  recv_cq_(recv_cq), srq_(srq), caps_(caps), pending_(caps)
 {
 	if (send_cq_)
 		send_cq_->attach(this);

@@ -457,7 +457,11 @@ int Qp::post_send(const SendWr &wr)
 	if (!ok || wr.num_sge < 0 || std::uint32_t(wr.num_sge) > caps_.max_send_sge ||
 	    wr.num_sge > kMaxIov)
 		return EINVAL;
-	if (wr.send_flags & kSendInline) {
+	// IBV_SEND_INLINE means something for SENDs and RDMA WRITEs only
+	// (the others ignore it, as exec_rc_uc does).
+	const bool inl = (wr.send_flags & kSendInline) && op != kWrRdmaRead && !is_atomic(op) &&
+			 op != kWrAtomicWrite && op != kWrBindMw && op != kWrLocalInv;
+	if (inl) {
 		std::uint64_t len = 0;
 		for (int i = 0; i < wr.num_sge; i++)
 			len += wr.sg_list[i].length;
@@ -473,7 +477,7 @@ int Qp::post_send(const SendWr &wr)
 	}
 	if (st != kRts && st != kSqd)
 		return EINVAL;
-	if (pending_.size() >= std::max<std::uint32_t>(caps_.max_send_wr, 1))
+	if (pending_.full())
 		return ENOMEM;
 
 	if (pending_.empty()) {
@@ -487,20 +491,25 @@ int Qp::post_send(const SendWr &wr)
 	}
 	// Defer: keep what the caller may reuse once we return (inline data,
 	// the SGE list, the AH).
-	Pending &p = pending_.emplace_back();
+	Pending &p = pending_.push_back();
 	p.wr = wr;
-	if (wr.send_flags & kSendInline) {
+	Sge *sges = pending_.sges(p);
+	if (inl) {
+		// Checked above: the bytes fit max_inline_data.
+		std::uint8_t *data = pending_.inline_data(p);
+		std::uint32_t len = 0;
 		for (int i = 0; i < wr.num_sge; i++) {
-			const auto *b = reinterpret_cast<const std::uint8_t *>(wr.sg_list[i].addr);
-			p.inline_data.insert(p.inline_data.end(), b, b + wr.sg_list[i].length);
+			std::memcpy(data + len, reinterpret_cast<const void *>(wr.sg_list[i].addr),
+				    wr.sg_list[i].length);
+			len += wr.sg_list[i].length;
 		}
-		p.sges.push_back({reinterpret_cast<std::uint64_t>(p.inline_data.data()),
-				  std::uint32_t(p.inline_data.size()), 0});
+		sges[0] = {reinterpret_cast<std::uint64_t>(data), len, 0};
+		p.wr.num_sge = 1;
 	} else {
-		p.sges.assign(wr.sg_list, wr.sg_list + wr.num_sge);
+		// At most max_send_sge (checked above).
+		std::copy(wr.sg_list, wr.sg_list + wr.num_sge, sges);
 	}
-	p.wr.sg_list = p.sges.data();
-	p.wr.num_sge = int(p.sges.size());
+	p.wr.sg_list = sges;
 	if (wr.ah) {
 		p.ah = *wr.ah;
 		p.wr.ah = &p.ah;

@@ -340,12 +340,21 @@ private:
 };
 
 // ------------------------------------------------------------------- QP
+// Where a QP's send queue gets its memory: by default the provider's own
+// (operator new); the verbs layer passes the allocators of a parent domain
+// (ibv_alloc_parent_domain(3)).  alloc answers nullptr when it has none.
+struct QueueAllocator {
+	std::function<void *(std::size_t size, std::size_t align)> alloc;
+	std::function<void(void *p)> free;
+};
+
 struct QpCaps {
 	std::uint32_t max_send_wr = 0;
 	std::uint32_t max_send_sge = 0;
 	std::uint32_t max_inline_data = 0;
 	bool sq_sig_all = false;
 	bool block_self_mcast = false;	// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
+	QueueAllocator allocator;	// empty: the provider's own memory
 };
 
 class Qp {
@@ -353,6 +362,8 @@ public:
 	Qp(Device &dev, std::uint32_t qpn, std::uint32_t type, Cq *send_cq,
 	   Cq *recv_cq, Srq *srq, const QpCaps &caps);
 	~Qp();
+	// false: the send queue got no memory (the QP is unusable: ENOMEM).
+	bool ok() const { return pending_.ok(); }
 	std::uint32_t qpn() const { return qpn_; }
 	std::uint32_t type() const { return type_; }
 	// The data path's view of the state (it may have moved to ERR).
@@ -382,15 +393,50 @@ private:
 		std::uint32_t status;
 		std::uint32_t byte_len;
 	};
+	// A work request that could not run when posted, kept in its send
+	// queue slot with what the caller may reuse once post_send returns
+	// (its SGE list and inline data follow it in the slot, SendQueue).
 	struct Pending {
 		SendWr wr;
-		std::vector<Sge> sges;
-		std::vector<std::uint8_t> inline_data;
 		AddressHandle ah;
 		std::uint64_t first_ns = 0;	// blocked since
 		std::uint64_t last_check_ns = 0;	// dead-peer probe
 		std::uint64_t rnr_ns = 0;		// responder's RNR timer
 		Outcome why = Outcome::Done;
+	};
+	// The send queue: max_send_wr slots in one buffer allocated when the
+	// QP is created (from the parent domain's allocator if it has one), a
+	// FIFO of the deferred work requests.
+	class SendQueue {
+	public:
+		SendQueue(const QpCaps &caps);
+		~SendQueue();
+		SendQueue(const SendQueue &) = delete;
+		SendQueue &operator=(const SendQueue &) = delete;
+		bool ok() const { return buf_ != nullptr; }
+		bool empty() const { return count_ == 0; }
+		std::uint32_t size() const { return count_; }
+		bool full() const { return count_ == slots_; }
+		Pending &front() { return *slot(head_); }
+		// A new slot at the tail (the caller checked full()).
+		Pending &push_back();
+		void pop_front();
+		void clear();
+		// The slot's room for max_send_sge SGEs (one at least) and for
+		// max_inline_data bytes.
+		Sge *sges(Pending &p) { return reinterpret_cast<Sge *>(reinterpret_cast<std::uint8_t *>(&p) + sge_off_); }
+		std::uint8_t *inline_data(Pending &p) { return reinterpret_cast<std::uint8_t *>(&p) + inline_off_; }
+
+	private:
+		Pending *slot(std::uint32_t i) { return reinterpret_cast<Pending *>(buf_ + std::size_t(i) * stride_); }
+		QueueAllocator allocator_;
+		std::uint8_t *buf_ = nullptr;
+		std::size_t stride_ = 0;
+		std::size_t sge_off_ = 0;
+		std::size_t inline_off_ = 0;
+		std::uint32_t slots_ = 0;
+		std::uint32_t head_ = 0;
+		std::uint32_t count_ = 0;
 	};
 
 	Result execute(const SendWr &wr);
@@ -419,7 +465,7 @@ private:
 	Srq *srq_;
 	QpCaps caps_;
 	std::recursive_mutex lock_;
-	std::deque<Pending> pending_;
+	SendQueue pending_;
 	std::uint64_t last_rnr_ns_ = 0;
 	MwControl mw_control_;
 };
