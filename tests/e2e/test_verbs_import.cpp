@@ -2,9 +2,9 @@
 // Imported objects (ibv_import_device(3), ibv_import_pd(3), ibv_import_mr(3)),
 // through our libibverbs.so.1: a second verbs context on the same context,
 // in this process and in a forked child that gets cmd_fd over a unix
-// socket, and the errnos of misuse.  ctest runs it as e2e_verbs_extras:
-// in-process (same-process copies, UABI_SW_FORCE_VM=1, the write control
-// path) and on uabid.  In-process, another process cannot import (the core
+// socket, and the errnos of misuse.  ctest runs it as e2e_verbs_extras is
+// run (e2e_verbs_import_*): in-process (same-process copies,
+// UABI_SW_FORCE_VM=1, the write control path) and on uabid.  In-process, another process cannot import (the core
 // lives in this process): the child expects EOPNOTSUPP there.
 #include "verbs_fixture.hpp"
 
