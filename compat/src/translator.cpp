@@ -282,6 +282,19 @@ bool Translator::has_context() const noexcept
 {
 	return p_->has_ctx;
 }
+int Translator::import_context() noexcept
+{
+	try {
+		auto d = p_->ctx.query_device();
+		if (!d)
+			return -d.error();
+		p_->mw_supported = d->attr.max_mw > 0;
+		p_->has_ctx = true;
+		return 0;
+	} catch (...) {
+		return -ENOMEM;
+	}
+}
 Context &Translator::context() noexcept
 {
 	return p_->ctx;

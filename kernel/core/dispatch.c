@@ -21,6 +21,7 @@ struct parsed_cmd {
 struct exec_state {
 	struct uabi_context *ctx;
 	void *host_call;
+	s32 pid;
 	struct uabi_msg_hdr *msg;
 	struct parsed_cmd *cmds;
 	u32 count;
@@ -303,6 +304,7 @@ static int exec_cmd(struct exec_state *st, u32 k)
 		.all_or_nothing = st->msg->flags & UABI_MSG_F_ALL_OR_NOTHING,
 		.index = k,
 		.host_call = st->host_call,
+		.pid = st->pid,
 	};
 	u16 i;
 	int ret = 0;
@@ -405,8 +407,15 @@ static void rollback(struct exec_state *st, u32 failed)
 int uabi_execute(struct uabi_context *ctx, void *buf, size_t len,
 		 void *host_call)
 {
+	return uabi_execute_as(ctx, buf, len, host_call, ctx->peer.pid);
+}
+
+int uabi_execute_as(struct uabi_context *ctx, void *buf, size_t len,
+		    void *host_call, s32 pid)
+{
 	struct uabi_msg_hdr *m = buf;
-	struct exec_state st = { .ctx = ctx, .host_call = host_call, .msg = m };
+	struct exec_state st = { .ctx = ctx, .host_call = host_call, .pid = pid,
+				 .msg = m };
 	u32 k;
 	int ret;
 

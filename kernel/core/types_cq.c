@@ -19,6 +19,7 @@ static int cq_create(struct uabi_call *call)
 	cq->cqe = cqe;
 	cq->comp_vector = vector;
 	cq->uobj = uobj;
+	cq->pid = call->pid;
 	channel = uabi_attr_uobj(call, UABI_ATTR_CQ_CHANNEL);
 	if (channel) {
 		ret = uabi_uobj_add_dep(uobj, channel);

@@ -48,13 +48,14 @@ static int mr_create(struct uabi_call *call)
 	if (ret)
 		return ret;
 	if (call->ctx->host->check_range) {
-		ret = call->ctx->host->check_range(call->ctx, reg.addr, reg.length);
+		ret = call->ctx->host->check_range(call, reg.addr, reg.length);
 		if (ret)
 			return ret;
 	}
 	mr = uobj_data(uobj);
 	mr->reg = reg;
 	mr->ctx = call->ctx;
+	mr->pid = call->pid;
 	mr->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_MR_PD));
 	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_MR_PD));
 	if (ret)
@@ -90,6 +91,7 @@ static int mr_rereg(struct uabi_call *call)
 	struct uabi_uobject *old_pd = NULL;
 	struct uabi_mr_reg want, reg = mr->reg;
 	struct uabi_mr_keys keys;
+	s32 old_pid;
 	u8 i;
 	int ret;
 
@@ -117,7 +119,7 @@ static int mr_rereg(struct uabi_call *call)
 	if (ret)
 		return ret;
 	if ((flags & UABI_MR_REREG_TRANSLATION) && call->ctx->host->check_range) {
-		ret = call->ctx->host->check_range(call->ctx, reg.addr, reg.length);
+		ret = call->ctx->host->check_range(call, reg.addr, reg.length);
 		if (ret)
 			return ret;
 	}
@@ -129,9 +131,17 @@ static int mr_rereg(struct uabi_call *call)
 			old_pd = call->target->deps[i];
 	if (new_pd && !old_pd)
 		return -EINVAL;
+	/* New addresses are the caller's: with an imported context (several
+	 * processes on one context) that may be another process than the
+	 * one that registered the MR first. */
+	old_pid = mr->pid;
+	if (flags & UABI_MR_REREG_TRANSLATION)
+		mr->pid = call->pid;
 	ret = dev->ops->rereg_mr(dev, mr, &reg, new_pd ? uobj_data(new_pd) : mr->pd);
-	if (ret)
+	if (ret) {
+		mr->pid = old_pid;
 		return ret;
+	}
 	mr->reg = reg;
 	if (new_pd && new_pd != old_pd) {
 		uabi_uobj_replace_dep(call->target, old_pd, new_pd);

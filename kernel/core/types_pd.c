@@ -12,6 +12,14 @@ static int pd_create(struct uabi_call *call)
 	return call->dev->ops->alloc_pd(call->dev, uobj_data(uobj));
 }
 
+/* ibv_import_pd(3): that the handle names a PD of this context is all
+ * there is to answer; the dispatcher's lookup found it (-ENOENT: no such
+ * handle, -EINVAL: another type, as Linux's uobject lookup). */
+static int pd_query(struct uabi_call *call)
+{
+	return 0;
+}
+
 static int pd_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 {
 	struct uabi_device *dev = uobj->ctx->dev;
@@ -29,6 +37,8 @@ const struct uabi_object_def uabi_type_pd = {
 	UABI_METHODS(
 		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
 		  .handler = pd_create },
+		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handle_access = UABI_ACCESS_READ, .handler = pd_query },
 		UABI_DESTROY_METHOD,
 	),
 };

@@ -160,6 +160,7 @@ static int qp_create(struct uabi_call *call)
 	qp->recv_cq = rcq ? uobj_data(rcq) : NULL;
 	qp->srq = srq_u ? uobj_data(srq_u) : NULL;
 	qp->ctx = call->ctx;
+	qp->pid = call->pid;
 	qp->user = call->ctx->user;
 	qp->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_QP_PD));
 	qp->xrcd = xrcd_u ? ((struct uabi_xrcd *)uobj_data(xrcd_u))->shared : NULL;

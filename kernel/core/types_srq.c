@@ -30,6 +30,7 @@ static int srq_create(struct uabi_call *call)
 	srq->attr.srq_limit = 0;	/* armed later by MODIFY */
 	srq->srq_type = init.srq_type;
 	srq->ctx = call->ctx;
+	srq->pid = call->pid;
 	srq->pd = uobj_data(uabi_attr_uobj(call, UABI_ATTR_SRQ_PD));
 	srq->cq = cq_u ? uobj_data(cq_u) : NULL;
 	ret = uabi_uobj_add_dep(uobj, uabi_attr_uobj(call, UABI_ATTR_SRQ_PD));

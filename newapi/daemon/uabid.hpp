@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <map>
 #include <memory>
+#include <set>
 #include <signal.h>
 #include <string>
 #include <sys/epoll.h>
@@ -166,6 +167,21 @@ extern Log g_log;
 
 // ----------------------------------------------------------- connections
 
+// A context of the core and the connections on it: the one that opened it
+// and those that imported it (docs/daemon.md, "Imported contexts").  It
+// closes with its last connection.  token is the file that names it to
+// clients (their cmd_fd): one end of a socketpair whose other end is
+// closed at once, made on the first kOpContextFd; uabid keeps it open,
+// so its inode (dev, ino) names no other file while the context lives.
+struct SharedCtx {
+	uabi_context *ctx = nullptr;
+	uid_t uid = 0;			 // the opener's; importers must have it
+	std::set<std::uint32_t> conns;	 // connection ids; the first lists it
+	int token = -1;
+	dev_t dev = 0;
+	ino_t ino = 0;
+};
+
 struct Conn {
 	enum Kind { New, Context, Admin };
 	int fd = -1;
@@ -173,6 +189,7 @@ struct Conn {
 	ucred cred{};
 	Kind kind = New;
 	uabi_context *ctx = nullptr;
+	SharedCtx *shared = nullptr;	 // with ctx
 	std::uint64_t connected_ns = 0; // realtime
 	std::uint64_t last_mono = 0;	 // the last message (or the accept)
 	std::uint64_t requests = 0;
@@ -201,8 +218,15 @@ private:
 	void on_readable(Conn &c);
 	bool handle(Conn &c, std::size_t n, std::vector<int> &fds, int mflags);
 	bool exec_uabi(Conn &c, std::size_t n, std::vector<int> &fds);
-	bool handle_admin(Conn &c, std::size_t n);
+	bool handle_admin(Conn &c, std::size_t n, std::vector<int> &fds);
 	bool open_context(Conn &c);
+	bool import_context(Conn &c, std::vector<int> &fds);
+	bool send_context_fd(Conn &c);
+	// The connection that lists c's context (its first one).
+	static bool lists_context(const Conn &c)
+	{
+		return c.shared && !c.shared->conns.empty() && *c.shared->conns.begin() == c.id;
+	}
 	void close_context(Conn &c);
 	unsigned per_uid_limit() const;
 	bool send_reply(Conn &c, const void *buf, std::size_t len, const int *fds = nullptr,
@@ -231,6 +255,7 @@ private:
 	dev_t sock_dev_ = 0;
 	ino_t sock_ino_ = 0;
 	std::unordered_map<int, std::unique_ptr<Conn>> conns_; // by fd
+	std::unordered_map<uabi_context *, std::unique_ptr<SharedCtx>> shared_;
 	std::map<std::uint32_t, Conn *> by_id_;
 	std::uint32_t next_id_ = 1;
 	unsigned contexts_ = 0;

@@ -115,7 +115,9 @@ bool Daemon::do_status(Conn &c)
 		s.connections++;
 		if (o->kind != Conn::Context)
 			continue;
-		s.contexts++;
+		// A context imported by other connections counts once.
+		const bool first = lists_context(*o);
+		s.contexts += first;
 		CtxEntry e{};
 		e.conn_id = id;
 		e.pid = o->cred.pid;
@@ -124,7 +126,7 @@ bool Daemon::do_status(Conn &c)
 		e.connected_ns = o->connected_ns;
 		e.requests = o->requests;
 		counters_of(o->ctx, e.objects);
-		for (int t = 0; t < 16; t++)
+		for (int t = 0; t < 16 && first; t++)
 			s.objects[t] += e.objects[t];
 		if (entries.size() < cap)
 			entries.push_back(e);
@@ -148,7 +150,7 @@ bool Daemon::do_objects(Conn &c, std::size_t n)
 	bool more = false;
 	for (auto it = by_id_.lower_bound(req.after_conn); it != by_id_.end() && !more; ++it) {
 		const Conn &o = *it->second;
-		if (!visible(c, o) || o.kind != Conn::Context)
+		if (!visible(c, o) || o.kind != Conn::Context || !lists_context(o))
 			continue;
 		// In handle order, as the core lists them.
 		for (const uabi_object_info &obj : objects_of(o.ctx)) {
@@ -187,21 +189,35 @@ bool Daemon::do_objects(Conn &c, std::size_t n)
 	return admin_reply(c, kOpObjects, 0, dst, sizeof(h) + out.size() * sizeof(ObjEntry));
 }
 
-bool Daemon::handle_admin(Conn &c, std::size_t n)
+bool Daemon::handle_admin(Conn &c, std::size_t n, std::vector<int> &fds)
 {
 	AdmHdr h{};
+	// Only an import's hello carries an fd.
+	if (n >= sizeof(h))
+		std::memcpy(&h, buf_.data(), sizeof(h));
+	if (n < sizeof(h) || h.op != kOpHello || h.arg != kHelloImport)
+		wire::close_all(fds);
 	if (n < sizeof(h))
 		return error_reply(c, kAdmMagic, -EINVAL);
-	std::memcpy(&h, buf_.data(), sizeof(h));
-	if (h.length != n || h.reserved || h.status)
+	if (h.length != n || h.reserved || h.status) {
+		wire::close_all(fds);
 		return error_reply(c, kAdmMagic, -EINVAL);
-	if (h.version != kProtoVersion)
+	}
+	if (h.version != kProtoVersion) {
+		wire::close_all(fds);
 		return error_reply(c, kAdmMagic, -EPROTONOSUPPORT);
+	}
 	switch (h.op) {
 	case kOpHello: {
-		if (c.kind != Conn::New || (h.arg != kHelloContext && h.arg != kHelloAdmin))
+		if (c.kind != Conn::New ||
+		    (h.arg != kHelloContext && h.arg != kHelloAdmin && h.arg != kHelloImport)) {
+			wire::close_all(fds);
 			return admin_reply(c, kOpHello, -EINVAL, nullptr, 0);
-		if (h.arg == kHelloContext) {
+		}
+		if (h.arg == kHelloImport) {
+			if (!import_context(c, fds)) // closes fds
+				return false;
+		} else if (h.arg == kHelloContext) {
 			if (!open_context(c))
 				return false;
 		} else {
@@ -227,6 +243,8 @@ bool Daemon::handle_admin(Conn &c, std::size_t n)
 		LOG("shutdown requested by pid %d uid %u", int(c.cred.pid), unsigned(c.cred.uid));
 		stop_ = true;
 		return admin_reply(c, kOpShutdown, 0, nullptr, 0);
+	case kOpContextFd:
+		return send_context_fd(c);
 	case kOpClose:
 		close_context(c);
 		if (admin_reply(c, kOpClose, 0, nullptr, 0))

@@ -230,10 +230,8 @@ bool Daemon::handle(Conn &c, std::size_t n, std::vector<int> &fds, int mflags)
 		LOG_INPUT("connection %u: message larger than %u bytes", c.id, UABI_MAX_MSG_BYTES);
 		return error_reply(c, magic, -EINVAL);
 	}
-	if (magic == kAdmMagic) {
-		wire::close_all(fds);
-		return handle_admin(c, n);
-	}
+	if (magic == kAdmMagic)
+		return handle_admin(c, n, fds); // closes fds
 	if (n < sizeof(uabi_msg_hdr)) {
 		wire::close_all(fds);
 		DEBUG("connection %u: %zu-byte message", c.id, n);
@@ -276,6 +274,20 @@ bool Daemon::open_context(Conn &c)
 		if (!c.ctx)
 			err = -errno;
 	}
+	if (!err) {
+		try {
+			auto s = std::make_unique<SharedCtx>();
+			s->ctx = c.ctx;
+			s->uid = c.cred.uid;
+			s->conns.insert(c.id);
+			c.shared = s.get();
+			shared_[c.ctx] = std::move(s);
+		} catch (...) {
+			uabi_user_close(c.ctx);
+			c.ctx = nullptr;
+			err = -ENOMEM;
+		}
+	}
 	if (err) {
 		drop(c, nullptr, err);
 		return false;
@@ -286,16 +298,95 @@ bool Daemon::open_context(Conn &c)
 	return true;
 }
 
-// Exactly what a kernel release() does: everything the context owns is
-// destroyed, its XRC registrations dropped.
+// kHelloImport: the connection joins the context whose token the client
+// sent with its hello.  Holding the token is the proof: a process can only
+// send an fd it holds (SCM_RIGHTS), and we compare the file itself (the
+// inode of the socket we keep open), never a number the client chose.  A
+// holder of another uid is refused as every other cross-user access is
+// (EACCES).  The connection was counted against its uid at the accept;
+// the context is not counted again.
+bool Daemon::import_context(Conn &c, std::vector<int> &fds)
+{
+	struct stat st{};
+	const bool ok = fds.size() == 1 && ::fstat(fds[0], &st) == 0 && S_ISSOCK(st.st_mode);
+	wire::close_all(fds);
+	SharedCtx *s = nullptr;
+	if (ok)
+		for (auto &[ctx, sc] : shared_)
+			if (sc->token >= 0 && sc->dev == st.st_dev && sc->ino == st.st_ino)
+				s = sc.get();
+	if (!s) {
+		LOG_INPUT("connection %u (pid %d uid %u): import of no context", c.id,
+			  int(c.cred.pid), unsigned(c.cred.uid));
+		drop(c, nullptr, -EINVAL);
+		return false;
+	}
+	if (s->uid != c.cred.uid) {
+		LOG("connection %u (pid %d uid %u): refused import of a context of uid %u", c.id,
+		    int(c.cred.pid), unsigned(c.cred.uid), unsigned(s->uid));
+		drop(c, nullptr, -EACCES);
+		return false;
+	}
+	try {
+		s->conns.insert(c.id);
+	} catch (...) {
+		drop(c, nullptr, -ENOMEM);
+		return false;
+	}
+	c.ctx = s->ctx;
+	c.shared = s;
+	c.kind = Conn::Context;
+	DEBUG("connection %u (pid %d) imported the context of connection %u", c.id,
+	      int(c.cred.pid), *s->conns.begin());
+	return true;
+}
+
+// kOpContextFd: the token of the connection's context, made on first use.
+bool Daemon::send_context_fd(Conn &c)
+{
+	if (c.kind != Conn::Context)
+		return admin_reply(c, kOpContextFd, -EINVAL, nullptr, 0);
+	SharedCtx &s = *c.shared;
+	if (s.token < 0) {
+		int sv[2];
+		if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			return admin_reply(c, kOpContextFd, -errno, nullptr, 0);
+		// Nothing is ever read from or written to it: it is a name.
+		::close(sv[1]);
+		struct stat st{};
+		if (::fstat(sv[0], &st) < 0) {
+			int e = errno;
+			::close(sv[0]);
+			return admin_reply(c, kOpContextFd, -e, nullptr, 0);
+		}
+		s.token = sv[0];
+		s.dev = st.st_dev;
+		s.ino = st.st_ino;
+	}
+	AdmHdr h{kAdmMagic, sizeof(AdmHdr), kProtoVersion, kOpContextFd, 0, 0, 0};
+	return send_reply(c, &h, sizeof(h), &s.token, 1);
+}
+
+// The connection leaves its context; the last one closes it, exactly as a
+// kernel release() does: everything the context owns is destroyed, its
+// XRC registrations dropped.
 void Daemon::close_context(Conn &c)
 {
 	if (!c.ctx)
 		return;
-	uabi_user_close(c.ctx);
+	SharedCtx *s = c.shared;
 	c.ctx = nullptr;
+	c.shared = nullptr;
+	s->conns.erase(c.id);
+	if (!s->conns.empty())
+		return;
+	uabi_user_close(s->ctx);
+	if (s->token >= 0)
+		::close(s->token);
+	const uid_t uid = s->uid;
+	shared_.erase(s->ctx); // frees s
 	contexts_--;
-	auto it = uid_contexts_.find(c.cred.uid);
+	auto it = uid_contexts_.find(uid);
 	if (it != uid_contexts_.end() && --it->second == 0)
 		uid_contexts_.erase(it);
 }
@@ -337,7 +428,9 @@ bool Daemon::exec_uabi(Conn &c, std::size_t n, std::vector<int> &fds)
 		}
 	}
 
-	uabi_user_execute(c.ctx, p, n);
+	// The connection's process is the caller, whichever opened the
+	// context: what it creates is reached in its memory.
+	uabi_user_execute_as(c.ctx, p, n, c.cred.pid);
 	c.requests++;
 	requests_++;
 	wire::close_all(fds);

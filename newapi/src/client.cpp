@@ -25,6 +25,14 @@ Result<Context> Context::open(Backend b)
 	return Context(std::move(*t));
 }
 
+Result<Context> Context::import(int fd)
+{
+	auto t = import_transport(fd);
+	if (!t)
+		return make_error(t.error());
+	return Context(std::move(*t));
+}
+
 Result<void> Context::execute(Message &m)
 {
 	if (!m.encoded())
@@ -231,6 +239,25 @@ Result<Handle> Context::alloc_pd()
 Result<void> Context::dealloc_pd(Handle pd)
 {
 	return destroy(UABI_OBJ_PD, pd);
+}
+
+Result<void> Context::query_pd(Handle pd)
+{
+	return simple(Command(UABI_OBJ_PD, UABI_METHOD_QUERY, pd));
+}
+
+Result<std::pair<uabi_mr_reg, uabi_mr_keys>> Context::query_mr(Handle mr)
+{
+	Command c(UABI_OBJ_MR, UABI_METHOD_QUERY, mr);
+	OutAttr reg = c.add_out<uabi_mr_reg>(UABI_ATTR_MR_REG);
+	OutAttr keys = c.add_out<uabi_mr_keys>(UABI_ATTR_MR_KEYS);
+	auto m = call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	std::pair<uabi_mr_reg, uabi_mr_keys> r{};
+	if (!m->read(0, reg, r.first) || !m->read(0, keys, r.second))
+		return make_error(EPROTO);
+	return r;
 }
 
 Result<MrInfo> Context::reg_mr(Ref pd, const void *addr, std::uint64_t length,

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace uabi {
@@ -13,6 +14,47 @@ Transport::~Transport() = default;
 const char *Transport::name() const
 {
 	return "unknown";
+}
+
+int Transport::context_fd()
+{
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+// The kind of file says the backend: the module's device node (the open
+// file is the context, as libibverbs' cmd_fd), a socket (uabid's name for
+// a context), a memfd (the in-process table's).  rdma-core's import
+// answers EINVAL for an fd it cannot fstat() or that is no character
+// device, ENODEV for a character device of no RDMA device.
+Result<std::unique_ptr<Transport>> import_transport(int fd)
+{
+	struct stat st;
+	if (fd < 0 || ::fstat(fd, &st) < 0)
+		return make_error(EINVAL);
+	if (S_ISCHR(st.st_mode)) {
+		struct stat dev;
+		if (::stat(UABI_DEVICE_PATH, &dev) < 0 || !S_ISCHR(dev.st_mode) ||
+		    dev.st_rdev != st.st_rdev)
+			return make_error(ENODEV);
+		auto t = KernelTransport::import(fd);
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
+	if (S_ISSOCK(st.st_mode)) {
+		auto t = DaemonTransport::import(fd);
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
+	if (S_ISREG(st.st_mode)) {
+		auto t = InprocTransport::import(fd);
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
+	return make_error(EINVAL);
 }
 
 const char *backend_name(Backend b)

@@ -238,20 +238,33 @@ int Connection::release()
 }
 
 Result<std::vector<std::byte>> admin_call(int fd, AdmOp op, std::uint32_t arg, const void *payload,
-					  std::size_t len, int timeout_ms)
+					  std::size_t len, int timeout_ms, int send_fd,
+					  std::vector<int> *fds)
 {
 	std::vector<std::byte> req(sizeof(AdmHdr) + len);
 	AdmHdr h{kAdmMagic, std::uint32_t(req.size()), kProtoVersion, op, 0, arg, 0};
 	std::memcpy(req.data(), &h, sizeof(h));
 	if (len)
 		std::memcpy(req.data() + sizeof(h), payload, len);
-	ssize_t s = wire::send_fds(fd, req.data(), req.size(), nullptr, 0, 0);
+	ssize_t s = wire::send_fds(fd, req.data(), req.size(), send_fd >= 0 ? &send_fd : nullptr,
+				   send_fd >= 0 ? 1 : 0, 0);
 	// A daemon that refused us may have closed already; its refusal can
 	// still be waiting in our receive queue.
 	if (s < 0 && s != -EPIPE && s != -ECONNRESET)
 		return make_error(int(-s));
 	std::vector<std::byte> rep(UABI_MAX_MSG_BYTES);
-	ssize_t n = recv_reply(fd, rep.data(), rep.size(), s < 0 ? 0 : timeout_ms, nullptr);
+	std::vector<int> got;
+	ssize_t n = recv_reply(fd, rep.data(), rep.size(), s < 0 ? 0 : timeout_ms, &got);
+	// The reply's fds are the caller's only when it succeeds.
+	struct Closer {
+		std::vector<int> &v;
+		bool keep = false;
+		~Closer()
+		{
+			if (!keep)
+				wire::close_all(v);
+		}
+	} closer{got};
 	if (n < 0)
 		return make_error(n == -ETIMEDOUT && s < 0 ? int(-s) : int(-n));
 	if (n == 0)
@@ -268,10 +281,14 @@ Result<std::vector<std::byte>> admin_call(int fd, AdmOp op, std::uint32_t arg, c
 		return make_error(EPROTO);
 	rep.resize(std::size_t(n));
 	rep.erase(rep.begin(), rep.begin() + sizeof(rh));
+	if (fds) {
+		*fds = std::move(got);
+		got.clear();
+	}
 	return rep;
 }
 
-Result<Connection> connect(const Paths &p, HelloKind kind)
+Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd)
 {
 	int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -291,7 +308,8 @@ Result<Connection> connect(const Paths &p, HelloKind kind)
 		::close(fd);
 		return make_error(e);
 	}
-	auto rep = admin_call(fd, kOpHello, kind, nullptr, 0);
+	auto rep = admin_call(fd, kOpHello, kind, nullptr, 0, 5000,
+			      kind == kHelloImport ? import_fd : -1);
 	if (!rep) {
 		::close(fd);
 		return make_error(rep.error());
@@ -527,6 +545,40 @@ Result<std::unique_ptr<DaemonTransport>> DaemonTransport::open(const daemon::Pat
 	return std::unique_ptr<DaemonTransport>(new DaemonTransport(std::move(*c)));
 }
 
+Result<std::unique_ptr<DaemonTransport>> DaemonTransport::import(int fd)
+{
+	auto p = daemon::resolve_paths();
+	if (!p)
+		return make_error(p.error());
+	// A context's fd is useless without its daemon: none is started.
+	auto c = daemon::connect(*p, daemon::kHelloImport, fd);
+	if (!c)
+		return make_error(daemon::no_daemon(c.error()) ? EINVAL : c.error());
+	auto t = std::unique_ptr<DaemonTransport>(new DaemonTransport(std::move(*c)));
+	t->ctx_fd_ = fd; // the same file uabid answers kOpContextFd with
+	return t;
+}
+
+int DaemonTransport::context_fd()
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (ctx_fd_ >= 0)
+		return ctx_fd_;
+	if (dead_) {
+		errno = ENOTCONN;
+		return -1;
+	}
+	std::vector<int> fds;
+	auto r = daemon::admin_call(fd_, daemon::kOpContextFd, 0, nullptr, 0, 5000, -1, &fds);
+	if (!r || fds.size() != 1) {
+		daemon::wire::close_all(fds);
+		errno = r ? EPROTO : r.error();
+		return -1;
+	}
+	ctx_fd_ = fds[0];
+	return ctx_fd_;
+}
+
 DaemonTransport::DaemonTransport(daemon::Connection c)
     : hello_(c.hello()), owner_(::getpid())
 {
@@ -544,6 +596,8 @@ DaemonTransport::~DaemonTransport()
 		(void)daemon::admin_call(fd_, daemon::kOpClose, 0, nullptr, 0);
 	if (fd_ >= 0)
 		::close(fd_);
+	if (ctx_fd_ >= 0)
+		::close(ctx_fd_);
 	for (auto &[h, fd] : evq_fds_)
 		::close(fd);
 }

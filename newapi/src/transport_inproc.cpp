@@ -9,13 +9,19 @@
 
 #include "paths.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <mutex>
 #include <new>
 #include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
 
 // Defined only in programs that link the core in (uabi_inproc_builtin).
 #pragma weak uabi_user_get_api
@@ -106,6 +112,31 @@ const uabi_user_api *inproc_api(int *err)
 	return api;
 }
 
+constexpr const char *kCtxFdName = "uabi-context";
+
+} // namespace
+
+// A context of the in-process core and the transports on it: the one that
+// opened it and those that imported it (ibv_import_device(3) of a
+// duplicate of its context fd).  The fd that names it is an empty memfd,
+// sealed so that nobody can give it contents; its inode is unique while
+// any copy is open, and the table below finds the context by it.  The
+// core lives in this process's memory: a forked child's copy of the table
+// is not used (pid), and another process has no entry at all.
+struct InprocTransport::Shared {
+	const uabi_user_api *api;
+	::uabi_context *ctx;
+	unsigned refs;
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+};
+
+namespace {
+
+std::mutex g_shared_mu;
+std::vector<InprocTransport::Shared *> g_shared; // under g_shared_mu
+
 } // namespace
 
 Result<std::unique_ptr<InprocTransport>> InprocTransport::open()
@@ -117,25 +148,83 @@ Result<std::unique_ptr<InprocTransport>> InprocTransport::open()
 	int rc = api->init();
 	if (rc)
 		return make_error(rc);
+	int fd = ::memfd_create(kCtxFdName, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct stat st;
+	if (fd < 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    ::fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			::close(fd);
+		return make_error(e);
+	}
 	::uabi_context *ctx = api->open(nullptr);
-	if (!ctx)
-		return make_error(errno);
-	auto *t = new (std::nothrow) InprocTransport(api, ctx);
+	if (!ctx) {
+		int e = errno;
+		::close(fd);
+		return make_error(e);
+	}
+	auto *s = new (std::nothrow) Shared{api, ctx, 1, ::getpid(), st.st_dev, st.st_ino};
+	auto *t = s ? new (std::nothrow) InprocTransport(s, fd) : nullptr;
 	if (!t) {
+		delete s;
 		api->close(ctx);
+		::close(fd);
 		return make_error(ENOMEM);
 	}
+	std::lock_guard<std::mutex> g(g_shared_mu);
+	g_shared.push_back(s);
 	return std::unique_ptr<InprocTransport>(t);
+}
+
+Result<std::unique_ptr<InprocTransport>> InprocTransport::import(int fd)
+{
+	struct stat st;
+	if (fd < 0 || ::fstat(fd, &st) < 0)
+		return make_error(EINVAL);
+	std::lock_guard<std::mutex> g(g_shared_mu);
+	for (Shared *s : g_shared) {
+		if (s->dev != st.st_dev || s->ino != st.st_ino)
+			continue;
+		if (s->pid != ::getpid())
+			break; // a forked child's copy: the parent's core
+		auto *t = new (std::nothrow) InprocTransport(s, fd);
+		if (!t)
+			return make_error(ENOMEM);
+		s->refs++;
+		return std::unique_ptr<InprocTransport>(t);
+	}
+	// Not ours: another process's in-process context (its memfd's name
+	// says so), whose core we cannot reach, or no context at all.
+	char link[64], target[128];
+	std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = ::readlink(link, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = 0;
+		if (std::string(target).starts_with(std::string("/memfd:") + kCtxFdName))
+			return make_error(EOPNOTSUPP);
+	}
+	return make_error(EINVAL);
 }
 
 InprocTransport::~InprocTransport()
 {
-	api_->close(ctx_);
+	bool last;
+	{
+		std::lock_guard<std::mutex> g(g_shared_mu);
+		last = --sh_->refs == 0;
+		if (last)
+			g_shared.erase(std::find(g_shared.begin(), g_shared.end(), sh_));
+	}
+	if (last) {
+		sh_->api->close(sh_->ctx);
+		delete sh_;
+	}
+	::close(fd_);
 }
 
 int InprocTransport::execute(std::span<std::byte> msg)
 {
-	return api_->execute(ctx_, msg.data(), msg.size());
+	return sh_->api->execute(sh_->ctx, msg.data(), msg.size());
 }
 
 } // namespace uabi

@@ -102,6 +102,14 @@ Result<std::unique_ptr<KernelTransport>> KernelTransport::open(const char *path)
 	return std::unique_ptr<KernelTransport>(t);
 }
 
+Result<std::unique_ptr<KernelTransport>> KernelTransport::import(int fd)
+{
+	auto *t = new (std::nothrow) KernelTransport(fd);
+	if (!t)
+		return make_error(ENOMEM);
+	return std::unique_ptr<KernelTransport>(t);
+}
+
 KernelTransport::~KernelTransport()
 {
 	// Closing the device file closes the context (unless a forked child

@@ -52,6 +52,27 @@ TEST_F(PdMr, PdLifecycle)
 	expect_context_counters_eq(before, counters(), "after both PDs");
 }
 
+// PD QUERY finds a PD by its handle (ibv_import_pd): nothing there is
+// ENOENT, another type's handle EINVAL, as Linux's uobject lookup; the
+// client's query_mr reads what MR QUERY answers.
+TEST_F(PdMr, PdQueryFindsOnlyPds)
+{
+	Handle pd = NEED(ctx().alloc_pd());
+	EXPECT_OK(ctx().query_pd(pd));
+	MrInfo mr = NEED(ctx().reg_mr(pd, buf_, 128, kLocalWrite));
+	EXPECT_ERRNO(ctx().query_pd(mr.handle), EINVAL);
+	EXPECT_ERRNO(ctx().query_pd(0xfffff), ENOENT);
+	auto q = NEED(ctx().query_mr(mr.handle));
+	EXPECT_EQ(q.first.addr, reinterpret_cast<std::uintptr_t>(buf_));
+	EXPECT_EQ(q.first.length, 128u);
+	EXPECT_EQ(q.second.lkey, mr.lkey);
+	EXPECT_EQ(q.second.rkey, mr.rkey);
+	EXPECT_ERRNO(ctx().query_mr(pd), EINVAL);
+	EXPECT_OK(ctx().dereg_mr(mr.handle));
+	EXPECT_OK(ctx().dealloc_pd(pd));
+	EXPECT_ERRNO(ctx().query_pd(pd), ENOENT);
+}
+
 TEST_F(PdMr, MrLifecycleAndQuery)
 {
 	Snapshot before = snapshot(ctx());

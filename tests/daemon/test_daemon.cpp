@@ -643,6 +643,97 @@ TEST_F(DaemonTest, PerUidContextLimitOnASharedDaemon)
 	EXPECT_EQ(seventh.error(), EUSERS);
 }
 
+// ---------------------------------------------------------------- imports
+
+// A connection that imports a context (ibv_import_device: the fd of a
+// context, passed with the hello) shares its objects; the context is
+// counted once and closes with its last connection.
+TEST_F(DaemonTest, AnImportedContextIsSharedAndClosesWithItsLastConnection)
+{
+	start_daemon();
+	auto a = std::make_unique<Context>(open_ctx());
+	auto pd = a->alloc_pd();
+	ASSERT_TRUE(pd);
+	int fd = a->context_fd();
+	ASSERT_GE(fd, 0) << std::strerror(errno);
+	EXPECT_EQ(a->context_fd(), fd) << "asked once, then kept";
+	int copy = ::dup(fd);
+	ASSERT_GE(copy, 0);
+	auto b = Context::import(copy);
+	ASSERT_TRUE(b) << std::strerror(b.error());
+	EXPECT_EQ(b->context_fd(), copy);
+	// One context, two connections: handles are the same.
+	EXPECT_TRUE(b->query_pd(*pd));
+	auto cq = b->create_cq(4);
+	ASSERT_TRUE(cq);
+	EXPECT_EQ(contexts(), 1u);
+	EXPECT_EQ(live_objects(), 2u) << "PD and CQ, counted once";
+	auto objs = daemon::query_objects(*admin());
+	ASSERT_TRUE(objs);
+	EXPECT_EQ(objs->size(), 2u) << "listed once";
+	// The opener leaves: the context stays with the importer.
+	a.reset();
+	EXPECT_EQ(contexts(), 1u);
+	EXPECT_TRUE(b->query_pd(*pd));
+	EXPECT_TRUE(b->destroy_cq(cq->handle));
+	// The importer leaves: it closes, its objects go.
+	b = make_error(EIO);
+	EXPECT_EQ(contexts(), 0u);
+	EXPECT_EQ(live_objects(), 0u);
+	// Its fd names nothing any more.
+	auto late = daemon::connect(paths(), daemon::kHelloImport, fd);
+	EXPECT_FALSE(late);
+}
+
+// Holding a context's fd is not enough for another uid: it is refused
+// (EACCES) as every other cross-user access, on a --shared daemon that
+// lets it connect at all; an fd that is no context's is EINVAL.  The
+// victim's objects are untouched.
+TEST_F(DaemonTest, AnotherUidCannotImportAContextItHoldsTheFdOf)
+{
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root to switch to uid 65534";
+	start_daemon({"--shared"});
+	ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0); // the test's directory, for nobody
+	Context mine = open_ctx();
+	auto pd = mine.alloc_pd();
+	ASSERT_TRUE(pd);
+	const int fd = mine.context_fd(); // inherited by the child below
+	ASSERT_GE(fd, 0);
+	const std::uint32_t before = live_objects();
+	auto p = paths();
+	Child thief = as_nobody([p, fd] {
+		auto c = daemon::connect(p, daemon::kHelloImport, fd);
+		if (c || c.error() != EACCES)
+			return 1;
+		auto ctx = Context::import(::dup(fd));
+		if (ctx || ctx.error() != EACCES)
+			return 2;
+		// A socket of its own names no context.
+		int sv[2];
+		if (::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
+			return 3;
+		auto fake = daemon::connect(p, daemon::kHelloImport, sv[0]);
+		if (fake || fake.error() != EINVAL)
+			return 4;
+		// Nor does a hello that claims an import without an fd.
+		auto none = daemon::connect(p, daemon::kHelloImport, -1);
+		if (none || none.error() != EINVAL)
+			return 5;
+		// Its own context it may import.
+		auto own = Context::open(Backend::Daemon);
+		if (!own)
+			return 6;
+		auto again = Context::import(::dup(own->context_fd()));
+		return again && again->alloc_pd() ? 0 : 7;
+	});
+	EXPECT_TRUE(thief.exited_ok());
+	EXPECT_TRUE(mine.query_pd(*pd));
+	EXPECT_EQ(live_objects(), before);
+	EXPECT_NE(read_file(paths().log).find("refused import of a context of uid 0"),
+		  std::string::npos);
+}
+
 // ------------------------------------------------------------------ hostile
 
 TEST_F(DaemonTest, HostileInputsLeaveTheDaemonServing)

@@ -136,6 +136,23 @@ else
 		done
 	fi
 
+	# Present only when run-qemu.sh got --import: imported contexts, PDs and
+	# MRs on the module (cmd_fd is the device file), in one process and in a
+	# forked child that gets the fd over a unix socket, both control paths.
+	if [ -x /e2e_verbs_import ] && want import; then
+		for run in 0:new 1:new 0:write; do
+			vm=${run%%:*} path=${run#*:}
+			echo "UABI-KERNEL-IMPORT-BEGIN: UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path"
+			LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+				UABI_SW_FORCE_VM=$vm UABI_VERBS_PATH=$path timeout 300 \
+				/e2e_verbs_import --gtest_color=no
+			rc=$?
+			echo "UABI-KERNEL-IMPORT-END: exit $rc"
+			[ $rc -eq 0 ] && step "e2e_verbs_import(vm=$vm,path=$path)" PASS ||
+				step "e2e_verbs_import(vm=$vm,path=$path)" FAIL
+		done
+	fi
+
 	# Present only when run-qemu.sh got --placement: in-order placement
 	# between two processes through the module's arena, every mode.
 	if [ -x /placement ] && want placement; then

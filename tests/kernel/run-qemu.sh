@@ -36,7 +36,8 @@
 # conformance or abuse binary is needed then).
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
-#                    [--e2e BIN] [--extras BIN] [--xrc BIN]... [--placement BIN]
+#                    [--e2e BIN] [--extras BIN] [--import BIN] [--xrc BIN]...
+#                    [--placement BIN]
 #                    [--security BIN] [--tool BIN]
 #                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
 #                     --probes-verbs-lib LIB --probes-umad-lib LIB]
@@ -44,7 +45,8 @@
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
-#   --e2e, --extras (e2e_verbs_extras), --xrc, --placement, --security and
+#   --e2e, --extras (e2e_verbs_extras), --import (e2e_verbs_import), --xrc,
+#   --placement, --security and
 #   --tool take dynamically linked binaries: each is packed with
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
@@ -64,6 +66,7 @@ conformance=""
 abuse=""
 e2e=""
 extras=""
+import=""
 xrc=()
 placement=""
 security=""
@@ -90,6 +93,7 @@ while (($#)); do
 	--abuse) abuse=$2; shift 2 ;;
 	--e2e) e2e=$2; shift 2 ;;
 	--extras) extras=$2; shift 2 ;;
+	--import) import=$2; shift 2 ;;
 	--xrc) xrc+=("$2"); shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
 	--security) security=$2; shift 2 ;;
@@ -105,7 +109,7 @@ while (($#)); do
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,57p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,59p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -264,6 +268,7 @@ pack_dynamic() {
 }
 [[ -z $e2e ]] || pack_dynamic "$e2e" e2e_inproc_verbs
 [[ -z $extras ]] || pack_dynamic "$extras" e2e_verbs_extras
+[[ -z $import ]] || pack_dynamic "$import" e2e_verbs_import
 [[ -z $security ]] || pack_dynamic "$security" security_attacks
 [[ -z $tool ]] || pack_dynamic "$tool" uabi
 if [[ -n $placement ]]; then

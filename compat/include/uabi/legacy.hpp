@@ -78,6 +78,11 @@ class Translator
 	Dialect dialect() const noexcept;
 	void set_dialect(Dialect d) noexcept;
 	bool has_context() const noexcept; // GET_CONTEXT succeeded
+	// The context was imported (ibv_import_device(3)): some other
+	// translator's GET_CONTEXT made it, so commands that need one are
+	// served, and GET_CONTEXT itself is refused (EINVAL), as on Linux's
+	// shared ucontext.  No async event fd of its own.  0 or -errno.
+	int import_context() noexcept;
 	Context &context() noexcept;
 
 	// The fds handed out by GET_CONTEXT (async) and CREATE_COMP_CHANNEL.

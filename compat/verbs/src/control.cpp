@@ -79,6 +79,33 @@ UABI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	});
 }
 
+// ibv_import_pd(3): a verbs PD for a PD of the (imported) context, found by
+// its handle: ENOENT when there is none, EINVAL when the handle is another
+// object's, as Linux's uobject lookup answers.  The write ABI has no such
+// command: the new path in both modes (as GIDs).
+UABI_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *ctx, uint32_t pd_handle)
+{
+	return guard_ptr([&]() -> struct ibv_pd * {
+		if (!ctx)
+			return fail_ptr<struct ibv_pd>(EINVAL);
+		auto r = impl_of(ctx)->ctl.raw().query_pd(pd_handle);
+		if (!r)
+			return fail_ptr<struct ibv_pd>(r.error());
+		auto *v = static_cast<VPd *>(std::calloc(1, sizeof(VPd)));
+		if (!v)
+			return fail_ptr<struct ibv_pd>(ENOMEM);
+		v->pd.context = ctx;
+		v->pd.handle = pd_handle;
+		return &v->pd;
+	});
+}
+
+// Only this struct goes: the PD stays in the context (ibv_unimport_pd(3)).
+UABI_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
+{
+	std::free(vpd(pd));
+}
+
 // --------------------------------------------------------------------- MR
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			     unsigned int access)
@@ -104,6 +131,41 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		mr->rkey = r->rkey;
 		return mr;
 	});
+}
+
+// ibv_import_mr(3): a verbs MR for an MR of the context, with the address,
+// length and keys of its registration (MR/QUERY); errnos as
+// ibv_import_pd().  As rdma-core, the MR's PD is not compared with @pd.
+UABI_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	return guard_ptr([&]() -> struct ibv_mr * {
+		if (!pd)
+			return fail_ptr<struct ibv_mr>(EINVAL);
+		auto r = impl_of(pd->context)->ctl.raw().query_mr(mr_handle);
+		if (!r)
+			return fail_ptr<struct ibv_mr>(r.error());
+		const auto &[reg, keys] = *r;
+		auto *v = static_cast<VMr *>(std::calloc(1, sizeof(VMr)));
+		if (!v)
+			return fail_ptr<struct ibv_mr>(ENOMEM);
+		v->access = reg.access;
+		v->iova = reg.iova;
+		struct ibv_mr *mr = &v->mr;
+		mr->context = pd->context;
+		mr->pd = pd;
+		mr->addr = reinterpret_cast<void *>(static_cast<std::uintptr_t>(reg.addr));
+		mr->length = reg.length;
+		mr->handle = mr_handle;
+		mr->lkey = keys.lkey;
+		mr->rkey = keys.rkey;
+		return mr;
+	});
+}
+
+// Only this struct goes: the MR stays registered (ibv_unimport_mr(3)).
+UABI_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
+{
+	std::free(vmr(mr));
 }
 
 #undef ibv_reg_mr

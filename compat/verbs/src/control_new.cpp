@@ -26,8 +26,19 @@ Result<std::unique_ptr<Control>> NewControl::open(Context ctx)
 	return std::unique_ptr<Control>(std::move(c));
 }
 
+Result<std::unique_ptr<Control>> NewControl::adopt(Context ctx)
+{
+	std::unique_ptr<NewControl> c(new NewControl(std::move(ctx)));
+	c->async_.handle = 0;
+	c->async_.fd = -1;
+	return std::unique_ptr<Control>(std::move(c));
+}
+
 Result<uabi_event> NewControl::get_async_event()
 {
+	if (!async_.handle)
+		return make_error(EBADF); // imported: read(2) of fd -1
+
 	auto r = ctx_->get_async_event(async_.handle);
 	// A registration without a user handle (the OFED calls') hears of
 	// its receive QP as OFED told it: flag, and the QP number.

@@ -6,7 +6,9 @@
 #include "verbs_impl.hpp"
 
 #include <cstdlib>
+#include <fcntl.h>
 #include <optional>
+#include <unistd.h>
 #include <string_view>
 
 namespace uabi::verbs {
@@ -34,6 +36,26 @@ Result<std::unique_ptr<Control>> Control::open(ControlMode mode)
 	if (mode == ControlMode::New)
 		return NewControl::open(std::move(*c));
 	return WriteControl::open(std::move(*c));
+}
+
+Result<std::unique_ptr<Control>> Control::import(ControlMode mode, int fd)
+{
+	// The transport gets a duplicate, so that the caller's fd is
+	// untouched by a failure at any step; on success it is ours
+	// (ibv_close_device() closes it) and the duplicate stands for it.
+	int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return make_error(errno == EBADF ? EINVAL : errno);
+	auto c = Context::import(own);
+	if (!c) {
+		::close(own);
+		return make_error(c.error());
+	}
+	auto r = mode == ControlMode::New ? NewControl::adopt(std::move(*c))
+					  : WriteControl::adopt(std::move(*c));
+	if (r)
+		::close(fd);
+	return r;
 }
 
 Result<std::uint32_t> Control::bind_mw(Handle mw, Handle mr, Handle qp, const uabi_mw_bind &b)

@@ -44,6 +44,12 @@ class Control
 	// Opens the backend (UABI_BACKEND) and, on the write path, the legacy
 	// context over it (GET_CONTEXT, which creates the async event queue).
 	static Result<std::unique_ptr<Control>> open(ControlMode mode);
+	// On the context @fd names (ibv_import_device(3), Context::import):
+	// no async event queue of its own (the context has one, its
+	// opener's: async_queue().fd is -1).  Takes @fd over on success (and
+	// closes it: the transport holds a duplicate); on failure it is left
+	// alone.
+	static Result<std::unique_ptr<Control>> import(ControlMode mode, int fd);
 	virtual ~Control();
 	Control(const Control &) = delete;
 	Control &operator=(const Control &) = delete;
@@ -166,6 +172,8 @@ class NewControl final : public Control
       public:
 	// Creates the context's async event queue.
 	static Result<std::unique_ptr<Control>> open(Context ctx);
+	// An imported context: none.
+	static Result<std::unique_ptr<Control>> adopt(Context ctx);
 	ControlMode mode() const noexcept override { return ControlMode::New; }
 
 	Result<uabi_event> get_async_event() override;
@@ -233,6 +241,8 @@ class WriteControl final : public Control
       public:
 	// GET_CONTEXT, which creates the async event queue.
 	static Result<std::unique_ptr<Control>> open(Context ctx);
+	// An imported context: no GET_CONTEXT (Translator::import_context).
+	static Result<std::unique_ptr<Control>> adopt(Context ctx);
 	~WriteControl() override;
 	ControlMode mode() const noexcept override { return ControlMode::Write; }
 	std::uint64_t legacy_commands() const noexcept override;

@@ -53,6 +53,19 @@ Result<std::unique_ptr<Control>> WriteControl::open(Context ctx)
 	return std::unique_ptr<Control>(std::move(c));
 }
 
+Result<std::unique_ptr<Control>> WriteControl::adopt(Context ctx)
+{
+	std::unique_ptr<WriteControl> c(new WriteControl());
+	c->tr_ = std::make_unique<legacy::Translator>(std::move(ctx), legacy::Dialect::Upstream);
+	c->ctx_ = &c->tr_->context();
+	c->enc_ = std::make_unique<legacy::Encoder>(*c->tr_);
+	if (int e = c->tr_->import_context())
+		return make_error(-e);
+	c->async_.handle = 0;
+	c->async_.fd = -1;
+	return std::unique_ptr<Control>(std::move(c));
+}
+
 WriteControl::~WriteControl()
 {
 	// The async fd is the translator's dup (as the kernel's was the
@@ -72,6 +85,8 @@ std::uint64_t WriteControl::legacy_commands() const noexcept
 Result<uabi_event> WriteControl::get_async_event()
 {
 	std::lock_guard<std::mutex> lk(mu_);
+	if (async_.fd < 0)
+		return make_error(EBADF); // imported: read(2) of fd -1
 	ib_uverbs_async_event_desc d{};
 	long n = tr_->read_event(async_.fd, &d, sizeof(d), true);
 	if (n < 0)

@@ -113,13 +113,15 @@ int query_rt_values(struct ibv_context *, struct ibv_values_ex *values)
 	return 0;
 }
 
-// Opens the backend, its async event queue, and maps the device arena.
-ContextImpl *open_impl()
+// Opens the backend, its async event queue, and maps the device arena;
+// with @import_fd, joins the context it names instead (no async queue of
+// its own, ibv_import_device(3)).
+ContextImpl *open_impl(int import_fd = -1)
 {
 	auto mode = control_mode_from_env();
 	if (!mode)
 		return fail_ptr<ContextImpl>(mode.error());
-	auto c = Control::open(*mode);
+	auto c = import_fd >= 0 ? Control::import(*mode, import_fd) : Control::open(*mode);
 	if (!c)
 		return fail_ptr<ContextImpl>(c.error());
 	auto impl = std::make_unique<ContextImpl>(std::move(*c));
@@ -242,25 +244,27 @@ UABI_EXPORT __be64 ibv_get_device_guid(struct ibv_device *)
 extern "C" int ibv_query_port(struct ibv_context *ctx, uint8_t port,
 			      struct _compat_ibv_port_attr *attr);
 
-UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+namespace {
+
+// The verbs context of @impl (taken over, also on failure).
+struct ibv_context *make_context(ContextImpl *impl, struct ibv_device *device)
 {
-	return guard_ptr([&]() -> struct ibv_context * {
-		if (device != &g_device)
-			return fail_ptr<struct ibv_context>(ENODEV);
-		ContextImpl *impl = open_impl();
-		if (!impl)
-			return nullptr;
-		auto *v = static_cast<VContext *>(std::calloc(1, sizeof(VContext)));
-		if (!v) {
-			delete impl;
-			return fail_ptr<struct ibv_context>(ENOMEM);
-		}
+	auto *v = static_cast<VContext *>(std::calloc(1, sizeof(VContext)));
+	if (!v) {
+		delete impl;
+		return fail_ptr<struct ibv_context>(ENOMEM);
+	}
+	{
 		v->impl = impl;
 		struct verbs_context *vc = &v->vctx;
 		struct ibv_context *ctx = &vc->context;
 		vc->sz = sizeof(*vc);
 		ctx->device = device;
-		ctx->cmd_fd = -1;
+		// The backend's name for the context (the module's open file,
+		// uabid's token, the in-process table's memfd): dup() it and
+		// ibv_import_device() reaches this context, here or in a
+		// process it is passed to.  The transport owns it.
+		ctx->cmd_fd = impl->ctl.raw().context_fd();
 		ctx->async_fd = impl->async_fd;
 		ctx->num_comp_vectors = 1;
 		pthread_mutex_init(&ctx->mutex, nullptr);
@@ -274,6 +278,20 @@ UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		// through this slot of the table (an inline function there).
 		ctx->ops._compat_query_port = ibv_query_port;
 		return ctx;
+	}
+}
+
+} // namespace
+
+UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	return guard_ptr([&]() -> struct ibv_context * {
+		if (device != &g_device)
+			return fail_ptr<struct ibv_context>(ENODEV);
+		ContextImpl *impl = open_impl();
+		if (!impl)
+			return nullptr;
+		return make_context(impl, device);
 	});
 }
 
@@ -287,9 +305,22 @@ UABI_EXPORT int ibv_close_device(struct ibv_context *ctx)
 	return 0;
 }
 
-UABI_EXPORT struct ibv_context *ibv_import_device(int)
+// ibv_import_device(3): another verbs context on the context @cmd_fd names
+// (a dup of some context's cmd_fd, here or from another process), with
+// its objects; @cmd_fd is the new context's on success (closed by
+// ibv_close_device()).  EINVAL for an fd that is not open or names no
+// context, as rdma-core (ENODEV for a character device other than ours);
+// see docs/daemon.md, "Imported contexts", for each backend.
+UABI_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {
-	return fail_ptr<struct ibv_context>(EOPNOTSUPP);
+	return guard_ptr([&]() -> struct ibv_context * {
+		if (cmd_fd < 0)
+			return fail_ptr<struct ibv_context>(EINVAL);
+		ContextImpl *impl = open_impl(cmd_fd);
+		if (!impl)
+			return nullptr;
+		return make_context(impl, &g_device);
+	});
 }
 
 // ----------------------------------------------------------------- queries

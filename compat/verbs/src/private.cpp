@@ -88,11 +88,7 @@ UABI_EXPORT void ibv_copy_ah_attr_from_kern(void *, void *) {}
 UABI_EXPORT void ibv_copy_path_rec_from_kern(void *, void *) {}
 UABI_EXPORT void ibv_copy_path_rec_to_kern(void *, void *) {}
 
-// Importing objects of another process's context needs its kernel fd.
-UABI_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *, uint32_t) { errno = EOPNOTSUPP; return nullptr; }
-UABI_EXPORT void ibv_unimport_pd(struct ibv_pd *) {}
-UABI_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *, uint32_t) { errno = EOPNOTSUPP; return nullptr; }
-UABI_EXPORT void ibv_unimport_mr(struct ibv_mr *) {}
+// The device has no device memory to import.
 UABI_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *, uint32_t) { errno = EOPNOTSUPP; return nullptr; }
 UABI_EXPORT void ibv_unimport_dm(struct ibv_dm *) {}
 

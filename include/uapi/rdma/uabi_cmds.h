@@ -63,7 +63,8 @@ enum {
 };
 
 /* -------------------------------------------------------------------- PD */
-/* CREATE, DESTROY: no attributes. */
+/* CREATE, QUERY, DESTROY: no attributes.  QUERY only finds the PD (the
+ * handle of an imported PD is checked with it, ibv_import_pd(3)). */
 
 /* -------------------------------------------------------------------- MR */
 /* MODIFY re-registers in place (ibv_rereg_mr(3)): the keys stay, and the

@@ -202,7 +202,7 @@ void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 id
 		return;
 	e = &dom->arena.mrs[idx];
 	seq_begin(&e->seq);
-	e->pid = mr->ctx->peer.pid;
+	e->pid = mr->pid;
 	e->pd = sw_pd_number(mr->pd);
 	e->access = mr->reg.access;
 	e->type = UABI_SW_KEY_MR;
@@ -223,7 +223,7 @@ void sw_arena_mw_publish(struct sw_domain *dom, const struct uabi_mw *mw, const 
 		return;
 	e = &dom->arena.mrs[rkey >> 8];
 	seq_begin(&e->seq);
-	e->pid = mr->ctx->peer.pid;
+	e->pid = mr->pid;
 	e->pd = sw_pd_number(mw->pd);
 	e->access = bind->access;
 	e->type = mw->type == UABI_MW_TYPE_2 ? UABI_SW_KEY_MW2 : UABI_SW_KEY_MW1;
@@ -314,7 +314,7 @@ int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 	seq_begin(&d->seq);
 	WRITE_ONCE(d->state, (u32)UABI_QPS_RESET);
 	d->type = qp->qp_type;
-	d->pid = qp->ctx ? qp->ctx->peer.pid : 0;
+	d->pid = qp->pid;
 	d->pd = qp->pd ? sw_pd_number(qp->pd) : 0;
 	d->dest_qpn = 0;
 	d->qkey = 0;
@@ -536,7 +536,7 @@ int sw_arena_cq_create(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 	WRITE_ONCE(w->small_cons, 0u);
 	d = &dom->arena.cqs[cq->cqn - 1];
 	seq_begin(&d->seq);
-	d->pid = cq->uobj->ctx->peer.pid;
+	d->pid = cq->pid;
 	d->size = entries;
 	d->ring_off = r->off;
 	d->small_off = r->small_off;
@@ -630,7 +630,7 @@ int sw_arena_srq_create(struct sw_domain *dom, struct uabi_srq *srq, u32 slot)
 	WRITE_ONCE(w->limit_event, 0u);
 	d = &dom->arena.srqs[slot - 1];
 	seq_begin(&d->seq);
-	d->pid = srq->ctx->peer.pid;
+	d->pid = srq->pid;
 	d->pd = sw_pd_number(srq->pd);
 	d->type = srq->srq_type;
 	d->xrcd = srq->xrcd ? sw_xrcd_number(dom->sw, srq->xrcd) : 0;

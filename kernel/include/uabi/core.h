@@ -58,9 +58,10 @@ struct uabi_host_ops {
 	/* May this context change what every user of the device sees (a
 	 * port's state)?  Kernel: CAP_NET_ADMIN; uabid: its owner or root. */
 	bool (*device_admin)(struct uabi_context *ctx);
-	/* Is [addr, addr + len) mapped in the context's process, as
-	 * registering memory needs?  0 or -EFAULT.  NULL: not checked. */
-	int (*check_range)(struct uabi_context *ctx, u64 addr, u64 len);
+	/* Is [addr, addr + len) mapped in the calling process (call->pid,
+	 * which may have imported the context), as registering memory
+	 * needs?  0 or -EFAULT.  NULL: not checked. */
+	int (*check_range)(struct uabi_call *call, u64 addr, u64 len);
 };
 
 /*
@@ -340,6 +341,11 @@ void uabi_context_close(struct uabi_context *ctx);
  * call->host_call, so no host has to work out which call is running. */
 int uabi_execute(struct uabi_context *ctx, void *msg, size_t len,
 		 void *host_call);
+/* The same for a call of process @pid, which need not be the context's
+ * opener: a context can be shared (imported) by several processes, and
+ * each object records the process whose call created it (call->pid). */
+int uabi_execute_as(struct uabi_context *ctx, void *msg, size_t len,
+		    void *host_call, s32 pid);
 
 /* ------------------------------------------------------ the call bundle */
 struct uabi_attr_slot {
@@ -359,6 +365,10 @@ struct uabi_call {
 	bool all_or_nothing;		/* the message is UABI_MSG_F_ALL_OR_NOTHING */
 	u32 index;			/* of this command in its message */
 	void *host_call;		/* as passed to uabi_execute() */
+	/* The process whose call this is: the context's opener, or one that
+	 * imported the context (ibv_import_device(3)).  Objects that the data
+	 * path reaches in a process's memory record it at creation. */
+	s32 pid;
 	struct uabi_attr_slot slots[UABI_MAX_SPEC_ATTRS];
 };
 
@@ -429,6 +439,7 @@ struct uabi_mr {
 	struct uabi_mr_reg reg;
 	u32 lkey;
 	u32 rkey;
+	s32 pid;			/* the registering process (call->pid) */
 	struct uabi_context *ctx;
 	struct uabi_pd *pd;
 	void *drv;
@@ -449,6 +460,7 @@ struct uabi_cq {
 	u32 comp_vector;
 	struct uabi_uobject *channel;	/* completion channel or NULL */
 	struct uabi_uobject *uobj;
+	s32 pid;			/* the creating process (call->pid) */
 	void *drv;
 };
 
@@ -458,6 +470,7 @@ struct uabi_srq {
 	u32 srqn;
 	struct uabi_xrcd_shared *xrcd;
 	struct uabi_context *ctx;	/* creator */
+	s32 pid;			/* the creating process (call->pid) */
 	struct uabi_pd *pd;
 	struct uabi_cq *cq;		/* XRC */
 	void *drv;
@@ -500,6 +513,7 @@ struct uabi_qp {
 	struct uabi_cq *recv_cq;
 	struct uabi_srq *srq;
 	struct uabi_context *ctx;	/* creator; NULL for XRC_RECV */
+	s32 pid;			/* the creating process; 0 for XRC_RECV */
 	struct uabi_user *user;		/* whose: the creator's, or the domain's */
 	struct uabi_pd *pd;		/* NULL for XRC_RECV */
 	struct uabi_xrcd_shared *xrcd;	/* XRC_RECV */

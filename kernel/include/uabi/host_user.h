@@ -41,6 +41,11 @@ struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer);
  */
 int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len);
 
+/* The same for a call of process @pid (uabid: the SO_PEERCRED pid of the
+ * connection it came on), which may have imported the context
+ * (docs/daemon.md, "Imported contexts"): what it creates is its own. */
+int uabi_user_execute_as(struct uabi_context *ctx, void *msg, size_t len, pid_t pid);
+
 /* Closes a context: every object it owns is destroyed, its XRC
  * registrations are dropped. */
 void uabi_user_close(struct uabi_context *ctx);

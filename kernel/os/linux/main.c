@@ -72,7 +72,7 @@ static bool kdevice_admin(struct uabi_context *ctx)
 /* Registered memory must be mapped in the caller, as ib_umem_get() needs
  * it pinnable (-EFAULT otherwise).  One pass over the VMAs that cover the
  * range; the caller's mm is the ioctl's current. */
-static int kcheck_range(struct uabi_context *ctx, u64 addr, u64 len)
+static int kcheck_range(struct uabi_call *call, u64 addr, u64 len)
 {
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
@@ -157,7 +157,7 @@ static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 	uabi_kcall_begin(&call, msg);
 	/* The status travels in the message itself (msg_hdr.status); the
 	 * core gives &call back to the hooks that reserve fds. */
-	uabi_execute(ctx, msg, io.msg_len, &call);
+	uabi_execute_as(ctx, msg, io.msg_len, &call, task_tgid_vnr(current));
 	ret = copy_to_user(umsg, msg, io.msg_len) ? -EFAULT : 0;
 	uabi_kcall_end(&call, ret == 0);
 	kvfree(msg);

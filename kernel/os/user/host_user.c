@@ -93,11 +93,11 @@ static bool user_device_admin(struct uabi_context *ctx)
 
 /*
  * Registered memory must be mapped, as pinning it is in Linux (EFAULT).
- * The peer's /proc/PID/maps is read (its own process in-process: the same
- * file); ranges are in address order, so one pass checks that they cover
+ * The calling process's /proc/PID/maps is read (its own process
+ * in-process: the same file); ranges are in address order, so one pass checks that they cover
  * [addr, addr + len) without a hole.
  */
-static int user_check_range(struct uabi_context *ctx, u64 addr, u64 len)
+static int user_check_range(struct uabi_call *call, u64 addr, u64 len)
 {
 	char path[64], line[512];
 	u64 at = addr, end;
@@ -107,7 +107,7 @@ static int user_check_range(struct uabi_context *ctx, u64 addr, u64 len)
 		return -EFAULT;
 	if (!len)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ctx->peer.pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)call->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -EFAULT;
@@ -270,6 +270,11 @@ struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer)
 int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len)
 {
 	return uabi_execute(ctx, msg, len, NULL);
+}
+
+int uabi_user_execute_as(struct uabi_context *ctx, void *msg, size_t len, pid_t pid)
+{
+	return uabi_execute_as(ctx, msg, len, NULL, pid);
 }
 
 void uabi_user_close(struct uabi_context *ctx)

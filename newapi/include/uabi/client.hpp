@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace uabi {
@@ -164,6 +165,13 @@ public:
 	// Backend from UABI_BACKEND (default auto).
 	static Result<Context> open();
 	static Result<Context> open(Backend b);
+	// Another Context on the context @fd names (a duplicate of some
+	// Context's context_fd(), maybe received from another process):
+	// import_transport() (transport.hpp); takes @fd over on success.
+	static Result<Context> import(int fd);
+	// The fd that names this context (libibverbs' cmd_fd); owned by the
+	// transport.  -1 and errno if the backend has none.
+	int context_fd() { return t_->context_fd(); }
 
 	Transport &transport() { return *t_; }
 
@@ -189,6 +197,9 @@ public:
 
 	Result<Handle> alloc_pd();
 	Result<void> dealloc_pd(Handle pd);
+	// That @pd is a PD of this context (ENOENT: no such handle, EINVAL:
+	// another type), for ibv_import_pd(3).
+	Result<void> query_pd(Handle pd);
 
 	// iova defaults to addr, as ibv_reg_mr.
 	Result<MrInfo> reg_mr(Ref pd, const void *addr, std::uint64_t length,
@@ -199,6 +210,8 @@ public:
 	Result<uabi_mr_keys> rereg_mr(Handle mr, std::uint32_t flags, std::optional<Ref> pd,
 				      const uabi_mr_reg &reg);
 	Result<void> dereg_mr(Handle mr);
+	// The registration and keys of @mr (ibv_import_mr(3)).
+	Result<std::pair<uabi_mr_reg, uabi_mr_keys>> query_mr(Handle mr);
 
 	Result<CqInfo> create_cq(std::uint32_t cqe, std::optional<Ref> channel = {},
 				 std::uint32_t comp_vector = 0,

@@ -25,26 +25,50 @@ public:
 	// core does (0 or -errno).
 	virtual int execute(std::span<std::byte> msg) = 0;
 	virtual const char *name() const;
+	// An fd that names this transport's context (libibverbs' cmd_fd):
+	// import_transport() of a duplicate of it, in this process or in one
+	// it was passed to, reaches the same context (ibv_import_device(3)).
+	// Owned by the transport; -1 and errno if the backend has none.
+	virtual int context_fd();
 };
+
+// A transport on the context @fd names (a duplicate of some transport's
+// context_fd()), of whichever backend it belongs to, whatever
+// UABI_BACKEND says.  Takes @fd over on success; on failure it stays the
+// caller's.  EINVAL: @fd is not open, or names no context; ENODEV: a
+// character device other than the module's; EOPNOTSUPP: an in-process
+// context of another process (the core lives in that process's memory);
+// EACCES: a daemon context of another user.  docs/daemon.md, "Imported
+// contexts".
+Result<std::unique_ptr<Transport>> import_transport(int fd);
 
 // The core in this process, one context per instance: libuabi_inproc.so,
 // loaded on the first open (UABI_INPROC_LIB, next to this library, this
 // build tree's, the loader's path), or the core a program linked in
 // (uabi_inproc_builtin).  ENOENT when there is neither.
+//
+// Its context_fd() is a sealed, empty memfd found through a table of this
+// process; import() of a duplicate of it shares the context, which closes
+// with its last transport.
 class InprocTransport final : public Transport {
 public:
 	static Result<std::unique_ptr<InprocTransport>> open();
+	// EOPNOTSUPP: a context of another process; EINVAL: no context.
+	static Result<std::unique_ptr<InprocTransport>> import(int fd);
 	~InprocTransport() override;
 	InprocTransport(const InprocTransport &) = delete;
 	InprocTransport &operator=(const InprocTransport &) = delete;
 
 	int execute(std::span<std::byte> msg) override;
 	const char *name() const override { return "inproc"; }
+	int context_fd() override { return fd_; }
+
+	struct Shared; // the context and its transports (transport_inproc.cpp)
 
 private:
-	InprocTransport(const ::uabi_user_api *api, ::uabi_context *ctx) : api_(api), ctx_(ctx) {}
-	const ::uabi_user_api *api_;
-	::uabi_context *ctx_;
+	InprocTransport(Shared *s, int fd) : sh_(s), fd_(fd) {}
+	Shared *sh_;
+	int fd_;
 };
 
 // The kernel module (rdma_uabi.ko): one open of /dev/rdma_uabi, so one
@@ -54,6 +78,9 @@ class KernelTransport final : public Transport {
 public:
 	static Result<std::unique_ptr<KernelTransport>>
 	open(const char *path = UABI_DEVICE_PATH);
+	// Another transport on the open file @fd (a duplicate of a
+	// KernelTransport's fd(), the context itself); takes it over.
+	static Result<std::unique_ptr<KernelTransport>> import(int fd);
 	~KernelTransport() override;
 	KernelTransport(const KernelTransport &) = delete;
 	KernelTransport &operator=(const KernelTransport &) = delete;
@@ -61,6 +88,7 @@ public:
 	int execute(std::span<std::byte> msg) override;
 	const char *name() const override { return "kernel"; }
 	int fd() const { return fd_; }
+	int context_fd() override { return fd_; }
 
 private:
 	explicit KernelTransport(int fd) : fd_(fd) {}

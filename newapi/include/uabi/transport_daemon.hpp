@@ -36,12 +36,17 @@ enum AdmOp : std::uint16_t {
 	kOpStatus = 2,	 // reply payload StatusReply + CtxEntry[]
 	kOpObjects = 3,	 // payload ObjectsRequest; reply ObjectsReply + ObjEntry[]
 	kOpShutdown = 4, // uabid exits (caller: its uid or root)
-	kOpClose = 5,	 // closes this connection's context, replies, disconnects
+	kOpClose = 5,	 // detaches this connection from its context (closed with
+			 // its last connection), replies, disconnects
+	kOpContextFd = 6, // reply carries (SCM_RIGHTS) the fd naming this
+			  // connection's context (docs/daemon.md, "Imported contexts")
 };
 
 enum HelloKind : std::uint32_t {
 	kHelloContext = 1, // opens a context for this connection
 	kHelloAdmin = 2,   // no context: status, objects, shutdown only
+	kHelloImport = 3,  // carries a context's fd (SCM_RIGHTS): joins that
+			   // context (same uid only: EACCES)
 };
 
 struct AdmHdr {
@@ -230,15 +235,19 @@ private:
 
 // Connects and says hello.  ENOENT / ECONNREFUSED: no daemon; EACCES: the
 // socket or the daemon refused us; EUSERS: the daemon's context limit.
-Result<Connection> connect(const Paths &p, HelloKind kind);
+// kHelloImport sends @import_fd with the hello.
+Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd = -1);
 // connect(), starting uabid first when no daemon answers (an flock on
 // p.start_lock keeps two processes from starting two).  Also used by
 // `uabi daemon start`.
 Result<Connection> connect_or_start(const Paths &p, HelloKind kind);
 
 // One admin request/reply on a connection (any kind).
+// @send_fd (if >= 0) travels with the request; fds of the reply land in
+// @fds (closed when it is null).
 Result<std::vector<std::byte>> admin_call(int fd, AdmOp op, std::uint32_t arg, const void *payload,
-					  std::size_t len, int timeout_ms = 5000);
+					  std::size_t len, int timeout_ms = 5000, int send_fd = -1,
+					  std::vector<int> *fds = nullptr);
 
 struct Status {
 	StatusReply daemon;
@@ -266,12 +275,18 @@ public:
 	static Result<std::unique_ptr<DaemonTransport>> open();
 	static Result<std::unique_ptr<DaemonTransport>> open(const daemon::Paths &p,
 							     bool autostart);
+	// A connection of our own to the context @fd names (a duplicate of
+	// some DaemonTransport's context_fd()), on the daemon of UABI_SOCKET
+	// etc.; never starts one.  Takes @fd over on success.
+	static Result<std::unique_ptr<DaemonTransport>> import(int fd);
 	~DaemonTransport() override;
 	DaemonTransport(const DaemonTransport &) = delete;
 	DaemonTransport &operator=(const DaemonTransport &) = delete;
 
 	int execute(std::span<std::byte> msg) override;
 	const char *name() const override { return "daemon"; }
+	// Asked of uabid once (kOpContextFd), then kept.
+	int context_fd() override;
 
 	pid_t daemon_pid() const { return pid_t(hello_.daemon_pid); }
 	std::uint32_t connection_id() const { return hello_.conn_id; }
@@ -293,6 +308,7 @@ private:
 	daemon::SpinGovernor spin_;
 	pid_t owner_; // the process that opened the connection
 	bool dead_ = false;
+	int ctx_fd_ = -1; // context_fd()
 	// handle -> this process's copy of an event queue fd
 	std::unordered_map<std::uint32_t, int> evq_fds_;
 	// scratch, reused under mu_

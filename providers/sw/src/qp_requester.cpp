@@ -135,7 +135,10 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 	const bool xrc = type_ == UABI_QPT_XRC_SEND;
 
 	// Remote memory (RDMA and atomics): rkey in the responder's PD (any
-	// owner's for XRC, whose target QP has no PD).
+	// owner's for XRC, whose target QP has no PD).  The bytes are copied
+	// to or from the MR's own process (rowner), which need not be the
+	// responder QP's: in one PD, so one context, but an imported context
+	// (ibv_import_device(3)) has QPs and MRs of several processes.
 	pid_t rowner = dest.pid;
 	std::uint64_t rva = 0;
 	// A zero-length RDMA READ or WRITE needs no valid rkey or address
@@ -157,8 +160,8 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		if ((is_atomic(op) || awrite) && (wr.remote_addr & 7))
 			return reliable ? Result{Outcome::Done, kWcRemInvReqErr, 0} : dropped;
 		if (!(dest.access & need) ||
-		    !mr_check(dev_, wr.rkey, wr.remote_addr, len, xrc ? 0 : dest.pid,
-			      xrc ? 0 : dest.pd, need, &rva, dest_qpn, &rowner)) {
+		    !mr_check(dev_, wr.rkey, wr.remote_addr, len, 0, xrc ? 0 : dest.pd, need,
+			      &rva, dest_qpn, &rowner)) {
 			if (!reliable)
 				return dropped;
 			// IB: the responder NAKs and its QP goes to ERR with a
