@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <initializer_list>
 
 namespace uabi::sw {
@@ -105,6 +106,14 @@ void tail_first_gap()
 
 } // namespace
 
+// Between the body and the tail: the tail's first store is a release,
+// which orders every earlier store before it (x86 keeps stores in order,
+// string stores included, as a whole; elsewhere the release does it).  Only
+// non-temporal stores escape that order, and glibc's memcpy uses them only
+// for copies far larger than this bound (it fences them too): a full fence
+// there costs nothing next to the copy, and a small message does not pay it.
+constexpr std::uint64_t kFenceBody = 64 * 1024;
+
 void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uint64_t total,
 		bool tail_first)
 {
@@ -116,11 +125,20 @@ void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uin
 		copy_range(dst, ndst, src, nsrc, 0, body, false);
 		return;
 	}
+	if (ndst == 1 && nsrc == 1) {	// the common case, without slicing
+		auto *d = static_cast<std::uint8_t *>(dst[0].iov_base);
+		const auto *s = static_cast<const std::uint8_t *>(src[0].iov_base);
+		std::memcpy(d, s, body);
+		if (body > kFenceBody)
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		for (std::uint64_t i = body; i < total; i++)
+			__atomic_store_n(d + i, s[i], __ATOMIC_RELEASE);
+		return;
+	}
 	copy_range(dst, ndst, src, nsrc, 0, body, false);
 	if (body < total) {
-		// The body's stores (vector, string or non-temporal: glibc
-		// fences those) before any byte of the tail.
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (body > kFenceBody)
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		copy_range(dst, ndst, src, nsrc, body, total, true);
 	}
 }
