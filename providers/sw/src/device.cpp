@@ -132,6 +132,22 @@ std::unique_ptr<Device> Device::map(int ro_fd, int rw_fd, const uabi_sw_arena_in
 	return d;
 }
 
+void Device::count_traffic(std::uint64_t bytes, std::uint32_t mtu, std::uint32_t copies,
+			   bool multicast)
+{
+	if (!copies || !mtu)
+		return;
+	// Every packet is padded to 4 bytes and all but the last are full
+	// (an MTU is a multiple of 4), so the words are the message's.
+	const std::uint64_t words = (bytes + 3) / 4;
+	const std::uint64_t pkts = bytes ? (bytes + mtu - 1) / mtu : 1;
+	uabi_sw_port_counters *c = port_counters();
+	// Relaxed: a reader wants each total, not an order between them.
+	__atomic_fetch_add(&c->data_words, words * copies, __ATOMIC_RELAXED);
+	__atomic_fetch_add(multicast ? &c->mcast_pkts : &c->ucast_pkts, pkts * copies,
+			   __ATOMIC_RELAXED);
+}
+
 Device::~Device()
 {
 	{

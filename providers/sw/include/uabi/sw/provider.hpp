@@ -214,6 +214,16 @@ public:
 	{
 		return &reinterpret_cast<uabi_sw_arena_rw_hdr *>(rw_)->atomic_lock;
 	}
+	// The port's counters in the writable part (uabi_sw_port_counters).
+	uabi_sw_port_counters *port_counters() const
+	{
+		return &reinterpret_cast<uabi_sw_arena_rw_hdr *>(rw_)->port;
+	}
+	// Counts one message delivered, both ends at once: @bytes of payload
+	// in packets of @mtu bytes (at least one), @copies times (a UD
+	// multicast: once per QP it reached), as unicast or multicast.
+	void count_traffic(std::uint64_t bytes, std::uint32_t mtu, std::uint32_t copies = 1,
+			   bool multicast = false);
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
 	// Multicast group i of the user (false: a free entry).
@@ -442,7 +452,7 @@ private:
 	Result execute(const SendWr &wr);
 	Result exec_rc_uc(const SendWr &wr);
 	Result exec_ud(const SendWr &wr);
-	void deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
+	bool deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 			std::uint32_t dest_qpn);
 	Result exec_local(const SendWr &wr);
 	void complete_send(const SendWr &wr, std::uint32_t status,
