@@ -302,9 +302,15 @@ struct Counts {
 
 Counts counts(const uabi_sw_port_counters *c)
 {
-	return {__atomic_load_n(&c->data_words, __ATOMIC_RELAXED),
-		__atomic_load_n(&c->ucast_pkts, __ATOMIC_RELAXED),
-		__atomic_load_n(&c->mcast_pkts, __ATOMIC_RELAXED)};
+	Counts n{__atomic_load_n(&c->data_words, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->ucast_pkts, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->mcast_pkts, __ATOMIC_RELAXED)};
+	for (const auto &s : c->slot) {
+		n.words += __atomic_load_n(&s.data_words, __ATOMIC_RELAXED);
+		n.ucast += __atomic_load_n(&s.ucast_pkts, __ATOMIC_RELAXED);
+		n.mcast += __atomic_load_n(&s.mcast_pkts, __ATOMIC_RELAXED);
+	}
+	return n;
 }
 
 // Each message delivered: its payload in 4-byte words and one packet per

@@ -190,6 +190,12 @@ Totals totals(const uabi_sw_port_counters *c)
 	t.words = __atomic_load_n(&c->data_words, __ATOMIC_RELAXED);
 	t.ucast = __atomic_load_n(&c->ucast_pkts, __ATOMIC_RELAXED);
 	t.mcast = __atomic_load_n(&c->mcast_pkts, __ATOMIC_RELAXED);
+	// And every process's slot (uabi_sw.h).
+	for (const auto &s : c->slot) {
+		t.words += __atomic_load_n(&s.data_words, __ATOMIC_RELAXED);
+		t.ucast += __atomic_load_n(&s.ucast_pkts, __ATOMIC_RELAXED);
+		t.mcast += __atomic_load_n(&s.mcast_pkts, __ATOMIC_RELAXED);
+	}
 	return t;
 }
 

@@ -114,7 +114,7 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_info) > SW_PAGE);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_rw_hdr) > SW_PAGE);
 	BUILD_BUG_ON(offsetof(struct uabi_sw_arena_rw_hdr, port) != 64);
-	BUILD_BUG_ON(sizeof(struct uabi_sw_port_counters) != 128);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_port_counters) != 128 + 64 * UABI_SW_PC_SLOTS);
 
 	if (!ops)
 		return 0;

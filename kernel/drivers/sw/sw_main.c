@@ -703,13 +703,13 @@ static const struct uabi_device_ops sw_ops = {
 
 static void sw_free(struct sw_dev *sw)
 {
-	kfree(sw);
+	kvfree(sw);
 }
 
 struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 					  size_t heap_bytes)
 {
-	struct sw_dev *sw = kzalloc(sizeof(*sw), GFP_KERNEL);
+	struct sw_dev *sw = kvzalloc(sizeof(*sw), GFP_KERNEL);	/* saved[]: tens of KiB */
 	int ret;
 
 	if (!sw)

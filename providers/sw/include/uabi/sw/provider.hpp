@@ -224,6 +224,7 @@ public:
 	// multicast: once per QP it reached), as unicast or multicast.
 	void count_traffic(std::uint64_t bytes, std::uint32_t mtu, std::uint32_t copies = 1,
 			   bool multicast = false);
+	void claim_count_slot();
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
 	// Multicast group i of the user (false: a free entry).
@@ -258,6 +259,9 @@ private:
 	pid_t pid_ = 0;
 	Notifier notify_;
 	bool force_vm_ = false;
+	// This process's counter slot (uabi_sw_port_count), or nullptr: the
+	// block's own totals.
+	uabi_sw_port_count *count_slot_ = nullptr;
 	bool tail_first_ = false;
 	std::uint32_t small_max_ = UABI_SW_SMALL_MAX;
 	void after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e);
