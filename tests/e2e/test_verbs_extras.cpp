@@ -272,6 +272,96 @@ TEST_F(Extras, AtomicWriteIsNeverSeenTorn)
 	EXPECT_EQ(torn.load(), 0u) << "of " << reads.load() << " reads";
 }
 
+// ----------------------------------------------------------- port counters
+// The user's port counters (uabi_sw_port_counters) as the data path leaves
+// them, found the way no program does: through this process's mapping of
+// its arena's writable part (named "uabi_sw0-arena-rw" in /proc/self/maps:
+// the host's memfd, or the module's file), at offset 0, so that the test
+// needs no second copy of the client library beside the drop-in.
+const uabi_sw_port_counters *port_counters()
+{
+	FILE *f = std::fopen("/proc/self/maps", "re");
+	if (!f)
+		return nullptr;
+	char line[512];
+	const uabi_sw_port_counters *c = nullptr;
+	while (!c && std::fgets(line, sizeof(line), f)) {
+		unsigned long lo = 0, off = 1;
+		if (!std::strstr(line, "uabi_sw0-arena-rw") ||
+		    std::sscanf(line, "%lx-%*x %*s %lx", &lo, &off) != 2 || off != 0)
+			continue;
+		c = &reinterpret_cast<const uabi_sw_arena_rw_hdr *>(lo)->port;
+	}
+	std::fclose(f);
+	return c;
+}
+
+struct Counts {
+	std::uint64_t words, ucast, mcast;
+};
+
+Counts counts(const uabi_sw_port_counters *c)
+{
+	Counts n{__atomic_load_n(&c->data_words, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->ucast_pkts, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->mcast_pkts, __ATOMIC_RELAXED)};
+	for (const auto &s : c->slot) {
+		n.words += __atomic_load_n(&s.data_words, __ATOMIC_RELAXED);
+		n.ucast += __atomic_load_n(&s.ucast_pkts, __ATOMIC_RELAXED);
+		n.mcast += __atomic_load_n(&s.mcast_pkts, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+// Each message delivered: its payload in 4-byte words and one packet per
+// path MTU (4096 here, the fixture's), at least one; a READ counts its
+// responses; nothing that is not delivered counts.
+TEST_F(Extras, PortCountersCountWhatIsDelivered)
+{
+	pair();
+	const uabi_sw_port_counters *c = port_counters();
+	ASSERT_NE(c, nullptr) << "no arena mapping in /proc/self/maps";
+	const Counts before = counts(c);
+	auto done = [](ibv_cq *cq, ibv_wc_status want = IBV_WC_SUCCESS) {
+		auto w = poll_n(cq, 1);
+		ASSERT_EQ(w.size(), 1u);
+		EXPECT_EQ(w[0].status, want) << ibv_wc_status_str(w[0].status);
+	};
+	ASSERT_EQ(b.post_recv(1, 0, 10000), 0);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 2, 20000, 10000), 0); // 3 packets, 2500 words
+	ASSERT_NO_FATAL_FAILURE(done(a.scq));
+	ASSERT_NO_FATAL_FAILURE(done(b.rcq));
+	ASSERT_EQ(b.post_recv(3, 0, 16), 0);
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 4, 0, 0), 0); // 1 packet, no data
+	ASSERT_NO_FATAL_FAILURE(done(a.scq));
+	ASSERT_NO_FATAL_FAILURE(done(b.rcq));
+	ASSERT_EQ(a.post_send(IBV_WR_SEND, 5, 0, 6), 0); // 1 packet, 2 words (padded)
+	ASSERT_EQ(b.post_recv(6, 0, 16), 0);		  // after an RNR wait: counted once
+	ASSERT_NO_FATAL_FAILURE(done(a.scq));
+	ASSERT_NO_FATAL_FAILURE(done(b.rcq));
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 7, 0, 4097, IBV_SEND_SIGNALED, b.addr(30000),
+			      b.mr->rkey),
+		  0); // 2 packets, 1025 words
+	ASSERT_NO_FATAL_FAILURE(done(a.scq));
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_READ, 8, 40000, 100, IBV_SEND_SIGNALED, b.addr(0),
+			      b.mr->rkey),
+		  0); // 1 packet, 25 words
+	ASSERT_NO_FATAL_FAILURE(done(a.scq));
+	Counts after = counts(c);
+	EXPECT_EQ(after.words - before.words, 2500u + 0u + 2u + 1025u + 25u);
+	EXPECT_EQ(after.ucast - before.ucast, 3u + 1u + 1u + 2u + 1u);
+	EXPECT_EQ(after.mcast, before.mcast);
+
+	// A WRITE the responder refuses (a stale key) delivers nothing.
+	ASSERT_EQ(a.post_send(IBV_WR_RDMA_WRITE, 9, 0, 64, IBV_SEND_SIGNALED, b.addr(0),
+			      b.mr->rkey + 1),
+		  0);
+	ASSERT_NO_FATAL_FAILURE(done(a.scq, IBV_WC_REM_ACCESS_ERR));
+	const Counts last = counts(c);
+	EXPECT_EQ(last.words, after.words);
+	EXPECT_EQ(last.ucast, after.ucast);
+}
+
 // ------------------------------------------------------------------- rereg
 // ibv_rereg_mr(3) in place: the keys stay, and the very next work request
 // (of either side) sees the new registration.
@@ -1085,6 +1175,25 @@ TEST_F(Multicast, EveryAttachedQpReceivesOnce)
 	EXPECT_EQ(received(b), 1);
 	EXPECT_EQ(received(c), 1);
 	EXPECT_EQ(received(a, 50), 0) << "the sender is not a member";
+}
+
+// A multicast is one packet out and one in per copy delivered, counted as
+// multicast.
+TEST_F(Multicast, PortCountersCountOnePacketPerCopy)
+{
+	const uabi_sw_port_counters *pc = port_counters();
+	ASSERT_NE(pc, nullptr) << "no arena mapping in /proc/self/maps";
+	const ibv_gid g = group(1);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, kMlid), 0);
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g, kMlid), 0);
+	const Counts before = counts(pc);
+	ASSERT_NO_FATAL_FAILURE(send(100));
+	EXPECT_EQ(received(b), 1);
+	EXPECT_EQ(received(c), 1);
+	const Counts after = counts(pc);
+	EXPECT_EQ(after.mcast - before.mcast, 2u);
+	EXPECT_EQ(after.words - before.words, 2u * 25u);
+	EXPECT_EQ(after.ucast, before.ucast);
 }
 
 TEST_F(Multicast, TheSendersOwnQpReceivesUnlessItBlocksLoopback)

@@ -387,7 +387,10 @@ int main(int argc, char **argv)
 			"port_xmit_discards", "port_xmit_constraint_errors",
 			"port_rcv_constraint_errors", "local_link_integrity_errors",
 			"excessive_buffer_overrun_errors", "VL15_dropped", "port_xmit_data",
-			"port_rcv_data", "port_xmit_packets", "port_rcv_packets", "port_xmit_wait"};
+			"port_rcv_data", "port_xmit_packets", "port_rcv_packets", "port_xmit_wait",
+			/* Linux's, for a PMA with extended counters */
+			"unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets",
+			"multicast_rcv_packets"};
 		for (unsigned i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 			char path[1024], buf[64];
 			snprintf(path, sizeof(path), "%s/%s/counters/%s", root, pd, counters[i]);

@@ -7,6 +7,7 @@
 # device answers (check_sysfs --print), not with copies of it.
 #
 #   run_probes.sh UABI_TOOL CHECK_SYSFS [--abuse UMAD_ABUSE]
+#                 [--traffic PORT_TRAFFIC]
 #                 [--backend daemon|kernel] [--as nobody|self]
 #                 [--view namespace|sysfs-path]
 #
@@ -15,14 +16,17 @@
 # as uid 65534 (run as root; the view then takes a user namespace).
 # --view sysfs-path: the fallback without a mount namespace (SYSFS_PATH,
 # and the umad shim serving /dev/infiniband and class/infiniband* to
-# dynamically linked programs).  POSIX sh (the guest has busybox).
+# dynamically linked programs).  --traffic: port_traffic, which moves known
+# traffic and checks that perfquery's counters follow it.  POSIX sh (the
+# guest has busybox).
 set -u
 tool=$1 check=$2
 shift 2
-backend=daemon as=self view=namespace abuse=""
+backend=daemon as=self view=namespace abuse="" traffic=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--abuse) abuse=$2; shift 2 ;;
+	--traffic) traffic=$2; shift 2 ;;
 	--backend) backend=$2; shift 2 ;;
 	--as) as=$2; shift 2 ;;
 	--view) view=$2; shift 2 ;;
@@ -51,7 +55,7 @@ if [ "$as" = nobody ]; then
 		"$sp" --reuid=65534 --regid=65534 --clear-groups \
 			env HOME="$d" TMPDIR="$d" UABI_PROBES_DIR="$d" \
 			sh "$0" "$tool" "$check" --backend "$backend" --view "$view" \
-			${abuse:+--abuse "$abuse"}
+			${abuse:+--abuse "$abuse"} ${traffic:+--traffic "$traffic"}
 		rc=$?
 	else
 		echo "FAIL: setpriv (util-linux) not found"
@@ -293,6 +297,16 @@ rc_is saquery 0
 matches saquery "node_guid\.+$v_node_guid$"
 [ "$(sed -n 's/^[[:space:]]*NodeDescription\.*//p' "$work/saquery.out")" = "$desc" ] ||
 	bad "saquery: NodeDescription is not node_desc '$desc'"
+
+# ---- the port counters follow this user's traffic: perfquery and
+# perfquery -x before and after known traffic, -R and -x -R (port_traffic
+# holds its context meanwhile; last, as it changes the counters the
+# comparison with sysfs above read).
+if [ -n "$traffic" ]; then
+	run traffic "$traffic"
+	rc_is traffic 0
+	has traffic "PASS:"
+fi
 
 [ $ok = 1 ] && echo "PASS: probes as uid $(id -u), backend $backend, view $view" && exit 0
 echo "FAIL: probes as uid $(id -u), backend $backend, view $view"

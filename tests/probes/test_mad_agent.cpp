@@ -169,7 +169,7 @@ TEST_F(Agent, PerformanceManagement)
 	ASSERT_EQ(lid(req(kClassPerf, kMethodGet, kAttrClassPortInfo), 1), Fate::Answered);
 	EXPECT_EQ(status(), 0);
 	EXPECT_EQ(out.sqpn, 1u);
-	EXPECT_EQ(get16(data() + 2), kPmaCapXmitWait);
+	EXPECT_EQ(get16(data() + 2), kPmaCapXmitWait | kPmaCapExtWidth);
 	auto pc = req(kClassPerf, kMethodGet, kAttrPortCounters);
 	pc[64 + 1] = std::uint8_t(port.num);
 	ASSERT_EQ(lid(pc, 1), Fate::Answered);
@@ -183,6 +183,108 @@ TEST_F(Agent, PerformanceManagement)
 	EXPECT_EQ(status(), kStatusBadField);
 	// Performance MADs go to QP 1.
 	EXPECT_EQ(lid(req(kClassPerf, kMethodGet, kAttrClassPortInfo), 0), Fate::Lost);
+}
+
+// The PMA's traffic counters are the user's block in its arena: what the
+// data path adds there (Device::count_traffic, done by hand here), 32-bit
+// counters stopping at their maximum, Sets clearing what CounterSelect
+// names of one attribute only.
+TEST_F(Agent, PortCountersAreTheUsersTraffic)
+{
+	auto c = Context::open(Backend::Inproc);
+	ASSERT_TRUE(c) << std::strerror(c.error());
+	auto t = fsview::Traffic::map(*c);
+	ASSERT_TRUE(t) << std::strerror(t.error());
+	snap.traffic = *t;
+	uabi_sw_port_counters *b = snap.traffic->block();
+	auto pma = [&](std::uint8_t method, std::uint16_t attr, std::uint16_t select) {
+		auto m = req(kClassPerf, method, attr);
+		m[64 + 1] = std::uint8_t(port.num);
+		put16(m.data() + 64 + 2, select);
+		ASSERT_EQ(lid(m, 1), Fate::Answered);
+		ASSERT_EQ(status(), 0);
+	};
+	// From zero: both attributes cleared.
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodSet, kAttrPortCounters, 0xffff));
+	EXPECT_EQ(get32(data() + 24), 0u);
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodSet, kAttrPortCountersExt, 0xff));
+	EXPECT_EQ(get64(data() + 8), 0u);
+
+	b->data_words += 1000;
+	b->ucast_pkts += 7;
+	b->mcast_pkts += 2;
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodGet, kAttrPortCounters, 0));
+	EXPECT_EQ(get32(data() + 24), 1000u); // PortXmitData
+	EXPECT_EQ(get32(data() + 28), 1000u); // PortRcvData
+	EXPECT_EQ(get32(data() + 32), 9u);    // PortXmitPkts
+	EXPECT_EQ(get32(data() + 36), 9u);    // PortRcvPkts
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodGet, kAttrPortCountersExt, 0));
+	EXPECT_EQ(get64(data() + 8), 1000u);
+	EXPECT_EQ(get64(data() + 16), 1000u);
+	EXPECT_EQ(get64(data() + 24), 9u);
+	EXPECT_EQ(get64(data() + 32), 9u);
+	EXPECT_EQ(get64(data() + 40), 7u); // unicast
+	EXPECT_EQ(get64(data() + 48), 7u);
+	EXPECT_EQ(get64(data() + 56), 2u); // multicast
+	EXPECT_EQ(get64(data() + 64), 2u);
+
+	// PortXmitData alone, of PortCounters alone.
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodSet, kAttrPortCounters, 1u << 12));
+	EXPECT_EQ(get32(data() + 24), 0u);
+	EXPECT_EQ(get32(data() + 28), 1000u);
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodGet, kAttrPortCountersExt, 0));
+	EXPECT_EQ(get64(data() + 8), 1000u);
+
+	// Past 32 bits: PortCounters stops at the maximum, the extended
+	// counter goes on.
+	b->data_words += 1ull << 32;
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodGet, kAttrPortCounters, 0));
+	EXPECT_EQ(get32(data() + 24), 0xffffffffu);
+	EXPECT_EQ(get32(data() + 28), 0xffffffffu);
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodGet, kAttrPortCountersExt, 0));
+	EXPECT_EQ(get64(data() + 16), 1000u + (1ull << 32));
+
+	// A base above its total (the block is the user's to write) reads 0.
+	b->base[UABI_SW_PCX_MCAST_RCV_PKTS] = ~0ull;
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodGet, kAttrPortCountersExt, 0));
+	EXPECT_EQ(get64(data() + 64), 0u);
+
+	// sysfs' files, made from the same counters (the extended ones, as
+	// Linux shows them for a PMA that has them).
+	auto tree = fsview::make_tree(snap, fsview::NodeSources{});
+	ASSERT_TRUE(tree) << std::strerror(tree.error());
+	auto file = [&](const std::string &name) {
+		for (const auto &f : tree->files)
+			if (f.path.size() > name.size() &&
+			    f.path.compare(f.path.size() - name.size(), name.size(), name) == 0)
+				return f.data;
+		return std::string("(none)");
+	};
+	EXPECT_EQ(file("/counters/port_rcv_data"), std::to_string(1000u + (1ull << 32)) + "\n");
+	EXPECT_EQ(file("/counters/unicast_xmit_packets"), "7\n");
+	EXPECT_EQ(file("/counters/multicast_xmit_packets"), "2\n");
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodSet, kAttrPortCountersExt, 0xff));
+	ASSERT_NO_FATAL_FAILURE(pma(kMethodSet, kAttrPortCounters, 0xffff));
+}
+
+// The counters outlive the user's arena: the control half keeps them when
+// the user's last context closes and puts them into its next arena.
+TEST_F(Agent, PortCountersOutliveTheUsersLastContext)
+{
+	std::uint64_t words = 0;
+	{
+		auto c = Context::open(Backend::Inproc);
+		ASSERT_TRUE(c) << std::strerror(c.error());
+		auto t = fsview::Traffic::map(*c);
+		ASSERT_TRUE(t) << std::strerror(t.error());
+		(*t)->block()->data_words += 123;
+		words = (*t)->block()->data_words;
+	}
+	auto c = Context::open(Backend::Inproc);
+	ASSERT_TRUE(c) << std::strerror(c.error());
+	auto t = fsview::Traffic::map(*c);
+	ASSERT_TRUE(t) << std::strerror(t.error());
+	EXPECT_EQ((*t)->block()->data_words, words);
 }
 
 TEST_F(Agent, SubnetAdministrator)

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -125,9 +126,174 @@ std::uint64_t gid_prefix(const Port &p)
 	return p.gids.empty() ? 0 : be64_at(p.gids[0].data());
 }
 
-PortCounters port_counters(const Snapshot &, const Port &)
+// ------------------------------------------------------------- counters
+Result<std::shared_ptr<Traffic>> Traffic::map(Context &ctx)
 {
-	return PortCounters{};
+	Command cmd(UABI_SW_OBJ_ARENA, UABI_SW_ARENA_MAP);
+	OutAttr ro_out = cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_FD, kMandatory | UABI_ATTR_F_FD);
+	OutAttr rw_out =
+	    cmd.add_out<std::int32_t>(UABI_SW_ATTR_ARENA_RW_FD, kMandatory | UABI_ATTR_F_FD);
+	OutAttr info_out = cmd.add_out<uabi_sw_arena_info>(UABI_SW_ATTR_ARENA_INFO);
+	auto m = ctx.call(std::move(cmd));
+	if (!m)
+		return make_error(m.error());
+	std::int32_t ro_fd = -1, rw_fd = -1;
+	uabi_sw_arena_info info{};
+	const bool got = m->read(0, ro_out, ro_fd) && m->read(0, rw_out, rw_fd) &&
+			 m->read(0, info_out, info);
+	// In-process the fds are the host's own; otherwise they are our copies.
+	const bool own = std::strcmp(ctx.transport().name(), "inproc") != 0;
+	auto close_fds = [&] {
+		if (own)
+			for (std::int32_t f : {ro_fd, rw_fd})
+				if (f >= 0)
+					::close(f);
+	};
+	// The counters sit in the writable part's header: a layout of another
+	// version may have them elsewhere, or not at all.
+	if (!got || rw_fd < 0 || info.magic != UABI_SW_ARENA_MAGIC ||
+	    info.version != UABI_SW_ARENA_VERSION || info.rw_size < sizeof(uabi_sw_arena_rw_hdr)) {
+		close_fds();
+		return make_error(EPROTO);
+	}
+	const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+	void *p = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, rw_fd, 0);
+	const int err = errno;
+	close_fds();
+	if (p == MAP_FAILED)
+		return make_error(err);
+	auto *hdr = static_cast<uabi_sw_arena_rw_hdr *>(p);
+	std::shared_ptr<Traffic> t(new (std::nothrow) Traffic(p, &hdr->port));
+	if (!t) {
+		::munmap(p, page);
+		return make_error(ENOMEM);
+	}
+	return t;
+}
+
+Traffic::~Traffic()
+{
+	::munmap(page_, std::size_t(::sysconf(_SC_PAGESIZE)));
+}
+
+namespace {
+
+// The user's totals at one moment: the data path adds to them, nobody
+// resets them (uabi_sw.h).
+struct Totals {
+	std::uint64_t words = 0, ucast = 0, mcast = 0;
+};
+
+Totals totals(const uabi_sw_port_counters *c)
+{
+	Totals t;
+	t.words = __atomic_load_n(&c->data_words, __ATOMIC_RELAXED);
+	t.ucast = __atomic_load_n(&c->ucast_pkts, __ATOMIC_RELAXED);
+	t.mcast = __atomic_load_n(&c->mcast_pkts, __ATOMIC_RELAXED);
+	// And every process's slot (uabi_sw.h).
+	for (const auto &s : c->slot) {
+		t.words += __atomic_load_n(&s.data_words, __ATOMIC_RELAXED);
+		t.ucast += __atomic_load_n(&s.ucast_pkts, __ATOMIC_RELAXED);
+		t.mcast += __atomic_load_n(&s.mcast_pkts, __ATOMIC_RELAXED);
+	}
+	return t;
+}
+
+// The total a counter of base[] follows.
+std::uint64_t total_of(const Totals &t, int i)
+{
+	switch (i) {
+	case UABI_SW_PC_XMIT_DATA:
+	case UABI_SW_PC_RCV_DATA:
+	case UABI_SW_PCX_XMIT_DATA:
+	case UABI_SW_PCX_RCV_DATA:
+		return t.words;
+	case UABI_SW_PCX_UCAST_XMIT_PKTS:
+	case UABI_SW_PCX_UCAST_RCV_PKTS:
+		return t.ucast;
+	case UABI_SW_PCX_MCAST_XMIT_PKTS:
+	case UABI_SW_PCX_MCAST_RCV_PKTS:
+		return t.mcast;
+	default:
+		return t.ucast + t.mcast;
+	}
+}
+
+// What counter i reports: its total since it was last cleared.  A base
+// above the total (the block is the user's to write) reads as cleared.
+std::uint64_t since_clear(const uabi_sw_port_counters *c, const Totals &t, int i)
+{
+	const std::uint64_t total = total_of(t, i);
+	const std::uint64_t base = __atomic_load_n(&c->base[i], __ATOMIC_RELAXED);
+	return total > base ? total - base : 0;
+}
+
+// IB's 32-bit counters stop at their maximum.
+std::uint32_t saturate32(std::uint64_t v)
+{
+	return v > 0xffffffffull ? 0xffffffffu : std::uint32_t(v);
+}
+
+void clear(const Snapshot &s, const int *which, int n)
+{
+	if (!s.traffic)
+		return;
+	uabi_sw_port_counters *c = s.traffic->block();
+	const Totals t = totals(c);
+	for (int k = 0; k < n; k++)
+		__atomic_store_n(&c->base[which[k]], total_of(t, which[k]), __ATOMIC_RELAXED);
+}
+
+} // namespace
+
+PortCounters port_counters(const Snapshot &s, const Port &)
+{
+	PortCounters pc;
+	if (!s.traffic)
+		return pc;
+	const uabi_sw_port_counters *c = s.traffic->block();
+	const Totals t = totals(c);
+	pc.port_xmit_data = saturate32(since_clear(c, t, UABI_SW_PC_XMIT_DATA));
+	pc.port_rcv_data = saturate32(since_clear(c, t, UABI_SW_PC_RCV_DATA));
+	pc.port_xmit_packets = saturate32(since_clear(c, t, UABI_SW_PC_XMIT_PKTS));
+	pc.port_rcv_packets = saturate32(since_clear(c, t, UABI_SW_PC_RCV_PKTS));
+	return pc;
+}
+
+PortCountersExt port_counters_ext(const Snapshot &s, const Port &)
+{
+	PortCountersExt x;
+	if (!s.traffic)
+		return x;
+	const uabi_sw_port_counters *c = s.traffic->block();
+	const Totals t = totals(c);
+	x.port_xmit_data = since_clear(c, t, UABI_SW_PCX_XMIT_DATA);
+	x.port_rcv_data = since_clear(c, t, UABI_SW_PCX_RCV_DATA);
+	x.port_xmit_packets = since_clear(c, t, UABI_SW_PCX_XMIT_PKTS);
+	x.port_rcv_packets = since_clear(c, t, UABI_SW_PCX_RCV_PKTS);
+	x.unicast_xmit_packets = since_clear(c, t, UABI_SW_PCX_UCAST_XMIT_PKTS);
+	x.unicast_rcv_packets = since_clear(c, t, UABI_SW_PCX_UCAST_RCV_PKTS);
+	x.multicast_xmit_packets = since_clear(c, t, UABI_SW_PCX_MCAST_XMIT_PKTS);
+	x.multicast_rcv_packets = since_clear(c, t, UABI_SW_PCX_MCAST_RCV_PKTS);
+	return x;
+}
+
+void clear_counters(const Snapshot &s, const Port &, std::uint16_t select)
+{
+	int which[4], n = 0;
+	for (int b = 0; b < 4; b++)
+		if (select & (1u << (12 + b)))
+			which[n++] = UABI_SW_PC_XMIT_DATA + b;
+	clear(s, which, n);
+}
+
+void clear_counters_ext(const Snapshot &s, const Port &, std::uint16_t select)
+{
+	int which[8], n = 0;
+	for (int b = 0; b < 8; b++)
+		if (select & (1u << b))
+			which[n++] = UABI_SW_PCX_XMIT_DATA + b;
+	clear(s, which, n);
 }
 
 // ----------------------------------------------------------- formatting
@@ -301,7 +467,12 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 		for (std::size_t i = 0; i < p.pkeys.size(); i++)
 			file(pd + "/pkeys/" + dec(i), hex("0x%04x", p.pkeys[i]));
 		dir(pd + "/counters");
+		// The counters of the moment the tree is made (the files do not
+		// follow the traffic, docs/fsview.md).  As Linux does for a PMA
+		// with extended counters, the data and packet files are the
+		// 64-bit ones, and the unicast and multicast files exist.
 		const PortCounters c = port_counters(s, p);
+		const PortCountersExt x = port_counters_ext(s, p);
 		const std::pair<const char *, std::uint64_t> counters[] = {
 			{"symbol_error", c.symbol_error},
 			{"link_error_recovery", c.link_error_recovery},
@@ -315,11 +486,15 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 			{"local_link_integrity_errors", c.local_link_integrity_errors},
 			{"excessive_buffer_overrun_errors", c.excessive_buffer_overrun_errors},
 			{"VL15_dropped", c.vl15_dropped},
-			{"port_xmit_data", c.port_xmit_data},
-			{"port_rcv_data", c.port_rcv_data},
-			{"port_xmit_packets", c.port_xmit_packets},
-			{"port_rcv_packets", c.port_rcv_packets},
+			{"port_xmit_data", x.port_xmit_data},
+			{"port_rcv_data", x.port_rcv_data},
+			{"port_xmit_packets", x.port_xmit_packets},
+			{"port_rcv_packets", x.port_rcv_packets},
 			{"port_xmit_wait", c.port_xmit_wait},
+			{"unicast_xmit_packets", x.unicast_xmit_packets},
+			{"unicast_rcv_packets", x.unicast_rcv_packets},
+			{"multicast_xmit_packets", x.multicast_xmit_packets},
+			{"multicast_rcv_packets", x.multicast_rcv_packets},
 		};
 		for (const auto &[name, v] : counters)
 			file(pd + "/counters/" + name, dec(v));

@@ -23,6 +23,10 @@ Result<Entered> prepare_for_run(Backend b)
 		if (!s)
 			return make_error(s.error());
 		snap = std::move(*s);
+		// The user's counters as they stand now, for counters/*; a
+		// device without an arena counts nothing (all 0).
+		if (auto t = Traffic::map(*ctx))
+			snap.traffic = std::move(*t);
 	}
 	NodeSources src;
 	if (b == Backend::Kernel)

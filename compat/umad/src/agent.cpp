@@ -209,7 +209,8 @@ void sma(const Snapshot &s, const Port &arrival, std::uint8_t *m)
 	}
 }
 
-// The PMA: ClassPortInfo and PortCounters.
+// The PMA: ClassPortInfo, PortCounters and PortCountersExtended, whose
+// traffic counters are the calling user's (fsview::Traffic).
 void pma(const Snapshot &s, std::uint8_t *m)
 {
 	const std::uint8_t method = m[kOffMethod];
@@ -230,7 +231,7 @@ void pma(const Snapshot &s, std::uint8_t *m)
 		std::memset(d, 0, kMadSize - kOffPmaData);
 		d[0] = 1; // BaseVersion
 		d[1] = 1; // ClassVersion
-		put16(d + 2, kPmaCapXmitWait);
+		put16(d + 2, kPmaCapXmitWait | kPmaCapExtWidth);
 		put32(d + 4, 18); // CapabilityMask2 0, RespTimeValue 18
 		return;
 	}
@@ -239,8 +240,9 @@ void pma(const Snapshot &s, std::uint8_t *m)
 			r.status(kStatusBadMethod);
 			return;
 		}
-		// Set clears the counters CounterSelect names: the device keeps
-		// none (every one is 0), so a cleared counter reads 0 as before.
+		// Set clears the counters CounterSelect names (for the calling
+		// user: the counts are its own), and answers them as they are
+		// then.
 		const std::uint8_t port_select = d[1];
 		const std::uint16_t counter_select = get16(d + 2);
 		const Port *p = fsview::find_port(s, port_select);
@@ -251,6 +253,8 @@ void pma(const Snapshot &s, std::uint8_t *m)
 			r.status(kStatusBadField);
 			return;
 		}
+		if (method == kMethodSet)
+			fsview::clear_counters(s, *p, counter_select);
 		const fsview::PortCounters c = fsview::port_counters(s, *p);
 		put16(d + 4, c.symbol_error);
 		d[6] = c.link_error_recovery;
@@ -269,6 +273,34 @@ void pma(const Snapshot &s, std::uint8_t *m)
 		put32(d + 32, c.port_xmit_packets);
 		put32(d + 36, c.port_rcv_packets);
 		put32(d + 40, c.port_xmit_wait);
+		return;
+	}
+	if (attr == kAttrPortCountersExt) {
+		if (method != kMethodGet && method != kMethodSet) {
+			r.status(kStatusBadMethod);
+			return;
+		}
+		const std::uint8_t port_select = d[1];
+		const std::uint16_t counter_select = get16(d + 2);
+		const Port *p = fsview::find_port(s, port_select);
+		std::memset(d, 0, kMadSize - kOffPmaData);
+		d[1] = port_select;
+		put16(d + 2, counter_select);
+		if (!p) {
+			r.status(kStatusBadField);
+			return;
+		}
+		if (method == kMethodSet)
+			fsview::clear_counters_ext(s, *p, counter_select);
+		const fsview::PortCountersExt x = fsview::port_counters_ext(s, *p);
+		put64(d + 8, x.port_xmit_data);
+		put64(d + 16, x.port_rcv_data);
+		put64(d + 24, x.port_xmit_packets);
+		put64(d + 32, x.port_rcv_packets);
+		put64(d + 40, x.unicast_xmit_packets);
+		put64(d + 48, x.unicast_rcv_packets);
+		put64(d + 56, x.multicast_xmit_packets);
+		put64(d + 64, x.multicast_rcv_packets);
 		return;
 	}
 	r.status(kStatusBadMethodAttr);

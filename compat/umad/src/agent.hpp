@@ -3,7 +3,7 @@
 // "The management agent"): what happens to a MAD a umad user sends out of
 // a port.  The subnet management agent (SubnGet of NodeInfo, NodeDescription,
 // PortInfo, GUIDInfo, P_KeyTable, SMInfo), the performance management agent
-// (ClassPortInfo, PortCounters) and, because the port is the subnet's master
+// (ClassPortInfo, PortCounters, PortCountersExtended) and, because the port is the subnet's master
 // SM, a subnet administrator (ClassPortInfo, NodeRecord, PortInfoRecord),
 // all answering from the device's Snapshot.
 //
@@ -48,6 +48,7 @@ enum : std::uint16_t {
 	kAttrPkeyTable = 0x0016,
 	kAttrSmInfo = 0x0020,
 	kAttrPortCounters = 0x0012, // PerfMgt
+	kAttrPortCountersExt = 0x001d, // PerfMgt
 	kAttrNodeRecord = 0x0011,   // SA
 	kAttrPortInfoRecord = 0x0012, // SA
 };
@@ -66,6 +67,7 @@ inline constexpr std::uint32_t kPortCapIsSm = 1u << 1;
 inline constexpr std::uint32_t kPortCapIsDm = 1u << 19;
 inline constexpr std::uint16_t kSaCapPortInfoCapMaskMatch = 1u << 13;
 inline constexpr std::uint16_t kPmaCapXmitWait = 1u << 12;
+inline constexpr std::uint16_t kPmaCapExtWidth = 1u << 9; // PortCountersExtended, all of it
 
 // Where a MAD goes: the address of the umad header.
 struct Address {

@@ -103,6 +103,9 @@ void untrack(int fd)
 struct Device {
 	std::mutex mu;
 	uabi::Context *ctx = nullptr;
+	// The user's port counters, mapped once per context (its arena's
+	// writable part, as the drop-in maps it): the PMA's traffic.
+	std::shared_ptr<uabi::fsview::Traffic> traffic;
 	pid_t pid = 0;
 };
 
@@ -125,14 +128,22 @@ uabi::Result<uabi::fsview::Snapshot> snapshot()
 				return uabi::make_error(c.error());
 			d.ctx = new uabi::Context(std::move(*c));
 			d.pid = ::getpid();
+			// A device without an arena counts nothing: the
+			// counters read 0.  (The parent's mapping, inherited
+			// by a child, shows the same user's block.)
+			auto t = uabi::fsview::Traffic::map(*d.ctx);
+			d.traffic = t ? std::move(*t) : nullptr;
 		}
 		auto s = uabi::fsview::query(*d.ctx);
-		if (s)
+		if (s) {
+			s->traffic = d.traffic;
 			return s;
+		}
 		// A backend that went away (uabid idle exit races, a restart):
 		// one new context, then the error.
 		delete d.ctx;
 		d.ctx = nullptr;
+		d.traffic = nullptr;
 		if (attempt)
 			return uabi::make_error(s.error());
 	}

@@ -118,7 +118,7 @@ enum {
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 5
+#define UABI_SW_ARENA_VERSION 6
 #define UABI_SW_HEAP_GRANULE 256u
 
 /*
@@ -155,11 +155,70 @@ struct uabi_sw_arena_info {
 	__u32 reserved;
 };
 
+/*
+ * The port's traffic as the user's data path counts it (docs/fsview.md,
+ * "Port counters"), in the writable part.  The process that
+ * executes a work request does both ends' work on this one-port device,
+ * so for each message it delivers it adds what the port transmitted and
+ * received at once (atomic adds): the payload in 4-byte words, and its
+ * packets, one per path MTU of payload (a message without payload: one).
+ * Transmit and receive are therefore the same totals.  The totals are
+ * never reset: the performance management agent (compat/umad) keeps in
+ * base[] what each counter it reports stood at when a Set cleared it, and
+ * reports the total minus that.  The control half never reads this block:
+ * it holds numbers the user's processes count for themselves, shown to
+ * that user alone.
+ */
+enum {
+	/* base[]: PortCounters' 32-bit data and packet counters ... */
+	UABI_SW_PC_XMIT_DATA = 0,
+	UABI_SW_PC_RCV_DATA,
+	UABI_SW_PC_XMIT_PKTS,
+	UABI_SW_PC_RCV_PKTS,
+	/* ... and PortCountersExtended's, in CounterSelect's order. */
+	UABI_SW_PCX_XMIT_DATA,
+	UABI_SW_PCX_RCV_DATA,
+	UABI_SW_PCX_XMIT_PKTS,
+	UABI_SW_PCX_RCV_PKTS,
+	UABI_SW_PCX_UCAST_XMIT_PKTS,
+	UABI_SW_PCX_UCAST_RCV_PKTS,
+	UABI_SW_PCX_MCAST_XMIT_PKTS,
+	UABI_SW_PCX_MCAST_RCV_PKTS,
+	UABI_SW_PC_BASES
+};
+
+/* One process's adds, a cache line of its own: a process claims a slot
+ * (owner: its pid, taken over from a process that has exited) when it maps
+ * the arena, so that processes exchanging messages do not bounce one line
+ * between their CPUs on every message; one that finds none adds to the
+ * block's own totals.  A total is the block's plus every slot's. */
+#define UABI_SW_PC_SLOTS 16
+
+struct uabi_sw_port_count {
+	__s32 owner;			/* the pid adding here; 0: free */
+	__u32 reserved;
+	__aligned_u64 data_words;
+	__aligned_u64 ucast_pkts;
+	__aligned_u64 mcast_pkts;
+	__aligned_u64 pad[4];
+};
+
+struct uabi_sw_port_counters {
+	__aligned_u64 data_words;	/* payload, 4-byte words (each packet padded) */
+	__aligned_u64 ucast_pkts;	/* packets of unicast messages */
+	__aligned_u64 mcast_pkts;	/* UD multicast: one per copy delivered */
+	__aligned_u64 reserved;
+	__aligned_u64 base[UABI_SW_PC_BASES];	/* the agent's: value at the last clear */
+	struct uabi_sw_port_count slot[UABI_SW_PC_SLOTS];
+};
+
 /* Offset 0 of the writable part. */
 struct uabi_sw_arena_rw_hdr {
 	__u32 atomic_lock;	/* the user's RDMA atomics */
 	__u32 reserved0;
 	__aligned_u64 reserved[7];
+	/* Offset 64, a cache line of its own for the data path's adds. */
+	struct uabi_sw_port_counters port;	/* the device's one port */
 };
 
 /* Descriptors of the read-only part carry a sequence counter: odd while
@@ -377,7 +436,11 @@ UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, mcg_off, 120);
 UABI_ASSERT_SIZE(struct uabi_sw_mcg, 256);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, qp_off, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, heap_size, 112);
-UABI_ASSERT_SIZE(struct uabi_sw_arena_rw_hdr, 64);
+UABI_ASSERT_SIZE(struct uabi_sw_port_count, 64);
+UABI_ASSERT_OFFSET(struct uabi_sw_port_counters, slot, 128);
+UABI_ASSERT_SIZE(struct uabi_sw_port_counters, 128 + 64 * UABI_SW_PC_SLOTS);
+UABI_ASSERT_SIZE(struct uabi_sw_arena_rw_hdr, 192 + 64 * UABI_SW_PC_SLOTS);
+UABI_ASSERT_OFFSET(struct uabi_sw_arena_rw_hdr, port, 64);
 UABI_ASSERT_SIZE(struct uabi_sw_qp, 128);
 UABI_ASSERT_OFFSET(struct uabi_sw_qp, rq_off, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_qp, dlid, 80);

@@ -113,6 +113,8 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	BUILD_BUG_ON(sizeof(struct uabi_sw_small) != 256);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_info) > SW_PAGE);
 	BUILD_BUG_ON(sizeof(struct uabi_sw_arena_rw_hdr) > SW_PAGE);
+	BUILD_BUG_ON(offsetof(struct uabi_sw_arena_rw_hdr, port) != 64);
+	BUILD_BUG_ON(sizeof(struct uabi_sw_port_counters) != 128 + 64 * UABI_SW_PC_SLOTS);
 
 	if (!ops)
 		return 0;
@@ -129,7 +131,10 @@ int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 	info.mcg_off = off;
 	off += sw_page_align((u64)info.mcg_count * sizeof(struct uabi_sw_mcg));
 	info.ro_size = off;
-	/* Writable: the lock of atomics, the data path's halves, the heap. */
+	/* Writable: the lock of atomics and the port counters (the header,
+	 * which starts zeroed as all new arena memory does; the control
+	 * half never reads the counters: they are the user's own count,
+	 * shown to that user alone), the data path's halves, the heap. */
 	off = SW_PAGE;
 	info.qpw_off = off;
 	off += sw_page_align((u64)info.qp_count * sizeof(struct uabi_sw_qp_rw));
@@ -191,6 +196,22 @@ void sw_arena_fini(struct sw_domain *dom)
 	a->rw_shm = NULL;
 	kvfree(a->heap_used);
 	a->heap_used = NULL;
+}
+
+/* ------------------------------------------------------------- counters */
+void sw_arena_counters_save(struct sw_domain *dom, struct uabi_sw_port_counters *to)
+{
+	const struct uabi_sw_arena_rw_hdr *h = (const struct uabi_sw_arena_rw_hdr *)dom->arena.rw;
+
+	memcpy(to, &h->port, sizeof(*to));
+}
+
+/* Into an arena no client has mapped yet (the user's first context). */
+void sw_arena_counters_restore(struct sw_domain *dom, const struct uabi_sw_port_counters *from)
+{
+	struct uabi_sw_arena_rw_hdr *h = (struct uabi_sw_arena_rw_hdr *)dom->arena.rw;
+
+	memcpy(&h->port, from, sizeof(*from));
 }
 
 /* ------------------------------------------------------------------- MR */

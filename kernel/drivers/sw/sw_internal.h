@@ -106,14 +106,32 @@ struct sw_domain {
 	struct sw_arena arena;
 };
 
+/*
+ * The port counters of a user whose arena went with its last context,
+ * put into its next arena (docs/fsview.md, "Port counters"), so that a
+ * user's count spans its programs as a port's does.  The newest
+ * SW_SAVED_COUNTERS users are kept.  The control half copies these bytes
+ * from one arena of the user to the next and never reads them.
+ */
+#define SW_SAVED_COUNTERS 64
+
+struct sw_saved_counters {
+	u32 uid;
+	u32 used;
+	u64 stamp;			/* newer is larger */
+	struct uabi_sw_port_counters c;
+};
+
 struct sw_dev {
 	struct uabi_device dev;
-	struct mutex lock;		/* domains[], port_state, xrcd_next */
+	struct mutex lock;		/* domains[], port_state, xrcd_next, saved[] */
 	u32 port_state;
 	u32 xrcd_next;
 	const struct uabi_shm_ops *shm;	/* NULL: no data path */
 	size_t heap_bytes;
 	struct sw_domain *domains[SW_MAX_DOMAINS];
+	struct sw_saved_counters saved[SW_SAVED_COUNTERS];
+	u64 saved_stamp;
 };
 
 static inline struct sw_dev *to_sw(struct uabi_device *dev)
@@ -163,6 +181,10 @@ int sw_ring_move(struct sw_domain *dom, const struct sw_ring *from,
 int sw_arena_init(struct sw_domain *dom, const struct uabi_shm_ops *ops,
 		  size_t heap_bytes);
 void sw_arena_fini(struct sw_domain *dom);
+/* The port counters of the arena's writable part, copied out and back in
+ * as opaque bytes (struct sw_saved_counters). */
+void sw_arena_counters_save(struct sw_domain *dom, struct uabi_sw_port_counters *to);
+void sw_arena_counters_restore(struct sw_domain *dom, const struct uabi_sw_port_counters *from);
 void sw_arena_mr_publish(struct sw_domain *dom, const struct uabi_mr *mr, u32 idx);
 void sw_arena_mr_clear(struct sw_domain *dom, u32 idx);
 /* Copies the domain's group @i (dom->mcgs[i]) into the arena. */

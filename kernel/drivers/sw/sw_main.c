@@ -541,6 +541,52 @@ static void domain_free(struct sw_domain *dom)
 	kfree(dom);
 }
 
+/* The user's counters, kept when its arena goes (in the slot it had, else
+ * a free one, else the oldest), and put into its next one. */
+static void counters_save(struct sw_dev *sw, struct sw_domain *dom)
+{
+	struct sw_saved_counters *slot = NULL;
+	u32 i;
+
+	if (!sw_has_arena(dom))
+		return;
+	mutex_lock(&sw->lock);
+	for (i = 0; i < SW_SAVED_COUNTERS; i++) {
+		struct sw_saved_counters *s = &sw->saved[i];
+
+		if (s->used && s->uid == dom->uid) {
+			slot = s;
+			break;
+		}
+		if (!slot || (slot->used && (!s->used || s->stamp < slot->stamp)))
+			slot = s;
+	}
+	slot->uid = dom->uid;
+	slot->used = 1;
+	slot->stamp = ++sw->saved_stamp;
+	sw_arena_counters_save(dom, &slot->c);
+	mutex_unlock(&sw->lock);
+}
+
+static void counters_restore(struct sw_dev *sw, struct sw_domain *dom)
+{
+	u32 i;
+
+	if (!sw_has_arena(dom))
+		return;
+	mutex_lock(&sw->lock);
+	for (i = 0; i < SW_SAVED_COUNTERS; i++) {
+		struct sw_saved_counters *s = &sw->saved[i];
+
+		if (s->used && s->uid == dom->uid) {
+			sw_arena_counters_restore(dom, &s->c);
+			s->used = 0;
+			break;
+		}
+	}
+	mutex_unlock(&sw->lock);
+}
+
 /* A user's first context: its domain, numbers, tables and arena (charged
  * to the memory cgroup of the process that opens it, in the kernel). */
 static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
@@ -591,6 +637,7 @@ static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 	ret = sw_arena_init(dom, sw->shm, sw->heap_bytes);
 	if (ret)
 		goto err;
+	counters_restore(sw, dom);
 	user->drv = dom;
 	return 0;
 err:
@@ -611,6 +658,7 @@ static void sw_user_close(struct uabi_device *dev, struct uabi_user *user)
 		return;
 	WARN_ON(dom->qpns.in_use || dom->cqns.in_use || dom->srqns.in_use ||
 		dom->keys.in_use || dom->pdns.in_use);
+	counters_save(sw, dom);
 	mutex_lock(&sw->lock);
 	sw->domains[dom->index] = NULL;
 	mutex_unlock(&sw->lock);
@@ -655,13 +703,13 @@ static const struct uabi_device_ops sw_ops = {
 
 static void sw_free(struct sw_dev *sw)
 {
-	kfree(sw);
+	kvfree(sw);
 }
 
 struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 					  size_t heap_bytes)
 {
-	struct sw_dev *sw = kzalloc(sizeof(*sw), GFP_KERNEL);
+	struct sw_dev *sw = kvzalloc(sizeof(*sw), GFP_KERNEL);	/* saved[]: tens of KiB */
 	int ret;
 
 	if (!sw)

@@ -129,7 +129,56 @@ std::unique_ptr<Device> Device::map(int ro_fd, int rw_fd, const uabi_sw_arena_in
 	if (const char *m = std::getenv("UABI_SW_SMALL"); m && *m)
 		d->small_max_ = std::uint32_t(
 		    std::min<unsigned long>(std::strtoul(m, nullptr, 10), UABI_SW_SMALL_MAX));
+	d->claim_count_slot();
 	return d;
+}
+
+// A counter slot of this process's own: a free one, one this process holds
+// already (another context of it), or one whose process has exited (its
+// counts stay in the slot: totals are sums).  None left: the block's own.
+void Device::claim_count_slot()
+{
+	uabi_sw_port_counters *c = port_counters();
+	const std::int32_t me = std::int32_t(pid_);
+	for (auto &s : c->slot) {
+		std::int32_t owner = __atomic_load_n(&s.owner, __ATOMIC_ACQUIRE);
+		if (owner == me) {
+			count_slot_ = &s;
+			return;
+		}
+	}
+	for (auto &s : c->slot) {
+		std::int32_t owner = __atomic_load_n(&s.owner, __ATOMIC_ACQUIRE);
+		if (owner != 0 && (owner < 0 || !process_dead(owner)))
+			continue;
+		if (__atomic_compare_exchange_n(&s.owner, &owner, me, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			count_slot_ = &s;
+			return;
+		}
+	}
+}
+
+void Device::count_traffic(std::uint64_t bytes, std::uint32_t mtu, std::uint32_t copies,
+			   bool multicast)
+{
+	if (!copies || !mtu)
+		return;
+	// Every packet is padded to 4 bytes and all but the last are full
+	// (an MTU is a multiple of 4), so the words are the message's.
+	const std::uint64_t words = (bytes + 3) / 4;
+	const std::uint64_t pkts = bytes ? (bytes + mtu - 1) / mtu : 1;
+	// Relaxed: a reader wants each total, not an order between them.
+	if (uabi_sw_port_count *s = count_slot_) {
+		__atomic_fetch_add(&s->data_words, words * copies, __ATOMIC_RELAXED);
+		__atomic_fetch_add(multicast ? &s->mcast_pkts : &s->ucast_pkts, pkts * copies,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	uabi_sw_port_counters *c = port_counters();
+	__atomic_fetch_add(&c->data_words, words * copies, __ATOMIC_RELAXED);
+	__atomic_fetch_add(multicast ? &c->mcast_pkts : &c->ucast_pkts, pkts * copies,
+			   __ATOMIC_RELAXED);
 }
 
 Device::~Device()

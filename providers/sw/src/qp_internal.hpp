@@ -28,6 +28,13 @@ inline constexpr std::uint64_t kRnrNs[32] = {
 	40960000, 61440000, 81920000, 122880000, 163840000, 245760000, 327680000, 491520000,
 };
 
+// Bytes of a path MTU (IBV_MTU_256 = 1 .. IBV_MTU_4096 = 5); the port's
+// largest for a QP that was given none.
+inline std::uint32_t mtu_bytes(std::uint8_t mtu)
+{
+	return mtu >= 1 && mtu <= 5 ? 128u << mtu : kMtuBytes;
+}
+
 inline bool receiving(std::uint32_t st)
 {
 	return st == kRtr || st == kRts || st == kSqd;

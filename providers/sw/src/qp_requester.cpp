@@ -204,6 +204,12 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			rc.imm_data = wr.imm_data;
 		}
 	}
+	// A message delivered crossed the port (both ends are this port): its
+	// data in packets of the path MTU (Device::count_traffic).  Only
+	// messages count: not acknowledgements, nor a READ's request.
+	auto carried = [&](std::uint64_t bytes) {
+		dev_.count_traffic(bytes, mtu_bytes(desc_->path_mtu));
+	};
 	// Responder-side failure: its WQE completes in error, its QP goes to
 	// ERR, and the requester learns the matching remote status.
 	auto responder_error = [&](std::uint32_t local_status, std::uint32_t remote_status) {
@@ -238,14 +244,17 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 		}
 		rc.opcode = kWcRecv;
 		rc.byte_len = std::uint32_t(total);
-		if (send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total))
+		if (send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total)) {
+			carried(total);
 			return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
+		}
 		int err = vm_copy(dev_, t.owner, remote.v, remote.n, dev_.pid(), local.v, local.n, total);
 		if (err == ESRCH)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return responder_error(kWcLocProtErr, kWcRemOpErr);
 		push_or_fail(dev_, t.cqn, rc, t.qp);
+		carried(total);
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
 	case kWrRdmaWrite:
@@ -264,6 +273,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			rc.byte_len = std::uint32_t(total);
 			push_or_fail(dev_, t.cqn, rc, t.qp);
 		}
+		carried(total);
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
 	case kWrRdmaRead: {
@@ -273,6 +283,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return {Outcome::Done, kWcRemAccessErr, 0};
+		carried(total); // the responses
 		return {Outcome::Done, kWcSuccess, std::uint32_t(total)};
 	}
 	case kWrAtomicWrite: {
@@ -288,6 +299,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return {Outcome::Done, kWcRetryExcErr, 0};
 		if (err)
 			return {Outcome::Done, kWcRemAccessErr, 0};
+		carried(8);
 		return {Outcome::Done, kWcSuccess, 8};
 	}
 	case kWrAtomicCmpAndSwp:
@@ -315,6 +327,7 @@ Qp::Result Qp::exec_rc_uc(const SendWr &wr)
 			return {Outcome::Done, kWcRemAccessErr, 0};
 		iovec o{&old, 8};
 		local_copy(local.v, local.n, &o, 1, 8);
+		carried(8); // the value the response carries back
 		return {Outcome::Done, kWcSuccess, 8};
 	}
 	}
@@ -333,8 +346,11 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 	if (!wr.ah)
 		return {Outcome::Done, kWcLocQpOpErr, 0};
 	const Result sent{Outcome::Done, kWcSuccess, std::uint32_t(total)};
+	// UD is one packet; what is dropped (no such QP, no buffer) is not
+	// counted, as only what is delivered is.
 	if (wr.ah->dlid < 0xc000) {
-		deliver_ud(wr, local, total, wr.remote_qpn);
+		if (deliver_ud(wr, local, total, wr.remote_qpn))
+			dev_.count_traffic(total, kMtuBytes);
 		return sent;
 	}
 	// Multicast: one copy to each QP of the user attached to a group of
@@ -355,14 +371,18 @@ Qp::Result Qp::exec_ud(const SendWr &wr)
 			to.push_back(qpn);
 		}
 	}
+	// One packet out and one in for each copy delivered.
+	std::uint32_t copies = 0;
 	for (std::uint32_t qpn : to)
-		deliver_ud(wr, local, total, qpn);
+		copies += deliver_ud(wr, local, total, qpn) ? 1 : 0;
+	dev_.count_traffic(total, kMtuBytes, copies, true);
 	return sent;
 }
 
 // One UD message to QP @dest_qpn: dropped (silently, as UD does) unless
-// it is a receiving UD QP of that qkey with a receive WQE.
-void Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
+// it is a receiving UD QP of that qkey with a receive WQE.  true: delivered
+// (its receive completed successfully).
+bool Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 		    std::uint32_t dest_qpn)
 {
 	const QpRef dd = qp_ref(dev_, dest_qpn);
@@ -371,17 +391,17 @@ void Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 		snapshot(dd.d, dest);
 	if (!dd || dest.qpn != dest_qpn || dest.type != UABI_QPT_UD ||
 	    !receiving(state_of(dd)))
-		return;
+		return false;
 	std::uint32_t qkey = (wr.remote_qkey & 0x80000000u) ? desc_->qkey : wr.remote_qkey;
 	if (qkey != dest.qkey)
-		return;
+		return false;
 
 	Target t;
 	if (!recv_target(dev_, dd, dest, dest_qpn, t))
-		return;
+		return false;
 	Wqe w;
 	if (take(dev_, t, w) <= 0)
-		return;	// UD drops what finds no buffer
+		return false;	// UD drops what finds no buffer
 
 	Cqe rc{};
 	rc.wr_id = w.hdr().wr_id;
@@ -403,7 +423,7 @@ void Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 	if (st) {
 		rc.status = st;
 		push_or_fail(dev_, t.cqn, rc, t.qp);
-		return;
+		return false;
 	}
 	std::uint8_t g[kGrhBytes];
 	const bool global = wr.ah->is_global;
@@ -414,7 +434,7 @@ void Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 	rc.byte_len = std::uint32_t(total + kGrhBytes);
 	if (global ? send_small(dev_, t, rc, grh, &remote, g, kGrhBytes, local, total)
 		   : send_small(dev_, t, rc, remote, nullptr, nullptr, 0, local, total))
-		return;
+		return true;
 	int err = vm_copy(dev_, t.owner, remote.v, remote.n, dev_.pid(), local.v, local.n, total);
 	if (!err && global) {
 		iovec gi{g, kGrhBytes};
@@ -424,9 +444,10 @@ void Qp::deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 		rc.status = kWcLocProtErr;
 		rc.byte_len = 0;
 		push_or_fail(dev_, t.cqn, rc, t.qp);
-		return;
+		return false;
 	}
 	push_or_fail(dev_, t.cqn, rc, t.qp);
+	return true;
 }
 
 Qp::Result Qp::execute(const SendWr &wr)

@@ -13,8 +13,11 @@
 
 #include <uabi/client.hpp>
 
+#include <rdma/uabi_sw.h>
+
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -29,11 +32,34 @@ struct Port {
 	std::vector<std::uint16_t> pkeys; // index 0 .. pkey_tbl_len - 1
 };
 
+// The port counters of the calling user (docs/fsview.md, "Port
+// counters"): the block the data path of the user's processes counts in,
+// in the writable part of the user's arena, mapped through the driver call
+// the drop-in library maps the arena with (UABI_SW_ARENA_MAP).  Only its
+// first page is mapped; the mapping outlives the context it came from.
+class Traffic {
+public:
+	// EOPNOTSUPP: a device without an arena (nothing is counted).
+	static Result<std::shared_ptr<Traffic>> map(Context &ctx);
+	~Traffic();
+	Traffic(const Traffic &) = delete;
+	Traffic &operator=(const Traffic &) = delete;
+	uabi_sw_port_counters *block() const { return block_; }
+
+private:
+	Traffic(void *page, uabi_sw_port_counters *b) : page_(page), block_(b) {}
+	void *page_;
+	uabi_sw_port_counters *block_;
+};
+
 struct Snapshot {
 	std::string name; // "uabi_sw0"
 	uabi_device_attr attr{};
 	std::vector<Port> ports;
 	std::string node_desc; // at most 64 bytes
+	// The user's counters, read when they are asked for (the device has
+	// one port); null: none, every counter reads 0.
+	std::shared_ptr<Traffic> traffic;
 };
 
 // Asks the device.  node_desc: the view's node_desc file when one is
@@ -49,8 +75,9 @@ std::uint64_t port_guid(const Port &p);
 std::uint64_t gid_prefix(const Port &p);
 
 // The PortCounters of a port, as its performance management agent answers
-// them.  The software device keeps none of these counts (its data path
-// runs in each process, docs/fsview.md): every counter is 0.
+// them: the data and packet counters are the calling user's traffic
+// (Traffic), 32 bits that stop at their maximum as IB's do; the software
+// device has no link to count errors or waits on, so the others are 0.
 struct PortCounters {
 	std::uint16_t symbol_error = 0;
 	std::uint8_t link_error_recovery = 0;
@@ -71,6 +98,24 @@ struct PortCounters {
 	std::uint32_t port_xmit_wait = 0;
 };
 PortCounters port_counters(const Snapshot &s, const Port &p);
+// PortCountersExtended: the same traffic in 64 bits, and by unicast and
+// multicast packets.
+struct PortCountersExt {
+	std::uint64_t port_xmit_data = 0;
+	std::uint64_t port_rcv_data = 0;
+	std::uint64_t port_xmit_packets = 0;
+	std::uint64_t port_rcv_packets = 0;
+	std::uint64_t unicast_xmit_packets = 0;
+	std::uint64_t unicast_rcv_packets = 0;
+	std::uint64_t multicast_xmit_packets = 0;
+	std::uint64_t multicast_rcv_packets = 0;
+};
+PortCountersExt port_counters_ext(const Snapshot &s, const Port &p);
+// A PMA Set: clears the counters CounterSelect names (PortCounters: bits
+// 12-15 are the data and packet counters, the others are always 0;
+// PortCountersExtended: bits 0-7), for the calling user.
+void clear_counters(const Snapshot &s, const Port &p, std::uint16_t select);
+void clear_counters_ext(const Snapshot &s, const Port &p, std::uint16_t select);
 
 // ----------------------------------------------------------- formatting
 // As Linux's sysfs prints them (without the trailing newline).

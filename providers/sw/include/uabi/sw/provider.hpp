@@ -214,6 +214,17 @@ public:
 	{
 		return &reinterpret_cast<uabi_sw_arena_rw_hdr *>(rw_)->atomic_lock;
 	}
+	// The port's counters in the writable part (uabi_sw_port_counters).
+	uabi_sw_port_counters *port_counters() const
+	{
+		return &reinterpret_cast<uabi_sw_arena_rw_hdr *>(rw_)->port;
+	}
+	// Counts one message delivered, both ends at once: @bytes of payload
+	// in packets of @mtu bytes (at least one), @copies times (a UD
+	// multicast: once per QP it reached), as unicast or multicast.
+	void count_traffic(std::uint64_t bytes, std::uint32_t mtu, std::uint32_t copies = 1,
+			   bool multicast = false);
+	void claim_count_slot();
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
 	// Multicast group i of the user (false: a free entry).
@@ -248,6 +259,9 @@ private:
 	pid_t pid_ = 0;
 	Notifier notify_;
 	bool force_vm_ = false;
+	// This process's counter slot (uabi_sw_port_count), or nullptr: the
+	// block's own totals.
+	uabi_sw_port_count *count_slot_ = nullptr;
 	bool tail_first_ = false;
 	std::uint32_t small_max_ = UABI_SW_SMALL_MAX;
 	void after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e);
@@ -442,7 +456,7 @@ private:
 	Result execute(const SendWr &wr);
 	Result exec_rc_uc(const SendWr &wr);
 	Result exec_ud(const SendWr &wr);
-	void deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
+	bool deliver_ud(const SendWr &wr, const Iov &local, std::uint64_t total,
 			std::uint32_t dest_qpn);
 	Result exec_local(const SendWr &wr);
 	void complete_send(const SendWr &wr, std::uint32_t status,
