@@ -245,13 +245,17 @@ else
 	# and the unmodified InfiniBand diagnostics see it through the module,
 	# under `uabi run` (tests/probes), as root and as uid 65534.
 	if [ -x /probes/uabi ] && [ -x /probes/check_sysfs ] && want probes; then
+		# With port_traffic: the port counters follow known traffic.
+		traffic=""
+		[ -x /probes/port_traffic ] && traffic=/probes/port_traffic
 		for as in self nobody; do
 			echo "UABI-KERNEL-PROBES-BEGIN: as $as"
 			PATH=/bin:/usr/sbin:/usr/bin:/sbin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu \
 				UABI_VERBS_LIB=/probes/lib/libibverbs.so.1 \
 				UABI_UMAD_LIB=/probes/lib/libuabi_umad.so \
 				timeout 600 sh /probes/run_probes.sh /probes/uabi /probes/check_sysfs \
-				--abuse /probes/umad_abuse --backend kernel --as $as
+				--abuse /probes/umad_abuse --backend kernel --as $as \
+				${traffic:+--traffic $traffic}
 			rc=$?
 			echo "UABI-KERNEL-PROBES-END: exit $rc"
 			[ $rc -eq 0 ] && step "probes($as)" PASS || step "probes($as)" FAIL

@@ -27,7 +27,9 @@
 # tests/probes/run_probes.sh on the kernel backend, as root and as uid
 # 65534 (a user namespace): check_sysfs, umad_abuse and the unmodified
 # infiniband-diags and srptools binaries of this host, packed with their
-# shared libraries at the same paths (and setpriv, to change uid).
+# shared libraries at the same paths (and setpriv, to change uid); with
+# --probes-traffic (port_traffic), also the port counters following known
+# traffic (perfquery, perfquery -x, their resets).
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -40,7 +42,8 @@
 #                    [--placement BIN]
 #                    [--security BIN] [--tool BIN]
 #                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
-#                     --probes-verbs-lib LIB --probes-umad-lib LIB]
+#                     --probes-verbs-lib LIB --probes-umad-lib LIB
+#                     [--probes-traffic BIN]]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
@@ -70,7 +73,7 @@ import=""
 xrc=()
 placement=""
 security=""
-probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad=""
+probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad="" probes_traffic=""
 tool=""
 bench=""
 bench_args=""
@@ -99,6 +102,7 @@ while (($#)); do
 	--security) security=$2; shift 2 ;;
 	--probes) probes=$2; shift 2 ;;
 	--probes-check) probes_check=$2; shift 2 ;;
+	--probes-traffic) probes_traffic=$2; shift 2 ;;
 	--probes-abuse) probes_abuse=$2; shift 2 ;;
 	--probes-verbs-lib) probes_verbs=$2; shift 2 ;;
 	--probes-umad-lib) probes_umad=$2; shift 2 ;;
@@ -109,7 +113,7 @@ while (($#)); do
 	--bench-only) bench_only=1; shift ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,59p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,62p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -303,6 +307,10 @@ if [[ -n $probes ]]; then
 	pack_host "$probes_abuse" /probes/umad_abuse
 	pack_host "$probes_verbs" /probes/lib/libibverbs.so.1
 	pack_host "$probes_umad" /probes/lib/libuabi_umad.so
+	if [[ -n $probes_traffic ]]; then
+		pack_host "$probes_traffic" /probes/port_traffic
+		strip --strip-debug "$rfs/probes/port_traffic" || die "strip port_traffic"
+	fi
 	for b in uabi check_sysfs umad_abuse lib/libibverbs.so.1 lib/libuabi_umad.so; do
 		strip --strip-debug "$rfs/probes/$b" || die "strip $b"
 	done
