@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* The file an XRC domain is named by.  The fd must be one its sender could
@@ -97,35 +98,134 @@ static bool user_device_admin(struct uabi_context *ctx)
  * in-process: the same file); ranges are in address order, so one pass checks that they cover
  * [addr, addr + len) without a hole.
  */
-static int user_check_range(struct uabi_call *call, u64 addr, u64 len)
+/*
+ * This host's per-message state (call->host_call): the calling process's
+ * mappings, read from /proc once per message, so that a chain of 100
+ * registrations reads them once and not 100 times.  A message's commands
+ * run while its sender waits for the answer; a mapping another of its
+ * threads changes meanwhile is the same race as after the answer: the
+ * data path's copies fail cleanly on memory that went away.
+ */
+struct user_call {
+	unsigned int checked;	/* ranges checked in this message */
+	bool loaded;
+	bool failed;
+	size_t n, cap;
+	struct user_range {
+		u64 lo, hi;
+	} *r;
+};
+
+/* The mappings of @pid, adjacent ones merged. */
+static void maps_load(struct user_call *uc, int pid)
 {
 	char path[64], line[512];
-	u64 at = addr, end;
 	FILE *f;
+
+	uc->loaded = true;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		uc->failed = true;
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		bool whole = strchr(line, '\n') != NULL;
+
+		/* a line longer than the buffer: skip its rest */
+		while (!whole && fgets(path, sizeof(path), f))
+			whole = strchr(path, '\n') != NULL;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi <= lo)
+			continue;
+		if (uc->n && uc->r[uc->n - 1].hi == lo) {
+			uc->r[uc->n - 1].hi = hi;
+			continue;
+		}
+		if (uc->n == uc->cap) {
+			size_t cap = uc->cap ? uc->cap * 2 : 256;
+			struct user_range *r = realloc(uc->r, cap * sizeof(*r));
+
+			if (!r) {
+				uc->failed = true;
+				break;
+			}
+			uc->r = r;
+			uc->cap = cap;
+		}
+		uc->r[uc->n].lo = lo;
+		uc->r[uc->n].hi = hi;
+		uc->n++;
+	}
+	fclose(f);
+}
+
+/*
+ * A range of up to 256 pages: one process_vm_readv() of one byte of each
+ * page answers whether every page is mapped (and readable) in one system
+ * call, far cheaper than reading /proc.  -EAGAIN: cannot tell that way
+ * (a larger range, or no permission to read the process: /proc decides).
+ */
+#define CHECK_PAGES_MAX 256
+
+static int pages_readable(pid_t pid, u64 addr, u64 end)
+{
+	const u64 page = 4096;
+	struct iovec remote[CHECK_PAGES_MAX], local;
+	char sink[CHECK_PAGES_MAX];
+	u64 first = addr & ~(page - 1), n = (end - first + page - 1) / page, i;
+	ssize_t got;
+
+	if (n > CHECK_PAGES_MAX)
+		return -EAGAIN;
+	for (i = 0; i < n; i++) {
+		remote[i].iov_base = (void *)(uintptr_t)(i ? first + i * page : addr);
+		remote[i].iov_len = 1;
+	}
+	local.iov_base = sink;
+	local.iov_len = n;
+	got = process_vm_readv(pid, &local, 1, remote, n, 0);
+	if (got == (ssize_t)n)
+		return 0;
+	if (got < 0 && (errno == EPERM || errno == ENOSYS))
+		return -EAGAIN;
+	return -EFAULT;
+}
+
+static int user_check_range(struct uabi_call *call, u64 addr, u64 len)
+{
+	struct user_call one = { 0 }, *uc = call->host_call ? call->host_call : &one;
+	u64 at = addr, end;
+	size_t i;
+	int ret;
 
 	if (check_add_overflow(addr, len, &end))
 		return -EFAULT;
 	if (!len)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)call->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -EFAULT;
-	while (at < end && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-
-		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
-			continue;
-		if (lo > at)
-			break;		/* a hole before the next mapping */
-		if (hi > at)
-			at = hi;
-		/* a line longer than the buffer: skip its rest */
-		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
-			;
+	/* One registration: a system call.  More in one message (a chain):
+	 * /proc once, for all of them. */
+	if (!uc->loaded && !uc->checked++) {
+		ret = pages_readable(call->pid, addr, end);
+		if (ret != -EAGAIN)
+			return ret;
 	}
-	fclose(f);
-	return at >= end ? 0 : -EFAULT;
+	if (!uc->loaded)
+		maps_load(uc, (int)call->pid);
+	ret = -EFAULT;
+	if (!uc->failed) {
+		/* /proc lists mappings in address order */
+		for (i = 0; i < uc->n && at < end; i++) {
+			if (uc->r[i].lo > at)
+				break;		/* a hole before the next mapping */
+			if (uc->r[i].hi > at)
+				at = uc->r[i].hi;
+		}
+		ret = at >= end ? 0 : -EFAULT;
+	}
+	if (uc == &one)
+		free(one.r);
+	return ret;
 }
 
 static const struct uabi_host_ops user_host_ops = {
@@ -269,12 +369,16 @@ struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer)
 
 int uabi_user_execute(struct uabi_context *ctx, void *msg, size_t len)
 {
-	return uabi_execute(ctx, msg, len, NULL);
+	return uabi_user_execute_as(ctx, msg, len, ctx->peer.pid);
 }
 
 int uabi_user_execute_as(struct uabi_context *ctx, void *msg, size_t len, pid_t pid)
 {
-	return uabi_execute_as(ctx, msg, len, NULL, pid);
+	struct user_call uc = { 0 };
+	int ret = uabi_execute_as(ctx, msg, len, &uc, pid);
+
+	free(uc.r);
+	return ret;
 }
 
 void uabi_user_close(struct uabi_context *ctx)
