@@ -161,10 +161,10 @@ static void maps_load(struct user_call *uc, int pid)
 }
 
 /*
- * A range of up to 256 pages: one process_vm_readv() of one byte of each
- * page answers whether every page is mapped (and readable) in one system
- * call, far cheaper than reading /proc.  -EAGAIN: cannot tell that way
- * (a larger range, or no permission to read the process: /proc decides).
+ * A range of up to 256 pages of this process: one process_vm_readv() of one
+ * byte of each page answers whether every page is mapped (and readable) in
+ * one system call, far cheaper than reading /proc.  -EAGAIN: cannot tell
+ * that way (a larger range: /proc decides).
  */
 #define CHECK_PAGES_MAX 256
 
@@ -203,9 +203,12 @@ static int user_check_range(struct uabi_call *call, u64 addr, u64 len)
 		return -EFAULT;
 	if (!len)
 		return 0;
-	/* One registration: a system call.  More in one message (a chain):
-	 * /proc once, for all of them. */
-	if (!uc->loaded && !uc->checked++) {
+	/* In-process, one registration: a system call.  More in one message
+	 * (a chain), or for another process: /proc, once per message.  uabid
+	 * never reads a client's memory: a page of a userfaultfd region or of
+	 * a file on the client's own FUSE mount would hold the daemon, and
+	 * every other user with it, for as long as the client likes. */
+	if (call->pid == getpid() && !uc->loaded && !uc->checked++) {
 		ret = pages_readable(call->pid, addr, end);
 		if (ret != -EAGAIN)
 			return ret;
