@@ -30,6 +30,7 @@ bool process_dead(pid_t pid)
 void ArenaLock::acquire()
 {
 	const std::uint32_t me = std::uint32_t(self_);
+	std::uint32_t seen = 0;
 	std::uint64_t since = 0;
 	for (unsigned spins = 0;; spins++) {
 		std::uint32_t cur = 0;
@@ -43,20 +44,20 @@ void ArenaLock::acquire()
 		sched_yield();
 		if ((spins & 1023) != 1023)
 			continue;
-		// A holder that died keeps the word forever: take it over.
-		// Values above the largest pid are the control half's, which
-		// holds a lock for at most 20 ms; one still there
-		// after a second is no holder at all (the word is writable by
-		// every process of the user).
-		bool stale = false;
-		if (cur != me && cur <= kMaxPid) {
-			stale = process_dead(pid_t(cur));
-		} else if (cur > kMaxPid) {
-			const std::uint64_t now = now_ns();
-			if (!since)
-				since = now;
-			stale = now - since > 1'000'000'000ull;
+		// A holder that died keeps the word forever: take it over.  And
+		// the word is writable by every process of the user: a value
+		// that stays a whole second is no holder at all (the control
+		// half, whose values lie above the largest pid, holds a lock
+		// for at most 20 ms; a process for one ring operation), whether
+		// it names no process, a dead one, or a live one that never
+		// took it (init, say).
+		const std::uint64_t now = now_ns();
+		if (cur != seen || !since) {
+			seen = cur;
+			since = now;
 		}
+		const bool stale = (cur != me && cur <= kMaxPid && process_dead(pid_t(cur))) ||
+				   now - since > 1'000'000'000ull;
 		if (stale)
 			__atomic_compare_exchange_n(word_, &cur, 0u, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
