@@ -75,7 +75,9 @@ if CC=clang CXX=clang++ build build-fuzz -DUABI_FUZZ=ON -DUABI_SANITIZE=ON \
 		corpus=$fuzzdir/corpus-$name
 		rm -rf "$corpus" && mkdir -p "$corpus"
 		"$fuzzdir"/fuzz_make_seeds "$corpus"
-		if "$target" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+		# -timeout: an input that hangs fails the run in 30 s instead of
+		# libFuzzer's default 20 minutes (the crash file keeps it).
+		if "$target" -max_total_time="$FUZZ_SECONDS" -timeout=30 -print_final_stats=1 \
 			-artifact_prefix="$fuzzdir/crash-$name-" "$corpus" \
 			>"$fuzzdir/$name.log" 2>&1; then
 			grep -E 'Done [0-9]+ runs' "$fuzzdir/$name.log"
