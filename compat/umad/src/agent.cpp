@@ -208,6 +208,27 @@ void sma(const Snapshot &s, const Port &arrival, std::uint8_t *m)
 		return;
 	}
 }
+// PortCounters and PortCountersExtended: Get or Set only; the answer
+// echoes PortSelect and CounterSelect over zeroed data.  nullptr: the
+// status is set (a bad method, or no such port).
+const Port *counters_request(const Snapshot &s, Reply &r, std::uint8_t method, std::uint8_t *d,
+			     std::uint16_t *counter_select)
+{
+	if (method != kMethodGet && method != kMethodSet) {
+		r.status(kStatusBadMethod);
+		return nullptr;
+	}
+	const std::uint8_t port_select = d[1];
+	*counter_select = get16(d + 2);
+	const Port *p = fsview::find_port(s, port_select);
+	std::memset(d, 0, kMadSize - kOffPmaData);
+	d[1] = port_select;
+	put16(d + 2, *counter_select);
+	if (!p)
+		r.status(kStatusBadField);
+	return p;
+}
+
 
 // The PMA: ClassPortInfo, PortCounters and PortCountersExtended, whose
 // traffic counters are the calling user's (fsview::Traffic).
@@ -236,23 +257,13 @@ void pma(const Snapshot &s, std::uint8_t *m)
 		return;
 	}
 	if (attr == kAttrPortCounters) {
-		if (method != kMethodGet && method != kMethodSet) {
-			r.status(kStatusBadMethod);
-			return;
-		}
 		// Set clears the counters CounterSelect names (for the calling
 		// user: the counts are its own), and answers them as they are
 		// then.
-		const std::uint8_t port_select = d[1];
-		const std::uint16_t counter_select = get16(d + 2);
-		const Port *p = fsview::find_port(s, port_select);
-		std::memset(d, 0, kMadSize - kOffPmaData);
-		d[1] = port_select;
-		put16(d + 2, counter_select);
-		if (!p) {
-			r.status(kStatusBadField);
+		std::uint16_t counter_select;
+		const Port *p = counters_request(s, r, method, d, &counter_select);
+		if (!p)
 			return;
-		}
 		if (method == kMethodSet)
 			fsview::clear_counters(s, *p, counter_select);
 		const fsview::PortCounters c = fsview::port_counters(s, *p);
@@ -276,20 +287,10 @@ void pma(const Snapshot &s, std::uint8_t *m)
 		return;
 	}
 	if (attr == kAttrPortCountersExt) {
-		if (method != kMethodGet && method != kMethodSet) {
-			r.status(kStatusBadMethod);
+		std::uint16_t counter_select;
+		const Port *p = counters_request(s, r, method, d, &counter_select);
+		if (!p)
 			return;
-		}
-		const std::uint8_t port_select = d[1];
-		const std::uint16_t counter_select = get16(d + 2);
-		const Port *p = fsview::find_port(s, port_select);
-		std::memset(d, 0, kMadSize - kOffPmaData);
-		d[1] = port_select;
-		put16(d + 2, counter_select);
-		if (!p) {
-			r.status(kStatusBadField);
-			return;
-		}
 		if (method == kMethodSet)
 			fsview::clear_counters_ext(s, *p, counter_select);
 		const fsview::PortCountersExt x = fsview::port_counters_ext(s, *p);
