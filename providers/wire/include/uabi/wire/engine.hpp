@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The RoCEv2 transport of the software device (docs/wire.md): queue pairs
+// whose peer is reached over UDP instead of shared memory.  An Endpoint is
+// one UDP socket (the device's address, port 4791) and the QPs it serves;
+// a QP speaks RC (PSNs, ACKs, NAKs, RNR, retransmission, READ and atomic
+// responses), UC and UD as the InfiniBand transport does.
+//
+// The engine owns no memory of the application: it asks a Memory for keys
+// (the MR table of the device) and hands completions to the QP's CQ sinks.
+// Values (statuses, opcodes, flags, access bits) are numbered as
+// <infiniband/verbs.h>, as in uabi/sw/provider.hpp.
+#ifndef UABI_WIRE_ENGINE_HPP
+#define UABI_WIRE_ENGINE_HPP
+
+#include <uabi/wire/packet.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <vector>
+
+namespace uabi::wire {
+
+// ------------------------------------------------ values of <verbs.h>
+enum QpType : std::uint32_t { kQptRc = 2, kQptUc = 3, kQptUd = 4 };
+enum QpState : std::uint32_t { kReset = 0, kInit = 1, kRtr = 2, kRts = 3, kErr = 6 };
+enum WrOp : std::uint32_t {
+	kWrWrite = 0,
+	kWrWriteImm = 1,
+	kWrSend = 2,
+	kWrSendImm = 3,
+	kWrRead = 4,
+	kWrCmpSwap = 5,
+	kWrFetchAdd = 6,
+};
+enum WcStatus : std::uint32_t {
+	kWcOk = 0,
+	kWcLocLenErr = 1,
+	kWcLocProtErr = 4,
+	kWcFlushErr = 5,
+	kWcRemInvReqErr = 9,
+	kWcRemAccessErr = 10,
+	kWcRemOpErr = 11,
+	kWcRetryExcErr = 12,
+	kWcRnrRetryExcErr = 13,
+};
+enum WcOp : std::uint32_t {
+	kWcSend = 0,
+	kWcWrite = 1,
+	kWcRead = 2,
+	kWcCmpSwap = 3,
+	kWcFetchAdd = 4,
+	kWcRecv = 128,
+	kWcRecvWriteImm = 129,
+};
+enum : std::uint32_t {
+	kAccLocalWrite = 1u << 0,
+	kAccRemoteWrite = 1u << 1,
+	kAccRemoteRead = 1u << 2,
+	kAccRemoteAtomic = 1u << 3,
+	kWcFlagGrh = 1u << 0,
+	kWcFlagImm = 1u << 1,
+	kSendFlagSignaled = 1u << 1,
+	kSendFlagSolicited = 1u << 2,
+};
+
+struct Sge {
+	std::uint64_t addr = 0;
+	std::uint32_t length = 0;
+	std::uint32_t lkey = 0;
+};
+
+// A registered region as the engine needs it: keys name it, iova is what
+// peers address, base is where iova lives in this process.
+struct Region {
+	std::uint64_t iova = 0;
+	std::uint64_t length = 0;
+	std::uint8_t *base = nullptr;
+	std::uint32_t access = 0;
+	std::uint32_t pd = 0;
+};
+
+class Memory {
+public:
+	virtual ~Memory() = default;
+	// false: no such key.
+	virtual bool lookup(std::uint32_t key, Region &out) = 0;
+};
+
+struct Completion {
+	std::uint64_t wr_id = 0;
+	std::uint32_t status = kWcOk;
+	std::uint32_t opcode = kWcSend;
+	std::uint32_t byte_len = 0;
+	std::uint32_t imm = 0;		// network order, as ibv_wc
+	std::uint32_t flags = 0;	// kWcFlag*
+	std::uint32_t qpn = 0;
+	std::uint32_t src_qp = 0;
+};
+using CqSink = std::function<void(const Completion &)>;
+
+// Where a peer is: its address and UDP port (4791 on a real network).
+struct PeerAddr {
+	sockaddr_storage ss{};
+	socklen_t len = 0;
+	static PeerAddr from(const sockaddr *sa, socklen_t len);
+	bool v6() const { return ss.ss_family == AF_INET6; }
+};
+
+struct SendWr {
+	std::uint64_t wr_id = 0;
+	std::uint32_t opcode = kWrSend;
+	std::uint32_t flags = 0;
+	std::uint32_t imm = 0;			// network order
+	std::vector<Sge> sges;
+	std::uint64_t remote_addr = 0;
+	std::uint32_t rkey = 0;
+	std::uint64_t compare_add = 0;
+	std::uint64_t swap = 0;
+	// UD
+	PeerAddr ud_dest;
+	std::uint32_t ud_qpn = 0;
+	std::uint32_t ud_qkey = 0;
+};
+
+// What ibv_modify_qp gives the transport.
+struct QpAttr {
+	std::uint32_t state = kReset;
+	std::uint32_t pd = 0;
+	std::uint32_t access = 0;		// qp_access_flags
+	std::uint32_t qkey = 0;			// UD
+	PeerAddr dest;				// RC/UC: from the AV's GID
+	std::uint32_t dest_qpn = 0;
+	std::uint32_t rq_psn = 0;
+	std::uint32_t sq_psn = 0;
+	std::uint32_t path_mtu = 3;		// IBV_MTU_1024
+	std::uint8_t timeout = 14;		// 4.096 us << timeout; 0: none
+	std::uint8_t retry_cnt = 7;
+	std::uint8_t rnr_retry = 7;		// 7: forever
+	std::uint8_t min_rnr_timer = 12;
+	std::uint8_t max_rd_atomic = 16;	// outstanding READ/atomic requests
+};
+
+// Packets the receiver dropped, by reason (docs/wire.md, "Counters").
+struct Counters {
+	std::atomic<std::uint64_t> rx_packets{0};
+	std::atomic<std::uint64_t> tx_packets{0};
+	std::atomic<std::uint64_t> rx_malformed{0};	// parse() refused
+	std::atomic<std::uint64_t> rx_icrc{0};
+	std::atomic<std::uint64_t> rx_no_qp{0};		// unknown destination QP
+	std::atomic<std::uint64_t> rx_bad_state{0};	// QP not ready to receive
+	std::atomic<std::uint64_t> rx_bad_qkey{0};
+	std::atomic<std::uint64_t> rx_bad_pkey{0};
+	std::atomic<std::uint64_t> rx_out_of_seq{0};	// NAKed or dropped (UC)
+	std::atomic<std::uint64_t> rx_duplicate{0};
+	std::atomic<std::uint64_t> rx_no_wqe{0};	// RNR NAKs sent, UD drops
+	std::atomic<std::uint64_t> rx_access{0};	// key, bounds or access refused
+	std::atomic<std::uint64_t> retransmits{0};
+	std::atomic<std::uint64_t> timeouts{0};
+	std::atomic<std::uint64_t> rnr_naks{0};		// received
+};
+
+class Endpoint;
+
+class Qp {
+public:
+	~Qp();
+	std::uint32_t qpn() const { return qpn_; }
+	std::uint32_t type() const { return type_; }
+	std::uint32_t state() const;
+	// The state and connection attributes of @a (all of them; the verbs
+	// layer keeps the rest).  0 or EINVAL.
+	int modify(const QpAttr &a);
+	// 0, EINVAL (bad request for the type/state), ENOMEM (queue full).
+	int post_send(const SendWr &wr);
+	int post_recv(std::uint64_t wr_id, const std::vector<Sge> &sges);
+	// ibv_qp_init_attr.sq_sig_all.
+	void set_sq_sig_all(bool on) { sq_sig_all_ = on; }
+
+private:
+	friend class Endpoint;
+	struct SendQe;
+	struct RecvQe {
+		std::uint64_t wr_id;
+		std::vector<Sge> sges;
+	};
+	Qp(Endpoint &ep, std::uint32_t qpn, std::uint32_t type, Memory &mem, CqSink scq, CqSink rcq,
+	   std::uint32_t max_send_wr, std::uint32_t max_recv_wr);
+
+	// Requester (requester.cpp)
+	bool local_sges_ok_locked(const std::vector<Sge> &sges, std::uint32_t need_access, std::uint64_t *total);
+	void pump_locked(std::uint64_t now);
+	void send_packet_locked(SendQe &q, std::uint64_t now);
+	void send_rd_request_locked(SendQe &q);
+	std::uint64_t arm_timer(std::uint64_t now) const;
+	void on_response_locked(const Packet &p, std::uint64_t now);
+	void ack_upto_locked(std::uint32_t psn);
+	void rewind_locked(std::uint32_t psn);
+	void complete_ready_locked();
+	void deliver_send_locked(const SendQe &q, std::uint32_t status);
+	void fail_front_locked(std::uint32_t status);
+	void timers_locked(std::uint64_t now);
+	std::uint64_t next_timer_locked() const;
+	// Responder (responder.cpp)
+	void on_request_locked(const Packet &p, const PeerAddr &from);
+	void on_ud_locked(const Packet &p, const PeerAddr &from, const IpInfo &ip);
+	// Scatters @data at offset @off of the SGE list; false: it does not fit.
+	bool place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span<const std::uint8_t> data);
+	std::uint8_t *remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+				    std::uint32_t access);
+	bool respond_read_locked(const Packet &p);
+	bool respond_atomic_locked(const Packet &p, bool duplicate);
+	void send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAddr &to);
+	void nak_locked(std::uint8_t code, std::uint32_t psn);
+	void enter_error_locked();
+	void flush_locked();
+
+
+	Endpoint &ep_;
+	std::uint32_t qpn_;
+	std::uint32_t type_;
+	Memory &mem_;
+	CqSink scq_, rcq_;
+	std::uint32_t max_send_wr_, max_recv_wr_;
+	mutable std::mutex lock_;
+	QpAttr attr_;
+	// requester
+	std::deque<std::unique_ptr<SendQe>> sq_;
+	std::uint32_t next_psn_ = 0;		// next PSN to assign
+	std::uint32_t una_psn_ = 0;		// oldest unacknowledged
+	std::uint32_t sent_psn_ = 0;		// one past the highest PSN sent
+	bool sq_sig_all_ = false;
+	std::size_t send_idx_ = 0;		// first sq_ entry with packets to (re)send
+	std::uint64_t timer_ns_ = 0;		// retransmission deadline, 0: none
+	std::uint64_t rnr_wait_ns_ = 0;		// sending held until then
+	std::uint32_t retries_left_ = 0;
+	std::uint32_t rnr_left_ = 0;
+	// responder
+	std::deque<RecvQe> rq_;
+	std::uint32_t epsn_ = 0;
+	std::uint32_t msn_ = 0;
+	bool nak_sent_ = false;
+	bool ack_due_ = false;
+	PeerAddr ack_to_;
+	struct InMsg {
+		bool active = false;
+		bool is_send = false;
+		RecvQe wqe;
+		std::uint64_t off = 0;
+		std::uint8_t *dst = nullptr;	// WRITE: where the next byte lands
+		std::uint64_t left = 0;		// WRITE: bytes the RETH announced still to come
+		std::uint64_t total = 0;	// WRITE: the RETH's length
+		bool drop = false;		// UC: the rest of this message is dropped
+	} in_;
+	struct SavedAtomic {
+		std::uint32_t psn;
+		std::uint64_t orig;
+		bool valid;
+	};
+	SavedAtomic atomics_[16] = {};
+	std::uint32_t atomic_next_ = 0;
+};
+
+class Endpoint {
+public:
+	// Binds a UDP socket to @local (its port: 4791 on a real network, any
+	// for tests).  nullptr and errno on failure.
+	static std::unique_ptr<Endpoint> open(const PeerAddr &local);
+	~Endpoint();
+	const PeerAddr &local() const { return local_; }
+	Counters &counters() { return counters_; }
+
+	std::unique_ptr<Qp> create_qp(std::uint32_t qpn, std::uint32_t type, Memory &mem, CqSink scq,
+				      CqSink rcq, std::uint32_t max_send_wr = 256,
+				      std::uint32_t max_recv_wr = 256);
+	// Tests: every datagram this endpoint sends passes @f first, which
+	// sends it (the default) or drops, repeats or holds it.
+	using TxHook = std::function<void(const std::uint8_t *buf, std::size_t len, const PeerAddr &to,
+					  const std::function<void(const std::uint8_t *, std::size_t)> &send)>;
+	void set_tx_hook(TxHook h);
+
+private:
+	friend class Qp;
+	Endpoint() = default;
+	void run();
+	void receive_batch();
+	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
+	void timers();
+	// Builds and sends one packet of @qp to @to.
+	void transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to);
+	void transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
+			     std::size_t bytes, const PeerAddr &to);
+	IpInfo ip_to(const PeerAddr &to) const;
+	void register_qp(Qp *qp);
+	void unregister_qp(Qp *qp);
+	void wake();
+
+	int fd_ = -1;
+	int wake_fd_ = -1;
+	PeerAddr local_;
+	Counters counters_;
+	std::mutex qps_lock_;
+	std::map<std::uint32_t, Qp *> qps_;
+	std::mutex tx_lock_;
+	TxHook tx_hook_;
+	std::thread thread_;
+	std::atomic<bool> stop_{false};
+};
+
+std::uint64_t now_ns();
+
+} // namespace uabi::wire
+
+#endif // UABI_WIRE_ENGINE_HPP

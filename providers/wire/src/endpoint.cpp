@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The endpoint: one UDP socket, its receive thread, and the QPs it serves
+// (docs/wire.md, "Who receives").
+#include <uabi/wire/engine.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace uabi::wire {
+
+std::uint64_t now_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+PeerAddr PeerAddr::from(const sockaddr *sa, socklen_t len)
+{
+	PeerAddr a;
+	if (len > sizeof(a.ss))
+		len = sizeof(a.ss);
+	std::memcpy(&a.ss, sa, len);
+	a.len = len;
+	return a;
+}
+
+namespace {
+
+void addr_bytes(const PeerAddr &a, std::uint8_t out[16], std::uint16_t *port)
+{
+	std::memset(out, 0, 16);
+	if (a.v6()) {
+		auto *s6 = reinterpret_cast<const sockaddr_in6 *>(&a.ss);
+		std::memcpy(out, &s6->sin6_addr, 16);
+		*port = ntohs(s6->sin6_port);
+	} else {
+		auto *s4 = reinterpret_cast<const sockaddr_in *>(&a.ss);
+		std::memcpy(out, &s4->sin_addr, 4);
+		*port = ntohs(s4->sin_port);
+	}
+}
+
+constexpr int kBatch = 32;
+constexpr std::size_t kMaxPacket = 4096 + 256;
+
+} // namespace
+
+std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
+{
+	std::unique_ptr<Endpoint> ep(new Endpoint());
+	int fam = local.v6() ? AF_INET6 : AF_INET;
+	ep->fd_ = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ep->fd_ < 0)
+		return nullptr;
+	int one = 1;
+	// Don't fragment: an unconnected socket then sends IPv4 ID 0, which
+	// the ICRC covers (docs/wire.md, "The ICRC and the IPv4 ID").
+	int pmtu = IP_PMTUDISC_DO;
+	if (fam == AF_INET) {
+		setsockopt(ep->fd_, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+		setsockopt(ep->fd_, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	} else {
+		setsockopt(ep->fd_, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+		setsockopt(ep->fd_, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		setsockopt(ep->fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	int buf = 4 << 20;
+	setsockopt(ep->fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	setsockopt(ep->fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (bind(ep->fd_, reinterpret_cast<const sockaddr *>(&local.ss), local.len) < 0) {
+		int e = errno;
+		close(ep->fd_);
+		ep->fd_ = -1;
+		errno = e;
+		return nullptr;
+	}
+	ep->local_.len = sizeof(ep->local_.ss);
+	getsockname(ep->fd_, reinterpret_cast<sockaddr *>(&ep->local_.ss), &ep->local_.len);
+	ep->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ep->wake_fd_ < 0)
+		return nullptr;
+	ep->thread_ = std::thread([p = ep.get()] { p->run(); });
+	return ep;
+}
+
+Endpoint::~Endpoint()
+{
+	stop_ = true;
+	wake();
+	if (thread_.joinable())
+		thread_.join();
+	if (fd_ >= 0)
+		close(fd_);
+	if (wake_fd_ >= 0)
+		close(wake_fd_);
+}
+
+void Endpoint::wake()
+{
+	std::uint64_t one = 1;
+	if (wake_fd_ >= 0)
+		(void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void Endpoint::set_tx_hook(TxHook h)
+{
+	std::lock_guard<std::mutex> g(tx_lock_);
+	tx_hook_ = std::move(h);
+}
+
+std::unique_ptr<Qp> Endpoint::create_qp(std::uint32_t qpn, std::uint32_t type, Memory &mem, CqSink scq,
+					CqSink rcq, std::uint32_t max_send_wr, std::uint32_t max_recv_wr)
+{
+	if (type != kQptRc && type != kQptUc && type != kQptUd) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	{
+		std::lock_guard<std::mutex> g(qps_lock_);
+		if (qps_.count(qpn & kQpnMask)) {
+			errno = EEXIST;
+			return nullptr;
+		}
+	}
+	std::unique_ptr<Qp> qp(new Qp(*this, qpn & kQpnMask, type, mem, std::move(scq), std::move(rcq),
+				      max_send_wr, max_recv_wr));
+	register_qp(qp.get());
+	return qp;
+}
+
+void Endpoint::register_qp(Qp *qp)
+{
+	std::lock_guard<std::mutex> g(qps_lock_);
+	qps_[qp->qpn()] = qp;
+}
+
+void Endpoint::unregister_qp(Qp *qp)
+{
+	// The receive thread holds qps_lock_ while it is inside a QP, so once
+	// this returns no packet reaches @qp.
+	std::lock_guard<std::mutex> g(qps_lock_);
+	qps_.erase(qp->qpn());
+}
+
+IpInfo Endpoint::ip_to(const PeerAddr &to) const
+{
+	IpInfo ip;
+	ip.v6 = local_.v6();
+	addr_bytes(local_, ip.src, &ip.src_port);
+	addr_bytes(to, ip.dst, &ip.dst_port);
+	return ip;
+}
+
+void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
+			       std::size_t bytes, const PeerAddr &to)
+{
+	alignas(8) std::uint8_t buf[kMaxPacket];
+	Builder b(buf, sizeof(buf));
+	if (!b.headers(hdr, bytes))
+		return;
+	for (auto &p : parts)
+		if (std::uint8_t *room = b.payload_room(p.size()))
+			std::memcpy(room, p.data(), p.size());
+	std::size_t len = b.finish(ip_to(to));
+	if (!len)
+		return;
+	counters_.tx_packets.fetch_add(1, std::memory_order_relaxed);
+	auto send = [&](const std::uint8_t *d, std::size_t n) {
+		// A full socket buffer drops the datagram as the wire would;
+		// retransmission recovers it.
+		(void)sendto(fd_, d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+	};
+	std::unique_lock<std::mutex> g(tx_lock_);
+	if (tx_hook_) {
+		auto h = tx_hook_;
+		g.unlock();
+		h(buf, len, to, send);
+		return;
+	}
+	g.unlock();
+	send(buf, len);
+}
+
+void Endpoint::transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to)
+{
+	std::vector<std::span<const std::uint8_t>> parts;
+	if (!payload.empty())
+		parts.push_back(payload);
+	transmit_gather(hdr, parts, payload.size(), to);
+}
+
+void Endpoint::run()
+{
+	while (!stop_) {
+		int timeout = -1;
+		{
+			std::lock_guard<std::mutex> g(qps_lock_);
+			std::uint64_t next = 0;
+			for (auto &[n, qp] : qps_) {
+				std::lock_guard<std::mutex> q(qp->lock_);
+				std::uint64_t t = qp->next_timer_locked();
+				if (t && (!next || t < next))
+					next = t;
+			}
+			if (next) {
+				std::uint64_t now = now_ns();
+				timeout = next <= now ? 0 : int((next - now + 999999) / 1000000);
+			}
+		}
+		pollfd p[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+		int n = poll(p, 2, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN) {
+			std::uint64_t v;
+			(void)!read(wake_fd_, &v, sizeof(v));
+		}
+		if (p[0].revents & POLLIN)
+			receive_batch();
+		timers();
+	}
+}
+
+void Endpoint::timers()
+{
+	std::lock_guard<std::mutex> g(qps_lock_);
+	std::uint64_t now = now_ns();
+	for (auto &[n, qp] : qps_) {
+		std::lock_guard<std::mutex> q(qp->lock_);
+		qp->timers_locked(now);
+	}
+}
+
+void Endpoint::receive_batch()
+{
+	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
+	sockaddr_storage from[kBatch];
+	alignas(cmsghdr) std::uint8_t ctl[kBatch][64];
+	iovec iov[kBatch];
+	mmsghdr msgs[kBatch];
+	for (int i = 0; i < kBatch; i++) {
+		iov[i] = {bufs[i], sizeof(bufs[i])};
+		msgs[i] = {};
+		msgs[i].msg_hdr.msg_name = &from[i];
+		msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+		msgs[i].msg_hdr.msg_control = ctl[i];
+		msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+	}
+	int n = recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	if (n <= 0)
+		return;
+	std::lock_guard<std::mutex> g(qps_lock_);
+	for (int i = 0; i < n; i++) {
+		counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
+		if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
+			continue;
+		}
+		PeerAddr src = PeerAddr::from(reinterpret_cast<sockaddr *>(&from[i]), msgs[i].msg_hdr.msg_namelen);
+		IpInfo ip;
+		ip.v6 = src.v6();
+		addr_bytes(src, ip.src, &ip.src_port);
+		addr_bytes(local_, ip.dst, &ip.dst_port);
+		for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+				in_pktinfo pi;
+				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				std::memcpy(ip.dst, &pi.ipi_addr, 4);
+			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+				in6_pktinfo pi;
+				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				std::memcpy(ip.dst, &pi.ipi6_addr, 16);
+			}
+		}
+		deliver({bufs[i], msgs[i].msg_len}, src, ip);
+	}
+	// ACK coalescing: one ACK per QP for the whole batch.
+	for (auto &[qpn, qp] : qps_) {
+		std::lock_guard<std::mutex> q(qp->lock_);
+		if (qp->ack_due_) {
+			qp->ack_due_ = false;
+			qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
+		}
+	}
+}
+
+void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip)
+{
+	Packet p;
+	ParseError e = parse(pkt, &ip, p);
+	if (e == ParseError::Icrc) {
+		counters_.rx_icrc.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	if (e != ParseError::None) {
+		counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	if ((p.bth.pkey & 0x7fff) != (kDefaultPkey & 0x7fff)) {
+		counters_.rx_bad_pkey.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	auto it = qps_.find(p.bth.dest_qp);
+	if (it == qps_.end()) {
+		counters_.rx_no_qp.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	Qp *qp = it->second;
+	std::lock_guard<std::mutex> q(qp->lock_);
+	Transport t = transport_of(p.bth.opcode);
+	bool type_ok = (t == kRc && qp->type_ == kQptRc) || (t == kUc && qp->type_ == kQptUc) ||
+		       (t == kUd && qp->type_ == kQptUd);
+	if (!type_ok) {
+		counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	if (t == kUd) {
+		qp->on_ud_locked(p, from, ip);
+		return;
+	}
+	if (p.has(kIsResponse))
+		qp->on_response_locked(p, now_ns());
+	else
+		qp->on_request_locked(p, from);
+}
+
+} // namespace uabi::wire

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// RoCEv2 headers, the ICRC and the parser (docs/wire.md, "Packets").
+#include <uabi/wire/packet.hpp>
+
+#include <array>
+#include <cstring>
+
+namespace uabi::wire {
+
+namespace {
+
+// ------------------------------------------------------------ byte order
+inline void put16(std::uint8_t *p, std::uint16_t v)
+{
+	p[0] = std::uint8_t(v >> 8);
+	p[1] = std::uint8_t(v);
+}
+inline void put24(std::uint8_t *p, std::uint32_t v)
+{
+	p[0] = std::uint8_t(v >> 16);
+	p[1] = std::uint8_t(v >> 8);
+	p[2] = std::uint8_t(v);
+}
+inline void put32(std::uint8_t *p, std::uint32_t v)
+{
+	put16(p, std::uint16_t(v >> 16));
+	put16(p + 2, std::uint16_t(v));
+}
+inline void put64(std::uint8_t *p, std::uint64_t v)
+{
+	put32(p, std::uint32_t(v >> 32));
+	put32(p + 4, std::uint32_t(v));
+}
+inline std::uint16_t get16(const std::uint8_t *p) { return std::uint16_t(p[0] << 8 | p[1]); }
+inline std::uint32_t get24(const std::uint8_t *p) { return std::uint32_t(p[0]) << 16 | p[1] << 8 | p[2]; }
+inline std::uint32_t get32(const std::uint8_t *p) { return std::uint32_t(get16(p)) << 16 | get16(p + 2); }
+inline std::uint64_t get64(const std::uint8_t *p) { return std::uint64_t(get32(p)) << 32 | get32(p + 4); }
+
+// --------------------------------------------------------------- CRC-32
+// The reflected CRC-32 of Ethernet (polynomial 0xedb88320), eight bytes a
+// step ("slicing by 8"): tables computed once at compile time.
+using CrcTables = std::array<std::array<std::uint32_t, 256>, 8>;
+
+constexpr CrcTables make_tables()
+{
+	CrcTables t{};
+	for (std::uint32_t i = 0; i < 256; i++) {
+		std::uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+		t[0][i] = c;
+	}
+	for (std::uint32_t i = 0; i < 256; i++)
+		for (int s = 1; s < 8; s++)
+			t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xff];
+	return t;
+}
+
+constexpr CrcTables kCrc = make_tables();
+
+// Runs the register over @n bytes (no initial or final inversion).
+std::uint32_t crc_update(std::uint32_t c, const std::uint8_t *p, std::size_t n)
+{
+	while (n >= 8) {
+		std::uint32_t lo, hi;
+		std::memcpy(&lo, p, 4);
+		std::memcpy(&hi, p + 4, 4);
+		lo ^= c;
+		c = kCrc[7][lo & 0xff] ^ kCrc[6][(lo >> 8) & 0xff] ^ kCrc[5][(lo >> 16) & 0xff] ^
+		    kCrc[4][lo >> 24] ^ kCrc[3][hi & 0xff] ^ kCrc[2][(hi >> 8) & 0xff] ^
+		    kCrc[1][(hi >> 16) & 0xff] ^ kCrc[0][hi >> 24];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		c = (c >> 8) ^ kCrc[0][(c ^ *p++) & 0xff];
+	return c;
+}
+
+// The register after ~0 and the eight 0xff bytes of the masked LRH.
+constexpr std::uint32_t kCrcAfterLrh = 0xdebb20e3u;
+
+// --------------------------------------------------------- header table
+constexpr std::uint32_t kPay = kHasPayload;
+constexpr std::uint32_t kFirstLast = kIsFirst | kIsLast;
+
+// The headers of each operation, before the transport's own (DETH, XRCETH).
+constexpr std::uint32_t op_headers(Op o)
+{
+	switch (o) {
+	case kSendFirst: return kPay | kIsFirst | kIsRequest;
+	case kSendMiddle: return kPay | kIsMiddle | kIsRequest;
+	case kSendLast: return kPay | kIsLast | kIsRequest;
+	case kSendLastImm: return kHasImm | kPay | kIsLast | kIsRequest;
+	case kSendOnly: return kPay | kFirstLast | kIsRequest;
+	case kSendOnlyImm: return kHasImm | kPay | kFirstLast | kIsRequest;
+	case kWriteFirst: return kHasReth | kPay | kIsFirst | kIsRequest;
+	case kWriteMiddle: return kPay | kIsMiddle | kIsRequest;
+	case kWriteLast: return kPay | kIsLast | kIsRequest;
+	case kWriteLastImm: return kHasImm | kPay | kIsLast | kIsRequest;
+	case kWriteOnly: return kHasReth | kPay | kFirstLast | kIsRequest;
+	case kWriteOnlyImm: return kHasReth | kHasImm | kPay | kFirstLast | kIsRequest;
+	case kReadRequest: return kHasReth | kFirstLast | kIsRequest;
+	case kReadRespFirst: return kHasAeth | kPay | kIsFirst | kIsResponse;
+	case kReadRespMiddle: return kPay | kIsMiddle | kIsResponse;
+	case kReadRespLast: return kHasAeth | kPay | kIsLast | kIsResponse;
+	case kReadRespOnly: return kHasAeth | kPay | kFirstLast | kIsResponse;
+	case kAck: return kHasAeth | kFirstLast | kIsResponse;
+	case kAtomicAck: return kHasAeth | kHasAtomicAckEth | kFirstLast | kIsResponse;
+	case kCmpSwap: return kHasAtomicEth | kFirstLast | kIsRequest;
+	case kFetchAdd: return kHasAtomicEth | kFirstLast | kIsRequest;
+	case kSendLastInv: return kHasIeth | kPay | kIsLast | kIsRequest;
+	case kSendOnlyInv: return kHasIeth | kPay | kFirstLast | kIsRequest;
+	}
+	return 0;
+}
+
+constexpr std::array<std::uint32_t, 256> make_opcode_table()
+{
+	std::array<std::uint32_t, 256> t{};
+	for (unsigned o = 0; o < 32; o++) {
+		std::uint32_t h = op_headers(Op(o));
+		if (!h)
+			continue;
+		t[unsigned(kRc) | o] = h;
+		// XRC requests name the SRQ; its responses are RC's.
+		t[unsigned(kXrc) | o] = h & kIsRequest ? h | kHasXrcEth : h;
+		// UC: sends and writes only.
+		if (o <= kWriteOnlyImm)
+			t[unsigned(kUc) | o] = h;
+	}
+	t[opcode(kUd, kSendOnly)] = op_headers(kSendOnly) | kHasDeth;
+	t[opcode(kUd, kSendOnlyImm)] = op_headers(kSendOnlyImm) | kHasDeth;
+	return t;
+}
+
+constexpr std::array<std::uint32_t, 256> kOpcodes = make_opcode_table();
+
+// The pseudo header of the ICRC: masked IP and UDP headers and the BTH.
+// Returns its length.
+std::size_t pseudo_header(const IpInfo &ip, std::size_t udp_payload_bytes, const std::uint8_t *bth,
+			  std::uint8_t *out)
+{
+	std::size_t n = 0;
+	std::size_t udp_len = 8 + udp_payload_bytes + kIcrcBytes;
+	if (ip.v6) {
+		put32(out, 0x6fffffffu);	// version, traffic class and flow label masked
+		put16(out + 4, std::uint16_t(udp_len));
+		out[6] = 17;			// UDP
+		out[7] = 0xff;			// hop limit masked
+		std::memcpy(out + 8, ip.src, 16);
+		std::memcpy(out + 24, ip.dst, 16);
+		n = 40;
+	} else {
+		out[0] = 0x45;
+		out[1] = 0xff;			// TOS masked
+		put16(out + 2, std::uint16_t(20 + udp_len));
+		put16(out + 4, ip.ip_id);
+		put16(out + 6, 0x4000);		// DF, no fragment
+		out[8] = 0xff;			// TTL masked
+		out[9] = 17;
+		put16(out + 10, 0xffff);	// checksum masked
+		std::memcpy(out + 12, ip.src, 4);
+		std::memcpy(out + 16, ip.dst, 4);
+		n = 20;
+	}
+	put16(out + n, ip.src_port);
+	put16(out + n + 2, ip.dst_port);
+	put16(out + n + 4, std::uint16_t(udp_len));
+	put16(out + n + 6, 0xffff);		// checksum masked
+	n += 8;
+	std::memcpy(out + n, bth, kBthBytes);
+	out[n + 4] = 0xff;			// F, B and reserved bits masked
+	return n + kBthBytes;
+}
+
+} // namespace
+
+std::uint32_t headers_of(std::uint8_t opc) { return kOpcodes[opc]; }
+
+std::size_t ext_bytes(std::uint32_t h)
+{
+	std::size_t n = 0;
+	if (h & kHasXrcEth) n += kXrcEthBytes;
+	if (h & kHasDeth) n += kDethBytes;
+	if (h & kHasReth) n += kRethBytes;
+	if (h & kHasAtomicEth) n += kAtomicEthBytes;
+	if (h & kHasAeth) n += kAethBytes;
+	if (h & kHasAtomicAckEth) n += kAtomicAckEthBytes;
+	if (h & kHasImm) n += kImmBytes;
+	if (h & kHasIeth) n += kIethBytes;
+	return n;
+}
+
+std::uint64_t rnr_timer_ns(std::uint8_t code)
+{
+	// Microseconds of codes 1..31; code 0 is the longest, 655.36 ms.
+	static constexpr std::uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
+		2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920,
+		122880, 163840, 245760, 327680, 491520,
+	};
+	return std::uint64_t(us[code & 31]) * 1000;
+}
+
+std::uint32_t ib_mtu_for(std::uint32_t ip_mtu, bool v6)
+{
+	const std::uint32_t over = (v6 ? 40 : 20) + 8 + kBthBytes + kXrcEthBytes + kRethBytes +
+				   kImmBytes + kIcrcBytes;
+	for (std::uint32_t m = 5; m >= 1; m--)
+		if (mtu_bytes(m) + over <= ip_mtu)
+			return m;
+	return 0;
+}
+
+std::uint32_t icrc(const IpInfo &ip, std::span<const std::uint8_t> pkt)
+{
+	std::uint8_t ph[40 + 8 + kBthBytes];
+	if (pkt.size() < kBthBytes)
+		return 0;
+	std::size_t n = pseudo_header(ip, pkt.size(), pkt.data(), ph);
+	std::uint32_t c = crc_update(kCrcAfterLrh, ph, n);
+	c = crc_update(c, pkt.data() + kBthBytes, pkt.size() - kBthBytes);
+	return ~c;
+}
+
+ParseError parse(std::span<const std::uint8_t> buf, const IpInfo *ip, Packet &out)
+{
+	if (buf.size() < kBthBytes + kIcrcBytes)
+		return ParseError::Short;
+	const std::uint8_t *p = buf.data();
+	Bth &b = out.bth;
+	b.opcode = p[0];
+	b.solicited = p[1] & 0x80;
+	b.mig_req = p[1] & 0x40;
+	b.pad = (p[1] >> 4) & 3;
+	b.tver = p[1] & 0xf;
+	b.pkey = get16(p + 2);
+	b.fecn_becn = p[4];
+	b.dest_qp = get24(p + 5);
+	b.ack_req = p[8] & 0x80;
+	b.psn = get24(p + 9);
+	if (b.tver != 0)
+		return ParseError::Version;
+	std::uint32_t h = kOpcodes[b.opcode];
+	if (!h)
+		return ParseError::Opcode;
+	out.headers = h;
+	std::size_t hdr = kBthBytes + ext_bytes(h);
+	std::size_t body = buf.size() - kIcrcBytes;
+	if (body < hdr)
+		return ParseError::Short;
+	if (!(h & kHasPayload) && (body != hdr || b.pad))
+		return body != hdr ? ParseError::Short : ParseError::Pad;
+	if (body - hdr < b.pad)
+		return ParseError::Pad;
+	if (ip) {
+		std::uint32_t want = icrc(*ip, buf.first(body));
+		std::uint32_t got = std::uint32_t(p[body]) | std::uint32_t(p[body + 1]) << 8 |
+				    std::uint32_t(p[body + 2]) << 16 | std::uint32_t(p[body + 3]) << 24;
+		if (want != got)
+			return ParseError::Icrc;
+	}
+	const std::uint8_t *q = p + kBthBytes;
+	if (h & kHasXrcEth) {
+		out.xrc_srq = get24(q + 1);
+		q += kXrcEthBytes;
+	}
+	if (h & kHasDeth) {
+		out.deth.qkey = get32(q);
+		out.deth.src_qp = get24(q + 5);
+		q += kDethBytes;
+	}
+	if (h & kHasReth) {
+		out.reth.va = get64(q);
+		out.reth.rkey = get32(q + 8);
+		out.reth.length = get32(q + 12);
+		q += kRethBytes;
+	}
+	if (h & kHasAtomicEth) {
+		out.atomic.va = get64(q);
+		out.atomic.rkey = get32(q + 8);
+		out.atomic.swap_add = get64(q + 12);
+		out.atomic.compare = get64(q + 20);
+		q += kAtomicEthBytes;
+	}
+	if (h & kHasAeth) {
+		out.aeth.syndrome = q[0];
+		out.aeth.msn = get24(q + 1);
+		q += kAethBytes;
+	}
+	if (h & kHasAtomicAckEth) {
+		out.atomic_orig = get64(q);
+		q += kAtomicAckEthBytes;
+	}
+	if (h & kHasImm) {
+		std::memcpy(&out.imm, q, 4);
+		q += kImmBytes;
+	}
+	if (h & kHasIeth) {
+		out.ieth_rkey = get32(q);
+		q += kIethBytes;
+	}
+	out.payload = buf.subspan(hdr, body - hdr - b.pad);
+	return ParseError::None;
+}
+
+// ---------------------------------------------------------------- Builder
+bool Builder::headers(const Packet &p, std::size_t payload_bytes)
+{
+	std::uint32_t h = kOpcodes[p.bth.opcode];
+	if (!h || (!(h & kHasPayload) && payload_bytes)) {
+		ok_ = false;
+		return false;
+	}
+	pad_ = std::uint8_t((4 - payload_bytes % 4) % 4);
+	std::size_t need = kBthBytes + ext_bytes(h) + payload_bytes + pad_ + kIcrcBytes;
+	if (need > cap_) {
+		ok_ = false;
+		return false;
+	}
+	std::uint8_t *q = buf_;
+	const Bth &b = p.bth;
+	q[0] = b.opcode;
+	q[1] = std::uint8_t((b.solicited ? 0x80 : 0) | (b.mig_req ? 0x40 : 0) | pad_ << 4 | (b.tver & 0xf));
+	put16(q + 2, b.pkey);
+	q[4] = b.fecn_becn;
+	put24(q + 5, b.dest_qp & kQpnMask);
+	q[8] = b.ack_req ? 0x80 : 0;
+	put24(q + 9, b.psn & kPsnMask);
+	q += kBthBytes;
+	if (h & kHasXrcEth) {
+		q[0] = 0;
+		put24(q + 1, p.xrc_srq & kQpnMask);
+		q += kXrcEthBytes;
+	}
+	if (h & kHasDeth) {
+		put32(q, p.deth.qkey);
+		q[4] = 0;
+		put24(q + 5, p.deth.src_qp & kQpnMask);
+		q += kDethBytes;
+	}
+	if (h & kHasReth) {
+		put64(q, p.reth.va);
+		put32(q + 8, p.reth.rkey);
+		put32(q + 12, p.reth.length);
+		q += kRethBytes;
+	}
+	if (h & kHasAtomicEth) {
+		put64(q, p.atomic.va);
+		put32(q + 8, p.atomic.rkey);
+		put64(q + 12, p.atomic.swap_add);
+		put64(q + 20, p.atomic.compare);
+		q += kAtomicEthBytes;
+	}
+	if (h & kHasAeth) {
+		q[0] = p.aeth.syndrome;
+		put24(q + 1, p.aeth.msn & 0xffffff);
+		q += kAethBytes;
+	}
+	if (h & kHasAtomicAckEth) {
+		put64(q, p.atomic_orig);
+		q += kAtomicAckEthBytes;
+	}
+	if (h & kHasImm) {
+		std::memcpy(q, &p.imm, 4);
+		q += kImmBytes;
+	}
+	if (h & kHasIeth) {
+		put32(q, p.ieth_rkey);
+		q += kIethBytes;
+	}
+	len_ = std::size_t(q - buf_);
+	payload_left_ = payload_bytes;
+	return true;
+}
+
+std::uint8_t *Builder::payload_room(std::size_t n)
+{
+	if (!ok_ || n > payload_left_) {
+		ok_ = false;
+		return nullptr;
+	}
+	std::uint8_t *r = buf_ + len_;
+	len_ += n;
+	payload_left_ -= n;
+	return r;
+}
+
+std::size_t Builder::finish(const IpInfo &ip)
+{
+	if (!ok_ || payload_left_)
+		return 0;
+	std::memset(buf_ + len_, 0, pad_);
+	len_ += pad_;
+	std::uint32_t c = icrc(ip, {buf_, len_});
+	buf_[len_] = std::uint8_t(c);
+	buf_[len_ + 1] = std::uint8_t(c >> 8);
+	buf_[len_ + 2] = std::uint8_t(c >> 16);
+	buf_[len_ + 3] = std::uint8_t(c >> 24);
+	return len_ + kIcrcBytes;
+}
+
+} // namespace uabi::wire

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The wire engine between two endpoints on real UDP sockets (loopback):
+// RC SEND/WRITE/READ/atomics byte-exact across many packets, RNR, access
+// errors, a peer that vanishes, and the same traffic with packets dropped,
+// repeated and reordered on the way; UC and UD; garbage datagrams.
+#include <uabi/wire/engine.hpp>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace uabi::wire;
+using namespace std::chrono_literals;
+
+namespace {
+
+class Mem : public Memory {
+public:
+	bool lookup(std::uint32_t key, Region &out) override
+	{
+		std::lock_guard<std::mutex> g(m_);
+		auto it = keys_.find(key);
+		if (it == keys_.end())
+			return false;
+		out = it->second;
+		return true;
+	}
+	std::uint32_t reg(void *p, std::size_t len, std::uint32_t access, std::uint32_t pd = 1)
+	{
+		std::lock_guard<std::mutex> g(m_);
+		std::uint32_t key = next_++ << 8 | 0x5a;
+		keys_[key] = {reinterpret_cast<std::uint64_t>(p), len, static_cast<std::uint8_t *>(p), access, pd};
+		return key;
+	}
+
+private:
+	std::mutex m_;
+	std::map<std::uint32_t, Region> keys_;
+	std::uint32_t next_ = 1;
+};
+
+class Cq {
+public:
+	CqSink sink()
+	{
+		return [this](const Completion &c) {
+			std::lock_guard<std::mutex> g(m_);
+			q_.push_back(c);
+			cv_.notify_all();
+		};
+	}
+	// The next completion within @t, or one with status 0xffff.
+	Completion wait(std::chrono::milliseconds t = 10s)
+	{
+		std::unique_lock<std::mutex> g(m_);
+		if (!cv_.wait_for(g, t, [&] { return !q_.empty(); })) {
+			Completion c;
+			c.status = 0xffff;
+			return c;
+		}
+		Completion c = q_.front();
+		q_.pop_front();
+		return c;
+	}
+	std::size_t size()
+	{
+		std::lock_guard<std::mutex> g(m_);
+		return q_.size();
+	}
+
+private:
+	std::mutex m_;
+	std::condition_variable cv_;
+	std::deque<Completion> q_;
+};
+
+constexpr std::uint32_t kAll = kAccLocalWrite | kAccRemoteWrite | kAccRemoteRead | kAccRemoteAtomic;
+
+struct Side {
+	std::unique_ptr<Endpoint> ep;
+	Mem mem;
+	Cq scq, rcq;
+	std::unique_ptr<Qp> qp;
+	std::vector<std::uint8_t> buf;
+	std::uint32_t key = 0;
+
+	Side(std::uint32_t qpn, std::uint32_t type, std::size_t bytes = 4 << 20)
+	{
+		sockaddr_in a{};
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		ep = Endpoint::open(PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a)));
+		EXPECT_TRUE(ep) << strerror(errno);
+		qp = ep->create_qp(qpn, type, mem, scq.sink(), rcq.sink());
+		buf.assign(bytes, 0);
+		key = mem.reg(buf.data(), buf.size(), kAll);
+	}
+	std::uint64_t at(std::size_t off) { return reinterpret_cast<std::uint64_t>(buf.data() + off); }
+};
+
+QpAttr attr(std::uint32_t state, const Side &peer, std::uint32_t peer_qpn)
+{
+	QpAttr a;
+	a.state = state;
+	a.pd = 1;
+	a.access = kAccRemoteWrite | kAccRemoteRead | kAccRemoteAtomic;
+	a.dest = peer.ep->local();
+	a.dest_qpn = peer_qpn;
+	a.rq_psn = 100;
+	a.sq_psn = 100;
+	a.path_mtu = 3;	// 1024
+	a.timeout = 10;	// 4 ms
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.min_rnr_timer = 1;	// 10 us
+	a.qkey = 0x11111111;
+	return a;
+}
+
+void connect(Side &a, std::uint32_t aq, Side &b, std::uint32_t bq, std::uint8_t timeout = 10)
+{
+	for (std::uint32_t s : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(s, b, bq), y = attr(s, a, aq);
+		x.timeout = y.timeout = timeout;
+		ASSERT_EQ(a.qp->modify(x), 0);
+		ASSERT_EQ(b.qp->modify(y), 0);
+	}
+}
+
+SendWr wr(std::uint32_t op, std::uint64_t id, Side &s, std::size_t off, std::uint32_t len)
+{
+	SendWr w;
+	w.wr_id = id;
+	w.opcode = op;
+	w.flags = kSendFlagSignaled;
+	w.sges = {{s.at(off), len, s.key}};
+	return w;
+}
+
+void fill(std::vector<std::uint8_t> &v, std::size_t off, std::size_t n, unsigned seed)
+{
+	std::mt19937 r(seed);
+	for (std::size_t i = 0; i < n; i++)
+		v[off + i] = std::uint8_t(r());
+}
+
+bool same(const Side &a, std::size_t aoff, const Side &b, std::size_t boff, std::size_t n)
+{
+	return !std::memcmp(a.buf.data() + aoff, b.buf.data() + boff, n);
+}
+
+} // namespace
+
+TEST(WireRc, SendWriteReadAtomicsAreByteExact)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22);
+	unsigned seed = 1;
+	for (std::uint32_t len : {0u, 1u, 1023u, 1024u, 1025u, 65543u, 1u << 20}) {
+		fill(a.buf, 0, len, seed++);
+		ASSERT_EQ(b.qp->post_recv(7, {{b.at(0), 1u << 21, b.key}}), 0);
+		ASSERT_EQ(a.qp->post_send(wr(kWrSend, len, a, 0, len)), 0);
+		Completion s = a.scq.wait(), r = b.rcq.wait();
+		ASSERT_EQ(s.status, kWcOk) << len;
+		EXPECT_EQ(s.wr_id, len);
+		EXPECT_EQ(s.opcode, kWcSend);
+		ASSERT_EQ(r.status, kWcOk);
+		EXPECT_EQ(r.wr_id, 7u);
+		EXPECT_EQ(r.byte_len, len);
+		EXPECT_TRUE(same(a, 0, b, 0, len)) << len;
+	}
+	// RDMA WRITE of 1 MiB + 3 at an offset, then with immediate.
+	fill(a.buf, 0, (1 << 20) + 3, seed++);
+	SendWr w = wr(kWrWrite, 50, a, 0, (1 << 20) + 3);
+	w.remote_addr = b.at(100);
+	w.rkey = b.key;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	ASSERT_EQ(a.scq.wait().status, kWcOk);
+	EXPECT_TRUE(same(a, 0, b, 100, (1 << 20) + 3));
+	ASSERT_EQ(b.qp->post_recv(8, {}), 0);
+	w = wr(kWrWriteImm, 51, a, 0, 3000);
+	w.imm = htonl(0xabcd);
+	w.remote_addr = b.at(7);
+	w.rkey = b.key;
+	fill(a.buf, 0, 3000, seed++);
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	ASSERT_EQ(a.scq.wait().status, kWcOk);
+	Completion r = b.rcq.wait();
+	ASSERT_EQ(r.status, kWcOk);
+	EXPECT_EQ(r.opcode, kWcRecvWriteImm);
+	EXPECT_EQ(r.byte_len, 3000u);
+	EXPECT_EQ(r.imm, htonl(0xabcd));
+	EXPECT_TRUE(same(a, 0, b, 7, 3000));
+	// RDMA READ of 1 MiB + 5 into a at 2 MiB.
+	fill(b.buf, 0, (1 << 20) + 5, seed++);
+	w = wr(kWrRead, 52, a, 2 << 20, (1 << 20) + 5);
+	w.remote_addr = b.at(0);
+	w.rkey = b.key;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	Completion c = a.scq.wait();
+	ASSERT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.opcode, kWcRead);
+	EXPECT_EQ(c.byte_len, (1u << 20) + 5);
+	EXPECT_TRUE(same(a, 2 << 20, b, 0, (1 << 20) + 5));
+	// Atomics on b's word at 4096: fetch-add, then compare-and-swap that
+	// fails and one that succeeds; the original value comes back.
+	std::uint64_t v = 40;
+	std::memcpy(&b.buf[4096], &v, 8);
+	w = wr(kWrFetchAdd, 53, a, 0, 8);
+	w.remote_addr = b.at(4096);
+	w.rkey = b.key;
+	w.compare_add = 2;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	ASSERT_EQ(a.scq.wait().status, kWcOk);
+	std::memcpy(&v, &a.buf[0], 8);
+	EXPECT_EQ(v, 40u);
+	w.opcode = kWrCmpSwap;
+	w.compare_add = 41;
+	w.swap = 7;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	ASSERT_EQ(a.scq.wait().status, kWcOk);
+	std::memcpy(&v, &a.buf[0], 8);
+	EXPECT_EQ(v, 42u);
+	w.compare_add = 42;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	ASSERT_EQ(a.scq.wait().status, kWcOk);
+	std::memcpy(&v, &b.buf[4096], 8);
+	EXPECT_EQ(v, 7u);
+}
+
+TEST(WireRc, ReceiverNotReadyIsRetriedUntilItIs)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22);
+	fill(a.buf, 0, 5000, 3);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 1, a, 0, 5000)), 0);
+	std::this_thread::sleep_for(30ms);
+	EXPECT_EQ(a.scq.size(), 0u);
+	EXPECT_GT(a.ep->counters().rnr_naks.load(), 0u);
+	ASSERT_EQ(b.qp->post_recv(9, {{b.at(0), 8192, b.key}}), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	Completion r = b.rcq.wait();
+	EXPECT_EQ(r.status, kWcOk);
+	EXPECT_EQ(r.byte_len, 5000u);
+	EXPECT_TRUE(same(a, 0, b, 0, 5000));
+}
+
+TEST(WireRc, RnrRetriesRunOut)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22);
+	QpAttr x = attr(kRts, b, 0x22);
+	x.rnr_retry = 2;
+	ASSERT_EQ(a.qp->modify(x), 0);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 1, a, 0, 10)), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcRnrRetryExcErr);
+	EXPECT_EQ(a.qp->state(), kErr);
+}
+
+TEST(WireRc, RemoteAccessErrorsReachTheRequester)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22);
+	SendWr w = wr(kWrWrite, 1, a, 0, 100);
+	w.remote_addr = b.at(b.buf.size() - 50);	// runs past the MR
+	w.rkey = b.key;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	SendWr after = wr(kWrSend, 2, a, 0, 1);
+	ASSERT_EQ(a.qp->post_send(after), 0);
+	Completion c = a.scq.wait();
+	EXPECT_EQ(c.status, kWcRemAccessErr);
+	EXPECT_EQ(c.wr_id, 1u);
+	c = a.scq.wait();
+	EXPECT_EQ(c.status, kWcFlushErr);
+	EXPECT_EQ(c.wr_id, 2u);
+	EXPECT_EQ(a.qp->state(), kErr);
+	EXPECT_GT(b.ep->counters().rx_access.load(), 0u);
+	// Nothing was written past the MR's end... or anywhere.
+	for (std::size_t i = b.buf.size() - 50; i < b.buf.size(); i++)
+		ASSERT_EQ(b.buf[i], 0);
+}
+
+TEST(WireRc, AVanishedPeerEndsInRetryExceeded)
+{
+	Side a(0x11, kQptRc);
+	auto b = std::make_unique<Side>(0x22, kQptRc);
+	connect(a, 0x11, *b, 0x22, 8);	// 1 ms
+	QpAttr x = attr(kRts, *b, 0x22);
+	x.timeout = 8;
+	x.retry_cnt = 3;
+	ASSERT_EQ(a.qp->modify(x), 0);
+	b.reset();
+	auto t0 = std::chrono::steady_clock::now();
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 1, a, 0, 10)), 0);
+	Completion c = a.scq.wait();
+	EXPECT_EQ(c.status, kWcRetryExcErr);
+	// Four timeouts of ~1 ms each: well inside a second.
+	EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+	EXPECT_GE(a.ep->counters().timeouts.load(), 4u);
+}
+
+// 2 % of the datagrams each way lost, 1 % sent twice, 5 % held back
+// behind the next one: every message still arrives once, in order and
+// byte-exact, and completions come in posting order.
+TEST(WireRc, LossReorderAndDuplicatesChangeNoByte)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22);
+	struct Netem {
+		std::mutex m;
+		std::mt19937 rng;
+		std::vector<std::uint8_t> held;
+		bool have = false;
+		PeerAddr held_to;
+		explicit Netem(unsigned s) : rng(s) {}
+	};
+	auto hook = [](std::shared_ptr<Netem> n) {
+		return [n](const std::uint8_t *buf, std::size_t len, const PeerAddr &,
+			   const std::function<void(const std::uint8_t *, std::size_t)> &send) {
+			std::lock_guard<std::mutex> g(n->m);
+			unsigned r = n->rng() % 100;
+			if (r < 2)
+				return;
+			if (r < 7 && !n->have) {
+				n->held.assign(buf, buf + len);
+				n->have = true;
+				return;
+			}
+			send(buf, len);
+			if (r == 7)
+				send(buf, len);
+			if (n->have) {
+				send(n->held.data(), n->held.size());
+				n->have = false;
+			}
+		};
+	};
+	a.ep->set_tx_hook(hook(std::make_shared<Netem>(1)));
+	b.ep->set_tx_hook(hook(std::make_shared<Netem>(2)));
+	std::mt19937 rng(5);
+	constexpr int kMessages = 300;
+	for (int i = 0; i < kMessages; i++) {
+		std::uint32_t len = rng() % 3 ? rng() % 3000 : rng() % 70000;
+		unsigned kind = rng() % 3;
+		fill(a.buf, 0, len, 100 + i);
+		fill(b.buf, 1 << 21, len, 200 + i);
+		SendWr w;
+		if (kind == 0) {
+			ASSERT_EQ(b.qp->post_recv(i, {{b.at(0), 1u << 20, b.key}}), 0);
+			w = wr(kWrSend, i, a, 0, len);
+		} else if (kind == 1) {
+			w = wr(kWrWrite, i, a, 0, len);
+			w.remote_addr = b.at(0);
+			w.rkey = b.key;
+		} else {
+			w = wr(kWrRead, i, a, 0, len);
+			w.remote_addr = b.at(1 << 21);
+			w.rkey = b.key;
+		}
+		ASSERT_EQ(a.qp->post_send(w), 0);
+		Completion c = a.scq.wait(20s);
+		ASSERT_EQ(c.status, kWcOk) << "message " << i << " kind " << kind << " len " << len
+					   << " timeouts " << a.ep->counters().timeouts << " retransmits "
+					   << a.ep->counters().retransmits << " b dup "
+					   << b.ep->counters().rx_duplicate << " b oos " << b.ep->counters().rx_out_of_seq
+					   << " b access " << b.ep->counters().rx_access << " b state "
+					   << b.ep->counters().rx_bad_state << " a tx " << a.ep->counters().tx_packets
+					   << " b tx " << b.ep->counters().tx_packets;
+		ASSERT_EQ(c.wr_id, std::uint64_t(i));
+		if (kind == 0) {
+			Completion r = b.rcq.wait(20s);
+			ASSERT_EQ(r.status, kWcOk);
+			ASSERT_EQ(r.wr_id, std::uint64_t(i));
+			ASSERT_EQ(r.byte_len, len);
+			ASSERT_EQ(b.rcq.size(), 0u) << "a message delivered twice";
+		}
+		if (kind == 2)
+			ASSERT_TRUE(same(a, 0, b, 1 << 21, len)) << i;
+		else
+			ASSERT_TRUE(same(a, 0, b, 0, len)) << i;
+	}
+	Counters &k = a.ep->counters();
+	EXPECT_GT(k.retransmits.load() + k.timeouts.load(), 0u);
+	EXPECT_GT(b.ep->counters().rx_duplicate.load() + b.ep->counters().rx_out_of_seq.load(), 0u);
+}
+
+TEST(WireUd, DatagramsCarryTheGrhAndTheSource)
+{
+	Side a(0x31, kQptUd), b(0x32, kQptUd);
+	for (std::uint32_t s : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(s, b, 0), y = attr(s, a, 0);
+		x.dest = y.dest = {};
+		ASSERT_EQ(a.qp->modify(x), 0);
+		ASSERT_EQ(b.qp->modify(y), 0);
+	}
+	fill(a.buf, 0, 1000, 9);
+	ASSERT_EQ(b.qp->post_recv(4, {{b.at(0), 2000, b.key}}), 0);
+	SendWr w = wr(kWrSendImm, 1, a, 0, 1000);
+	w.imm = htonl(5);
+	w.ud_dest = b.ep->local();
+	w.ud_qpn = 0x32;
+	w.ud_qkey = 0x11111111;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	Completion r = b.rcq.wait();
+	ASSERT_EQ(r.status, kWcOk);
+	EXPECT_EQ(r.byte_len, 1040u);
+	EXPECT_EQ(r.src_qp, 0x31u);
+	EXPECT_EQ(r.flags, kWcFlagGrh | kWcFlagImm);
+	EXPECT_EQ(b.buf[20], 0x45);	// the IPv4 header in the GRH's last 20 bytes
+	EXPECT_TRUE(same(a, 0, b, 40, 1000));
+	// A wrong Q_Key is dropped and counted; too big for the MTU is refused.
+	w.ud_qkey = 0x22222222;
+	ASSERT_EQ(b.qp->post_recv(5, {{b.at(0), 2000, b.key}}), 0);
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	EXPECT_EQ(b.rcq.wait(100ms).status, 0xffffu);
+	EXPECT_EQ(b.ep->counters().rx_bad_qkey.load(), 1u);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 2, a, 0, 1025)), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcLocLenErr);
+}
+
+TEST(WireUc, ALostPacketLosesOnlyItsMessage)
+{
+	Side a(0x41, kQptUc), b(0x42, kQptUc);
+	connect(a, 0x41, b, 0x42);
+	std::atomic<int> n{0};
+	// Drop the 2nd packet sent: the first message (3 packets) is lost.
+	a.ep->set_tx_hook([&](const std::uint8_t *buf, std::size_t len, const PeerAddr &,
+			      const std::function<void(const std::uint8_t *, std::size_t)> &send) {
+		if (++n != 2)
+			send(buf, len);
+	});
+	ASSERT_EQ(b.qp->post_recv(1, {{b.at(0), 8192, b.key}}), 0);
+	ASSERT_EQ(b.qp->post_recv(2, {{b.at(8192), 8192, b.key}}), 0);
+	fill(a.buf, 0, 3000, 11);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 1, a, 0, 3000)), 0);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 2, a, 0, 100)), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);	// UC completes when sent
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	Completion r = b.rcq.wait();
+	ASSERT_EQ(r.status, kWcOk);
+	EXPECT_EQ(r.wr_id, 1u);	// the first WQE took the second message
+	EXPECT_EQ(r.byte_len, 100u);
+	EXPECT_EQ(b.rcq.wait(100ms).status, 0xffffu);
+}
+
+// Datagrams that are not RoCEv2, or are but for no QP, with a bad ICRC,
+// or out of sequence, are counted and dropped; the QP works afterwards.
+TEST(WireRc, GarbageIsCountedAndChangesNothing)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	sockaddr_in from{};
+	from.sin_family = AF_INET;
+	from.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_EQ(bind(s, reinterpret_cast<sockaddr *>(&from), sizeof(from)), 0);
+	const PeerAddr &to = b.ep->local();
+	std::mt19937 rng(3);
+	for (int i = 0; i < 3000; i++) {
+		std::uint8_t buf[600];
+		std::size_t len = rng() % sizeof(buf);
+		for (std::size_t j = 0; j < len; j++)
+			buf[j] = std::uint8_t(rng());
+		if (len > 8 && i % 2) {
+			buf[0] = std::uint8_t(rng() % 24);	// an RC opcode
+			buf[1] = 0;
+			buf[5] = 0, buf[6] = 0, buf[7] = 0x22;	// for the live QP
+		}
+		sendto(s, buf, len, 0, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+		if (i % 500 == 0)
+			std::this_thread::sleep_for(5ms);
+	}
+	close(s);
+	std::this_thread::sleep_for(100ms);
+	Counters &k = b.ep->counters();
+	EXPECT_GT(k.rx_malformed.load() + k.rx_icrc.load(), 2500u);
+	for (std::uint8_t c : b.buf)
+		ASSERT_EQ(c, 0);
+	fill(a.buf, 0, 4000, 4);
+	ASSERT_EQ(b.qp->post_recv(1, {{b.at(0), 8192, b.key}}), 0);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 1, a, 0, 4000)), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	EXPECT_EQ(b.rcq.wait().status, kWcOk);
+	EXPECT_TRUE(same(a, 0, b, 0, 4000));
+}
