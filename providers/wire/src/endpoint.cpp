@@ -266,6 +266,7 @@ void Endpoint::receive_batch()
 		PeerAddr src = PeerAddr::from(reinterpret_cast<sockaddr *>(&from[i]), msgs[i].msg_hdr.msg_namelen);
 		IpInfo ip;
 		ip.v6 = src.v6();
+		ip.ip_id_unknown = !ip.v6;
 		addr_bytes(src, ip.src, &ip.src_port);
 		addr_bytes(local_, ip.dst, &ip.dst_port);
 		for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {

@@ -187,6 +187,10 @@ struct IpInfo {
 	std::uint8_t src[16] = {};	// IPv4: the first four bytes
 	std::uint8_t dst[16] = {};
 	std::uint16_t ip_id = 0;	// IPv4 identification (0: DF datagrams of an unconnected socket)
+	// A UDP socket never sees the IPv4 identification of what it
+	// receives: parse() then accepts the ICRC of any ID, found by solving
+	// for it (docs/wire.md, "The ICRC and the IPv4 ID").
+	bool ip_id_unknown = false;
 	std::uint16_t src_port = 0;
 	std::uint16_t dst_port = kRoceV2Port;
 };
