@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#
+# The wire engine against Linux's own Soft-RoCE (docs/wire.md, "Interop"):
+# boots Debian's kernel under qemu (TCG) with a virtio NIC on a tap device
+# that lives in a network namespace of this host made for the test; the
+# guest loads rdma_rxe, binds rxe0 to its NIC and runs Debian's unmodified
+# ibv_rc_pingpong, first as server, then as client; on the host side of the
+# tap, wire_pingpong (our engine, tests/wire/wire_pingpong.cpp) is its peer
+# at 10.77.0.1:4791.  Every packet of both directions crosses a real kernel
+# network stack as RoCEv2: rxe checks our ICRC and headers, we check its.
+# Traffic goes only between the namespace and the guest this test creates.
+#
+# Usage: run-rxe.sh --pingpong BIN [--work-dir DIR] [--iters N] [--sizes "1 4096 65536"]
+# Exit status 0 only if every exchange in both roles passed on both sides.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+pingpong="" work="" iters=200 sizes="1 4096 65536"
+timeout_s=${UABI_RXE_TIMEOUT:-600}
+die() {
+	echo "run-rxe: FAIL: $*" >&2
+	exit 1
+}
+while (($#)); do
+	case $1 in
+	--pingpong) pingpong=$2; shift 2 ;;
+	--work-dir) work=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	--sizes) sizes=$2; shift 2 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+[[ -x $pingpong ]] || die "--pingpong BIN (wire_pingpong) is required"
+[[ $(id -u) == 0 ]] || die "needs root (a network namespace and a tap device)"
+work=${work:-$root/build/tests/wire/rxe}
+for prog in qemu-system-x86_64 cpio gzip ip modprobe ldd ibv_rc_pingpong rdma timeout; do
+	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
+done
+busybox=/bin/busybox
+[[ -x $busybox ]] || die "missing busybox (static)"
+vmlinuz=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
+[[ -n $vmlinuz ]] || die "no /boot/vmlinuz-* (linux-image-amd64)"
+kver=${vmlinuz#/boot/vmlinuz-}
+[[ -d /lib/modules/$kver ]] || die "no /lib/modules/$kver"
+
+# ------------------------------------------------------------- initramfs
+rfs=$work/initramfs
+rm -rf "$rfs"
+mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,etc/libibverbs.d,lib/modules}
+cp "$busybox" "$rfs/bin/busybox"
+ln -s busybox "$rfs/bin/sh"
+cp "$here/rxe-guest-init.sh" "$rfs/init"
+chmod 755 "$rfs/init"
+echo "$iters" >"$rfs/iters"
+echo "$sizes" >"$rfs/sizes"
+# The modules in load order (each one's dependencies first).
+: >"$rfs/modules"
+for m in virtio_pci virtio_net crc32_generic rdma_rxe; do
+	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
+		while read -r ko; do
+			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
+			cp "$ko" "$rfs/lib/modules/" || exit 1
+			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
+		done || die "modules for $m"
+done
+# Programs with their libraries at their own paths; libibverbs finds the
+# rxe provider through /etc/libibverbs.d.
+pack() {
+	local f=$1 lib
+	mkdir -p "$rfs$(dirname "$f")"
+	cp -L "$f" "$rfs$f" || die "copy $f"
+	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		[[ -e $rfs$lib ]] && continue
+		mkdir -p "$rfs$(dirname "$lib")"
+		cp -L "$lib" "$rfs$lib" || die "copy $lib"
+	done
+}
+pack "$(command -v ibv_rc_pingpong)"
+pack "$(command -v rdma)"
+provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
+[[ -n $provider ]] || die "no librxe provider (ibverbs-providers)"
+pack "$provider"
+cp /etc/libibverbs.d/rxe.driver "$rfs/etc/libibverbs.d/" || die "no rxe.driver"
+(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
+	>"$work/initramfs.cpio.gz" || die "cpio"
+
+# ---------------------------------------------------- the host's side
+ns=uabi-rxe-$$
+tap=uabirxe0
+cleanup() {
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+}
+trap cleanup EXIT
+ip netns add "$ns" || die "ip netns add"
+ip -n "$ns" link set lo up
+ip -n "$ns" tuntap add dev "$tap" mode tap || die "tuntap"
+ip -n "$ns" addr add 10.77.0.1/24 dev "$tap"
+ip -n "$ns" link set "$tap" up
+
+echo "run-rxe: booting $vmlinuz (TCG) with rxe; host side 10.77.0.1 in netns $ns"
+ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
+	qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic -no-reboot \
+	-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:02 \
+	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
+	sed -u 's/\r//g' >"$work/guest.log" &
+qemu=$!
+
+fails=()
+run_host() {	# name, then wire_pingpong's arguments
+	local name=$1
+	shift
+	if ip netns exec "$ns" timeout 300 "$pingpong" --local 10.77.0.1 "$@" >"$work/host-$name.log" 2>&1; then
+		echo "run-rxe: host $name: PASS ($(grep -h 'usec/iter' "$work/host-$name.log"))"
+	else
+		fails+=("host $name (see $work/host-$name.log)")
+		echo "run-rxe: host $name: FAIL"; tail -3 "$work/host-$name.log"
+	fi
+}
+for size in $sizes; do
+	# rxe serves, we connect (the guest waits for us); then the reverse.
+	run_host "client-$size" --size "$size" --iters "$iters" --connect-timeout 240 10.77.0.2
+	run_host "server-$size" --size "$size" --iters "$iters"
+done
+wait "$qemu"
+log=$work/guest.log
+grep -q '^UABI-RXE-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-RXE-RESULT: PASS")
+grep '^UABI-RXE-STEP: ' "$log"
+grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the guest")
+if ((${#fails[@]})); then
+	for f in "${fails[@]}"; do echo "run-rxe: FAILED: $f"; done
+	echo "run-rxe: guest log: $log"
+	exit 1
+fi
+echo "run-rxe: PASS"
