@@ -114,7 +114,9 @@ fails=()
 run_host() {	# name, then wire_pingpong's arguments
 	local name=$1
 	shift
-	if ip netns exec "$ns" timeout 300 "$pingpong" --local 10.77.0.1 "$@" >"$work/host-$name.log" 2>&1; then
+	rm -f "$work/trace-$name.log"
+	if UABI_WIRE_TRACE=$work/trace-$name.log ip netns exec "$ns" timeout 300 "$pingpong" --local 10.77.0.1 "$@" \
+		>"$work/host-$name.log" 2>&1; then
 		echo "run-rxe: host $name: PASS ($(grep -h 'usec/iter' "$work/host-$name.log"))"
 	else
 		fails+=("host $name (see $work/host-$name.log)")

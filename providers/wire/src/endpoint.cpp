@@ -4,6 +4,7 @@
 #include <uabi/wire/engine.hpp>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <poll.h>
@@ -81,6 +82,8 @@ std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 	}
 	ep->local_.len = sizeof(ep->local_.ss);
 	getsockname(ep->fd_, reinterpret_cast<sockaddr *>(&ep->local_.ss), &ep->local_.len);
+	if (const char *t = getenv("UABI_WIRE_TRACE"))
+		ep->trace_ = std::fopen(t, "a");
 	ep->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ep->wake_fd_ < 0)
 		return nullptr;
@@ -98,6 +101,15 @@ Endpoint::~Endpoint()
 		close(fd_);
 	if (wake_fd_ >= 0)
 		close(wake_fd_);
+	if (trace_)
+		std::fclose(trace_);
+}
+
+void Endpoint::trace(const char *dir, const Packet &p, std::size_t payload)
+{
+	std::fprintf(trace_, "%llu %s op %02x qp %06x psn %06x%s aeth %02x/%06x len %zu\n",
+		     (unsigned long long)(now_ns() / 1000), dir, p.bth.opcode, p.bth.dest_qp, p.bth.psn,
+		     p.bth.ack_req ? " A" : "", p.aeth.syndrome, p.aeth.msn, payload);
 }
 
 void Endpoint::wake()
@@ -169,6 +181,8 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	std::size_t len = b.finish(ip_to(to));
 	if (!len)
 		return;
+	if (trace_)
+		trace("tx", hdr, bytes);
 	counters_.tx_packets.fetch_add(1, std::memory_order_relaxed);
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
@@ -304,6 +318,8 @@ void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, 
 		counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
 		return;
 	}
+	if (trace_)
+		trace("rx", p, p.payload.size());
 	if ((p.bth.pkey & 0x7fff) != (kDefaultPkey & 0x7fff)) {
 		counters_.rx_bad_pkey.fetch_add(1, std::memory_order_relaxed);
 		return;

@@ -15,6 +15,7 @@
 #include <uabi/wire/packet.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -312,6 +313,9 @@ private:
 	TxHook tx_hook_;
 	std::thread thread_;
 	std::atomic<bool> stop_{false};
+	// UABI_WIRE_TRACE=FILE: one line per packet in and out (debugging).
+	std::FILE *trace_ = nullptr;
+	void trace(const char *dir, const Packet &p, std::size_t payload);
 };
 
 std::uint64_t now_ns();
