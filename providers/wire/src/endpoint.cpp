@@ -250,6 +250,37 @@ void Endpoint::timers()
 	}
 }
 
+void Endpoint::inject(std::span<std::uint8_t> pkt, const PeerAddr &from, bool fix_icrc)
+{
+	IpInfo ip;
+	ip.v6 = from.v6();
+	addr_bytes(from, ip.src, &ip.src_port);
+	addr_bytes(local_, ip.dst, &ip.dst_port);
+	if (fix_icrc && pkt.size() >= kBthBytes + kIcrcBytes) {
+		std::size_t body = pkt.size() - kIcrcBytes;
+		std::uint32_t c = icrc(ip, pkt.first(body));
+		for (int i = 0; i < 4; i++)
+			pkt[body + i] = std::uint8_t(c >> (8 * i));
+	}
+	std::lock_guard<std::mutex> g(qps_lock_);
+	counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
+	deliver(pkt, from, ip);
+	flush_acks();
+}
+
+void Endpoint::flush_acks()
+{
+	// ACK coalescing: one ACK per QP for everything received since the
+	// last flush (the caller holds qps_lock_).
+	for (auto &[qpn, qp] : qps_) {
+		std::lock_guard<std::mutex> q(qp->lock_);
+		if (qp->ack_due_) {
+			qp->ack_due_ = false;
+			qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
+		}
+	}
+}
+
 void Endpoint::receive_batch()
 {
 	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
@@ -296,14 +327,7 @@ void Endpoint::receive_batch()
 		}
 		deliver({bufs[i], msgs[i].msg_len}, src, ip);
 	}
-	// ACK coalescing: one ACK per QP for the whole batch.
-	for (auto &[qpn, qp] : qps_) {
-		std::lock_guard<std::mutex> q(qp->lock_);
-		if (qp->ack_due_) {
-			qp->ack_due_ = false;
-			qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
-		}
-	}
+	flush_acks();
 }
 
 void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip)

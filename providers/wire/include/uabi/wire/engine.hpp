@@ -286,6 +286,10 @@ public:
 	using TxHook = std::function<void(const std::uint8_t *buf, std::size_t len, const PeerAddr &to,
 					  const std::function<void(const std::uint8_t *, std::size_t)> &send)>;
 	void set_tx_hook(TxHook h);
+	// Tests and the fuzzer: handles @pkt as if the socket had received
+	// it from @from (with the ICRC made right first when @fix_icrc), in
+	// the caller's thread, ACKs included.
+	void inject(std::span<std::uint8_t> pkt, const PeerAddr &from, bool fix_icrc);
 
 private:
 	friend class Qp;
@@ -294,6 +298,7 @@ private:
 	void receive_batch();
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
 	void timers();
+	void flush_acks();
 	// Builds and sends one packet of @qp to @to.
 	void transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to);
 	void transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
