@@ -25,6 +25,17 @@ Result<Context> Context::open(Backend b)
 	return Context(std::move(*t));
 }
 
+Result<Context> Context::open_device(unsigned device)
+{
+	auto b = backend_from_env();
+	if (!b)
+		return make_error(b.error());
+	auto t = open_transport(*b, device);
+	if (!t)
+		return make_error(t.error());
+	return Context(std::move(*t));
+}
+
 Result<Context> Context::import(int fd)
 {
 	auto t = import_transport(fd);

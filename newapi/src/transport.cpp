@@ -99,12 +99,8 @@ Result<std::unique_ptr<Transport>> open_transport(Backend b)
 				return t;
 		}
 		return open_transport(Backend::Daemon);
-	case Backend::Inproc: {
-		auto t = InprocTransport::open();
-		if (!t)
-			return make_error(t.error());
-		return std::unique_ptr<Transport>(std::move(*t));
-	}
+	case Backend::Inproc:
+		return open_transport(b, 0);
 	case Backend::Daemon: {
 		auto t = DaemonTransport::open();
 		if (!t)
@@ -119,6 +115,26 @@ Result<std::unique_ptr<Transport>> open_transport(Backend b)
 	}
 	}
 	return make_error(EINVAL);
+}
+
+Result<std::unique_ptr<Transport>> open_transport(Backend b, unsigned device)
+{
+	if (b == Backend::Inproc) {
+		auto t = InprocTransport::open(device);
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
+	if (device != 0)
+		return make_error(ENODEV);
+	return open_transport(b);
+}
+
+Result<std::vector<std::string>> device_names(Backend b)
+{
+	if (b == Backend::Inproc)
+		return InprocTransport::device_names();
+	return std::vector<std::string>{"uabi_sw0"};
 }
 
 } // namespace uabi

@@ -139,7 +139,22 @@ std::vector<InprocTransport::Shared *> g_shared; // under g_shared_mu
 
 } // namespace
 
-Result<std::unique_ptr<InprocTransport>> InprocTransport::open()
+Result<std::vector<std::string>> InprocTransport::device_names()
+{
+	int err = 0;
+	const uabi_user_api *api = inproc_api(&err);
+	if (!api)
+		return make_error(err ? err : ENOENT);
+	if (int rc = api->init())
+		return make_error(-rc);
+	std::vector<std::string> names;
+	char name[64];
+	for (unsigned i = 0; api->device_name(i, name, sizeof(name)) == 0; i++)
+		names.emplace_back(name);
+	return names;
+}
+
+Result<std::unique_ptr<InprocTransport>> InprocTransport::open(unsigned device)
 {
 	int err = 0;
 	const uabi_user_api *api = inproc_api(&err);
@@ -157,7 +172,7 @@ Result<std::unique_ptr<InprocTransport>> InprocTransport::open()
 			::close(fd);
 		return make_error(e);
 	}
-	::uabi_context *ctx = api->open(nullptr);
+	::uabi_context *ctx = api->open_device(device, nullptr);
 	if (!ctx) {
 		int e = errno;
 		::close(fd);

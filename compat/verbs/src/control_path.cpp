@@ -28,9 +28,9 @@ Result<ControlMode> control_mode_from_env()
 
 Control::~Control() = default;
 
-Result<std::unique_ptr<Control>> Control::open(ControlMode mode)
+Result<std::unique_ptr<Control>> Control::open(ControlMode mode, unsigned device)
 {
-	auto c = Context::open();
+	auto c = Context::open_device(device);
 	if (!c)
 		return make_error(c.error());
 	if (mode == ControlMode::New)

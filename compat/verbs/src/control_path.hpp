@@ -43,7 +43,7 @@ class Control
       public:
 	// Opens the backend (UABI_BACKEND) and, on the write path, the legacy
 	// context over it (GET_CONTEXT, which creates the async event queue).
-	static Result<std::unique_ptr<Control>> open(ControlMode mode);
+	static Result<std::unique_ptr<Control>> open(ControlMode mode, unsigned device = 0);
 	// On the context @fd names (ibv_import_device(3), Context::import):
 	// no async event queue of its own (the context has one, its
 	// opener's: async_queue().fd is -1).  Takes @fd over on success (and

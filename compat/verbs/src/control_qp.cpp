@@ -108,10 +108,24 @@ static struct ibv_qp *create_qp_with(struct ibv_context *ctx, struct ibv_qp_init
 			caps.sq_sig_all = a->sq_sig_all != 0;
 			caps.block_self_mcast = cflags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 			caps.allocator = queue_allocator(pd);
-			q->dp = new (std::nothrow) sw::Qp(
-				*impl->dp, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
-				(!xrc_send && a->recv_cq) ? vcq(a->recv_cq)->dp : nullptr,
-				(!xrc_send && a->srq) ? vsrq(a->srq)->dp : nullptr, caps);
+			if (impl->roce) {
+				// A RoCE device's QP: the wire provider.
+				int err = a->srq ? EOPNOTSUPP
+						 : create_wire_qp(ctx, r->resp.qpn, a->qp_type,
+								  vcq(a->send_cq)->dp,
+								  a->recv_cq ? vcq(a->recv_cq)->dp : nullptr,
+								  caps, &q->dp);
+				if (err) {
+					(void)impl->ctl.destroy_qp(r->handle);
+					free_vqp(q);
+					return fail_ptr<struct ibv_qp>(err);
+				}
+			} else {
+				q->dp = new (std::nothrow) sw::Qp(
+					*impl->dp, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
+					(!xrc_send && a->recv_cq) ? vcq(a->recv_cq)->dp : nullptr,
+					(!xrc_send && a->srq) ? vsrq(a->srq)->dp : nullptr, caps);
+			}
 			// No memory for the send queue (a parent domain's allocator
 			// may have none).
 			if (!q->dp || !q->dp->ok()) {
@@ -229,7 +243,7 @@ UABI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int m
 		if (mask & IBV_QP_STATE)
 			qp->state = attr->qp_state;
 		if (VQp *q = vqp(qp); q->dp)
-			q->dp->state_changed();
+			q->dp->modified(to_modify(*attr, mask, qp->state));
 		return 0;
 	});
 }

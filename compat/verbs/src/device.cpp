@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 using namespace uabi;
 using namespace uabi::verbs;
@@ -58,17 +59,31 @@ static_assert(int(IBV_QPT_XRC_RECV) == UABI_QPT_XRC_RECV && int(IBV_QPT_XRC_SEND
 
 namespace {
 
-struct ibv_device g_device = [] {
-	struct ibv_device d;
+// The devices of the backend: uabi_sw0 first, then the RoCE devices the
+// backend has (docs/wire.md); filled once, by the first
+// ibv_get_device_list().  A device's index in this table is the backend's.
+constexpr int kMaxDevices = 8;
+struct ibv_device g_devices[kMaxDevices];
+int g_num_devices;
+
+void init_device(struct ibv_device &d, const char *name, int index)
+{
 	std::memset(&d, 0, sizeof(d));
 	d.node_type = IBV_NODE_CA;
 	d.transport_type = IBV_TRANSPORT_IB;
-	std::snprintf(d.name, sizeof(d.name), "%s", kDeviceName);
-	std::snprintf(d.dev_name, sizeof(d.dev_name), "uverbs0");
-	// dev_path and ibdev_path: set by ibv_get_device_list(), under
-	// ibv_get_sysfs_path() as libibverbs does.
-	return d;
-}();
+	std::snprintf(d.name, sizeof(d.name), "%s", name);
+	std::snprintf(d.dev_name, sizeof(d.dev_name), "uverbs%d", index);
+	// dev_path and ibdev_path under ibv_get_sysfs_path(), as libibverbs
+	// sets them.
+}
+
+int device_index(const struct ibv_device *d)
+{
+	for (int i = 0; i < g_num_devices; i++)
+		if (d == &g_devices[i])
+			return i;
+	return -1;
+}
 
 int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
 		  size_t len)
@@ -116,12 +131,12 @@ int query_rt_values(struct ibv_context *, struct ibv_values_ex *values)
 // Opens the backend, its async event queue, and maps the device arena;
 // with @import_fd, joins the context it names instead (no async queue of
 // its own, ibv_import_device(3)).
-ContextImpl *open_impl(int import_fd = -1)
+ContextImpl *open_impl(int import_fd = -1, unsigned device = 0)
 {
 	auto mode = control_mode_from_env();
 	if (!mode)
 		return fail_ptr<ContextImpl>(mode.error());
-	auto c = import_fd >= 0 ? Control::import(*mode, import_fd) : Control::open(*mode);
+	auto c = import_fd >= 0 ? Control::import(*mode, import_fd) : Control::open(*mode, device);
 	if (!c)
 		return fail_ptr<ContextImpl>(c.error());
 	auto impl = std::make_unique<ContextImpl>(std::move(*c));
@@ -199,24 +214,39 @@ UABI_EXPORT const char *ibv_get_sysfs_path(void);
 
 UABI_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
-	// The device's sysfs directories (under `uabi run` they exist,
-	// docs/fsview.md): where ibv_devinfo reads board_id.
-	static std::once_flag paths;
-	std::call_once(paths, [] {
+	static std::once_flag once;
+	std::call_once(once, [] {
+		// The device's sysfs directories (under `uabi run` they exist,
+		// docs/fsview.md): where ibv_devinfo reads board_id.
 		const char *sys = ibv_get_sysfs_path();
-		std::snprintf(g_device.dev_path, sizeof(g_device.dev_path),
-			      "%s/class/infiniband_verbs/%s", sys, g_device.dev_name);
-		std::snprintf(g_device.ibdev_path, sizeof(g_device.ibdev_path),
-			      "%s/class/infiniband/%s", sys, g_device.name);
+		std::vector<std::string> names{kDeviceName};
+		if (auto b = backend_from_env()) {
+			if (auto n = device_names(*b); n && !n->empty())
+				names = *n;
+		}
+		for (const std::string &name : names) {
+			if (g_num_devices == kMaxDevices)
+				break;
+			struct ibv_device &d = g_devices[g_num_devices];
+			init_device(d, name.c_str(), g_num_devices);
+			std::string verbs = std::string(sys) + "/class/infiniband_verbs/uverbs" +
+					    std::to_string(g_num_devices);
+			std::string ib = std::string(sys) + "/class/infiniband/" + name;
+			std::snprintf(d.dev_path, sizeof(d.dev_path), "%s", verbs.c_str());
+			std::snprintf(d.ibdev_path, sizeof(d.ibdev_path), "%s", ib.c_str());
+			g_num_devices++;
+		}
 	});
-	auto **list = static_cast<struct ibv_device **>(std::calloc(2, sizeof(struct ibv_device *)));
+	auto **list = static_cast<struct ibv_device **>(
+		std::calloc(std::size_t(g_num_devices) + 1, sizeof(struct ibv_device *)));
 	if (!list) {
 		errno = ENOMEM;
 		return nullptr;
 	}
-	list[0] = &g_device;
+	for (int i = 0; i < g_num_devices; i++)
+		list[i] = &g_devices[i];
 	if (num_devices)
-		*num_devices = 1;
+		*num_devices = g_num_devices;
 	return list;
 }
 
@@ -232,7 +262,7 @@ UABI_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
 
 UABI_EXPORT int ibv_get_device_index(struct ibv_device *device)
 {
-	return device == &g_device ? 0 : -1;
+	return device_index(device);
 }
 
 UABI_EXPORT __be64 ibv_get_device_guid(struct ibv_device *)
@@ -286,11 +316,13 @@ struct ibv_context *make_context(ContextImpl *impl, struct ibv_device *device)
 UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	return guard_ptr([&]() -> struct ibv_context * {
-		if (device != &g_device)
+		int index = device_index(device);
+		if (index < 0)
 			return fail_ptr<struct ibv_context>(ENODEV);
-		ContextImpl *impl = open_impl();
+		ContextImpl *impl = open_impl(-1, unsigned(index));
 		if (!impl)
 			return nullptr;
+		impl->roce = context_is_roce(impl, &impl->ifindex);
 		return make_context(impl, device);
 	});
 }
@@ -319,7 +351,10 @@ UABI_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 		ContextImpl *impl = open_impl(cmd_fd);
 		if (!impl)
 			return nullptr;
-		return make_context(impl, &g_device);
+		// An imported context is shown as uabi_sw0 (imports of RoCE
+		// devices' contexts are not told apart yet).
+		ibv_free_device_list(ibv_get_device_list(nullptr));
+		return make_context(impl, &g_devices[0]);
 	});
 }
 
@@ -388,9 +423,10 @@ UABI_EXPORT int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16
 
 // Private to rdma-core (driver.h): the type is enum ibv_gid_type_sysfs,
 // whose value 0 is "IB/RoCE v1".
-UABI_EXPORT int ibv_query_gid_type(struct ibv_context *, uint8_t, unsigned int, int *type)
+// RoCE devices (docs/wire.md) have RoCE v2 GIDs only: 1.
+UABI_EXPORT int ibv_query_gid_type(struct ibv_context *ctx, uint8_t, unsigned int, int *type)
 {
-	*type = 0;
+	*type = impl_of(ctx)->roce ? 1 : 0;
 	return 0;
 }
 
@@ -402,11 +438,17 @@ UABI_EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32
 	union ibv_gid gid;
 	if (ibv_query_gid(ctx, uint8_t(port), int(index), &gid))
 		return errno == EINVAL ? ENODATA : errno;
+	const bool roce = impl_of(ctx)->roce;
+	static const union ibv_gid zero{};
+	if (roce && !std::memcmp(&gid, &zero, sizeof(gid)))
+		return ENODATA;	// an empty entry of the table
 	std::memset(entry, 0, entry_size);
 	entry->gid = gid;
 	entry->gid_index = index;
 	entry->port_num = port;
-	entry->gid_type = IBV_GID_TYPE_IB;
+	entry->gid_type = roce ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_IB;
+	if (roce)
+		entry->ndev_ifindex = impl_of(ctx)->ifindex;
 	return 0;
 }
 
@@ -417,8 +459,20 @@ UABI_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid
 		return -EINVAL;
 	if (max_entries < 1)
 		return -EINVAL;
-	int ret = _ibv_query_gid_ex(ctx, 1, 0, entries, 0, entry_size);
-	return ret ? -ret : 1;
+	// Every valid entry of port 1's table.
+	ssize_t n = 0;
+	int len = impl_of(ctx)->roce ? 16 : 1;
+	for (int i = 0; i < len && std::size_t(n) < max_entries; i++) {
+		auto *e = reinterpret_cast<struct ibv_gid_entry *>(reinterpret_cast<char *>(entries) +
+								    std::size_t(n) * entry_size);
+		int ret = _ibv_query_gid_ex(ctx, 1, std::uint32_t(i), e, 0, entry_size);
+		if (ret == ENODATA)
+			continue;
+		if (ret)
+			return -ret;
+		n++;
+	}
+	return n;
 }
 
 // ------------------------------------------------------------- events

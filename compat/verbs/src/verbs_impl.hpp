@@ -34,6 +34,11 @@ struct ContextImpl {
 	std::unique_ptr<sw::Device> dp;
 	int async_fd = -1;
 	bool inproc = false;
+	// A RoCE device (docs/wire.md): its QPs use the wire provider.
+	bool roce = false;
+	unsigned ifindex = 0;	// its interface
+	std::mutex wire_lock;
+	std::shared_ptr<struct WireEndpoint> wire;	// wire.cpp, on first QP
 };
 
 // verbs_context must end with the ibv_context the application holds.
@@ -136,7 +141,7 @@ struct WrBuilder {
 
 struct VQp {
 	struct ibv_qp_ex qpx;	// starts with struct ibv_qp
-	sw::Qp *dp;		// nullptr: XRC receive QP
+	sw::QpProvider *dp;	// nullptr: XRC receive QP
 	WrBuilder *wb;
 	struct ibv_pd *pdom;	// the parent domain it was created on, if any
 };
@@ -222,6 +227,15 @@ void install_ex_ops(struct verbs_context *vctx);
 void install_qp_context_ops(struct verbs_context *vctx);
 // Thread and parent domains (domains.cpp).
 void install_domain_ops(struct verbs_context *vctx);
+
+// RoCE devices (wire.cpp, docs/wire.md): whether @impl's device is one
+// (and its interface); a QP of one, on the wire provider (0 or an errno:
+// EOPNOTSUPP for XRC, SRQs; EADDRINUSE: another process holds the port);
+// what ibv_modify_qp changed, for the provider.
+bool context_is_roce(ContextImpl *impl, unsigned *ifindex);
+int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq,
+		   sw::Cq *rcq, const sw::QpCaps &caps, sw::QpProvider **out);
+sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t state);
 
 } // namespace uabi::verbs
 

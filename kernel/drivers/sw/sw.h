@@ -15,6 +15,30 @@ struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 					  size_t heap_bytes);
 void uabi_sw_destroy(struct uabi_device *dev);
 
+/*
+ * A RoCE device: the same device bound to a network interface (docs/wire.md,
+ * "The device"): link layer Ethernet, the GID table of the interface's
+ * addresses (RoCE v2, IPv4-mapped for IPv4), port state from its carrier,
+ * active MTU from its MTU.  The host reads the interface and keeps the
+ * link current with uabi_sw_link_update().
+ */
+#define UABI_SW_LINK_GIDS 16
+
+struct uabi_sw_link {
+	char netdev[16];		/* interface name */
+	u32 ip_mtu;
+	u32 carrier;			/* 1: up */
+	u32 num_gids;
+	u8 mac[6];
+	u8 gids[UABI_SW_LINK_GIDS][16];
+};
+
+struct uabi_device *uabi_sw_create_roce(const struct uabi_shm_ops *shm, size_t heap_bytes,
+					const char *name, const struct uabi_sw_link *link);
+void uabi_sw_link_update(struct uabi_device *dev, const struct uabi_sw_link *link);
+/* 0 and the link, or -ENODEV for a device that is not a RoCE one. */
+int uabi_sw_link_get(struct uabi_device *dev, struct uabi_sw_link *link);
+
 /* Heap sizes per user the hosts use: sparse memfd in userspace, real
  * pages (charged to the user's memory cgroup) in the kernel. */
 #define UABI_SW_HEAP_USER (256ul << 20)

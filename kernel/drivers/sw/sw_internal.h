@@ -19,6 +19,7 @@
 
 #include <uabi/core.h>
 #include <rdma/uabi_sw.h>
+#include "sw.h"
 
 /* What one user may hold (the device's max_* report these). */
 #define SW_DOM_QP 4096
@@ -132,6 +133,8 @@ struct sw_dev {
 	struct sw_domain *domains[SW_MAX_DOMAINS];
 	struct sw_saved_counters saved[SW_SAVED_COUNTERS];
 	u64 saved_stamp;
+	bool roce;			/* bound to a network interface */
+	struct uabi_sw_link link;	/* under lock */
 };
 
 static inline struct sw_dev *to_sw(struct uabi_device *dev)

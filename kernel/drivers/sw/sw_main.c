@@ -97,12 +97,51 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	return 0;
 }
 
+/* The largest IB MTU whose RoCEv2 packets (IPv6, UDP, BTH, the largest
+ * extended headers, ICRC: 84 bytes) fit an IP MTU; 0: none. */
+static u32 sw_ib_mtu_for(u32 ip_mtu)
+{
+	u32 m;
+
+	for (m = UABI_MTU_4096; m >= UABI_MTU_256; m--)
+		if ((128u << m) + 84 <= ip_mtu)
+			return m;
+	return 0;
+}
+
+static void sw_query_roce_port(struct sw_dev *sw, struct uabi_port_attr *a)
+{
+	u32 mtu;
+
+	mutex_lock(&sw->lock);
+	mtu = sw_ib_mtu_for(sw->link.ip_mtu);
+	a->state = sw->link.carrier && mtu && sw->port_state == UABI_PORT_ACTIVE ? UABI_PORT_ACTIVE
+										  : UABI_PORT_DOWN;
+	mutex_unlock(&sw->lock);
+	a->max_mtu = UABI_MTU_4096;
+	a->active_mtu = mtu ? mtu : UABI_MTU_256;
+	a->gid_tbl_len = UABI_SW_LINK_GIDS;
+	a->port_cap_flags = 0;
+	a->max_msg_sz = 1u << 31;
+	a->pkey_tbl_len = 1;
+	a->max_vl_num = 1;
+	a->active_width = UABI_WIDTH_1X;
+	a->active_speed = UABI_SPEED_SDR;
+	a->phys_state = a->state == UABI_PORT_ACTIVE ? UABI_PORT_PHYS_STATE_LINK_UP
+						     : UABI_PORT_PHYS_STATE_DISABLED;
+	a->link_layer = UABI_LINK_LAYER_ETHERNET;
+}
+
 static int sw_query_port(struct uabi_device *dev, u32 port,
 			 struct uabi_port_attr *a)
 {
 	if (port != 1)
 		return -EINVAL;
 	memset(a, 0, sizeof(*a));
+	if (to_sw(dev)->roce) {
+		sw_query_roce_port(to_sw(dev), a);
+		return 0;
+	}
 	a->state = to_sw(dev)->port_state;
 	a->max_mtu = UABI_MTU_4096;
 	a->active_mtu = UABI_MTU_4096;
@@ -129,6 +168,19 @@ static int sw_query_gid(struct uabi_device *dev, u32 port, u32 index, u8 gid[16]
 	u64 guid = UABI_SW_NODE_GUID;
 	int i;
 
+	struct sw_dev *sw = to_sw(dev);
+
+	if (sw->roce) {
+		if (port != 1 || index >= UABI_SW_LINK_GIDS)
+			return -EINVAL;
+		mutex_lock(&sw->lock);
+		if (index < sw->link.num_gids)
+			memcpy(gid, sw->link.gids[index], 16);
+		else
+			memset(gid, 0, 16);	/* an empty entry */
+		mutex_unlock(&sw->lock);
+		return 0;
+	}
 	if (port != 1 || index != 0)
 		return -EINVAL;
 	memset(gid, 0, 16);
@@ -726,6 +778,53 @@ struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 		return ERR_PTR(ret);
 	}
 	return &sw->dev;
+}
+
+struct uabi_device *uabi_sw_create_roce(const struct uabi_shm_ops *shm, size_t heap_bytes,
+					const char *name, const struct uabi_sw_link *link)
+{
+	struct uabi_device *dev;
+	struct sw_dev *sw;
+
+	dev = uabi_sw_create_shared(shm, heap_bytes);
+	if (IS_ERR(dev))
+		return dev;
+	sw = to_sw(dev);
+	mutex_lock(&sw->lock);
+	sw->roce = true;
+	sw->link = *link;
+	if (sw->link.num_gids > UABI_SW_LINK_GIDS)
+		sw->link.num_gids = UABI_SW_LINK_GIDS;
+	mutex_unlock(&sw->lock);
+	strscpy_pad(dev->name, name, sizeof(dev->name));
+	return dev;
+}
+
+void uabi_sw_link_update(struct uabi_device *dev, const struct uabi_sw_link *link)
+{
+	struct sw_dev *sw = to_sw(dev);
+
+	mutex_lock(&sw->lock);
+	if (sw->roce) {
+		sw->link = *link;
+		if (sw->link.num_gids > UABI_SW_LINK_GIDS)
+			sw->link.num_gids = UABI_SW_LINK_GIDS;
+	}
+	mutex_unlock(&sw->lock);
+}
+
+int uabi_sw_link_get(struct uabi_device *dev, struct uabi_sw_link *link)
+{
+	struct sw_dev *sw = to_sw(dev);
+	int ret = -ENODEV;
+
+	mutex_lock(&sw->lock);
+	if (sw->roce) {
+		*link = sw->link;
+		ret = 0;
+	}
+	mutex_unlock(&sw->lock);
+	return ret;
 }
 
 struct uabi_device *uabi_sw_create(void)

@@ -33,6 +33,22 @@ int uabi_user_init(void);
  * Returns NULL and sets errno on failure. */
 struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer);
 
+/* Opens a context on device @index (0: uabi_sw0; RoCE devices follow,
+ * docs/wire.md).  NULL and errno ENODEV for no such device. */
+struct uabi_context *uabi_user_open_device(unsigned index, const struct uabi_user_peer *peer);
+
+/* The name of device @index into @buf: 0, or -ENODEV past the last one. */
+int uabi_user_device_name(unsigned index, char *buf, size_t len);
+
+/* What the host reads of a RoCE device's interface (host_links.c). */
+struct uabi_sw_link;
+struct uabi_shm_ops;
+int uabi_user_link_read(const char *ifname, struct uabi_sw_link *out);
+void uabi_user_links_from_env(const struct uabi_shm_ops *shm, size_t heap_bytes);
+/* Device @index's link, read again from its interface: 0, -ENODEV (no
+ * such device, or not a RoCE one). */
+int uabi_user_device_link(unsigned index, struct uabi_sw_link *link);
+
 /*
  * Executes one message in place: msg holds len bytes that the caller owns;
  * outputs are written into it.  Returns the message status (0, or the -errno
@@ -56,7 +72,7 @@ void uabi_user_close(struct uabi_context *ctx);
  * object library uabi_inproc_builtin hands out.  @abi changes whenever
  * this table or the calls' meaning does; a client refuses any other.
  */
-#define UABI_USER_API_ABI 1
+#define UABI_USER_API_ABI 2
 
 struct uabi_user_api {
 	unsigned abi;
@@ -64,6 +80,9 @@ struct uabi_user_api {
 	struct uabi_context *(*open)(const struct uabi_user_peer *peer);
 	int (*execute)(struct uabi_context *ctx, void *msg, size_t len);
 	void (*close)(struct uabi_context *ctx);
+	struct uabi_context *(*open_device)(unsigned index, const struct uabi_user_peer *peer);
+	int (*device_name)(unsigned index, char *buf, size_t len);
+	int (*device_link)(unsigned index, struct uabi_sw_link *link);
 };
 
 const struct uabi_user_api *uabi_user_get_api(void);

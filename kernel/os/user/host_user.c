@@ -329,6 +329,8 @@ static void do_init(void)
 							UABI_SW_HEAP_USER);
 
 	init_result = IS_ERR(dev) ? (int)PTR_ERR(dev) : 0;
+	if (!init_result)
+		uabi_user_links_from_env(&user_shm_ops, UABI_SW_HEAP_USER);
 }
 
 int uabi_user_init(void)
@@ -339,16 +341,24 @@ int uabi_user_init(void)
 
 struct uabi_context *uabi_user_open(const struct uabi_user_peer *peer)
 {
+	return uabi_user_open_device(0, peer);
+}
+
+struct uabi_context *uabi_user_open_device(unsigned index, const struct uabi_user_peer *peer)
+{
 	struct uabi_peer p;
 	struct uabi_device *dev;
 	struct uabi_context *ctx;
+	struct uabi_sw_link link;
 	int ret = uabi_user_init();
 
 	if (ret) {
 		errno = -ret;
 		return NULL;
 	}
-	dev = uabi_device_get(0);
+	/* A RoCE device's interface is read again for each context. */
+	uabi_user_device_link(index, &link);
+	dev = uabi_device_get(index);
 	if (!dev) {
 		errno = ENODEV;
 		return NULL;

@@ -15,6 +15,9 @@ static const struct uabi_user_api api = {
 	.open = uabi_user_open,
 	.execute = uabi_user_execute,
 	.close = uabi_user_close,
+	.open_device = uabi_user_open_device,
+	.device_name = uabi_user_device_name,
+	.device_link = uabi_user_device_link,
 };
 
 const struct uabi_user_api *uabi_user_get_api(void)

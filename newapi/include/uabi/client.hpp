@@ -165,6 +165,8 @@ public:
 	// Backend from UABI_BACKEND (default auto).
 	static Result<Context> open();
 	static Result<Context> open(Backend b);
+	// On device @device (0: uabi_sw0) of the backend UABI_BACKEND names.
+	static Result<Context> open_device(unsigned device);
 	// Another Context on the context @fd names (a duplicate of some
 	// Context's context_fd(), maybe received from another process):
 	// import_transport() (transport.hpp); takes @fd over on success.

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 #include <mutex>
 #include <span>
 #include <string_view>
@@ -52,7 +54,10 @@ Result<std::unique_ptr<Transport>> import_transport(int fd);
 // with its last transport.
 class InprocTransport final : public Transport {
 public:
-	static Result<std::unique_ptr<InprocTransport>> open();
+	// @device: 0 is uabi_sw0; RoCE devices of UABI_LINKS follow.
+	static Result<std::unique_ptr<InprocTransport>> open(unsigned device = 0);
+	// The in-process host's device names, in index order.
+	static Result<std::vector<std::string>> device_names();
 	// EOPNOTSUPP: a context of another process; EINVAL: no context.
 	static Result<std::unique_ptr<InprocTransport>> import(int fd);
 	~InprocTransport() override;
@@ -106,6 +111,13 @@ Result<Backend> parse_backend(std::string_view s);
 // UABI_BACKEND; unset or empty means Auto.
 Result<Backend> backend_from_env();
 Result<std::unique_ptr<Transport>> open_transport(Backend b = Backend::Auto);
+// A context on device @device of backend @b (0: uabi_sw0; ENODEV: none).
+// Only the in-process backend has devices beyond 0 today (RoCE devices of
+// UABI_LINKS, docs/wire.md).
+Result<std::unique_ptr<Transport>> open_transport(Backend b, unsigned device);
+// The devices of backend @b, in index order (Auto: the backend
+// open_transport would choose).
+Result<std::vector<std::string>> device_names(Backend b = Backend::Auto);
 
 } // namespace uabi
 

@@ -279,6 +279,13 @@ void Endpoint::flush_acks()
 			qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
 		}
 	}
+	for (auto &[qpn, qp] : qps_) {
+		std::lock_guard<std::mutex> q(qp->lock_);
+		for (const Completion &c : qp->rx_done_)
+			if (qp->rcq_)
+				qp->rcq_(c);
+		qp->rx_done_.clear();
+	}
 }
 
 void Endpoint::receive_batch()

@@ -72,6 +72,7 @@ int Qp::modify(const QpAttr &a)
 	if (a.state == kReset) {
 		sq_.clear();
 		rq_.clear();
+		rx_done_.clear();
 		in_ = {};
 		send_idx_ = 0;
 		timer_ns_ = rnr_wait_ns_ = 0;
@@ -112,7 +113,11 @@ int Qp::post_send(const SendWr &wr)
 	q->rd = rd;
 	std::uint32_t mtu = mtu_bytes(attr_.path_mtu);
 	std::uint32_t need = rd ? std::uint32_t(kAccLocalWrite) : 0u;
-	bool ok = local_sges_ok_locked(wr.sges, need, &q->total);
+	bool ok = true;
+	if (wr.is_inline && !rd)
+		q->total = wr.inline_data.size();
+	else
+		ok = local_sges_ok_locked(wr.sges, need, &q->total);
 	if (ok && (wr.opcode == kWrCmpSwap || wr.opcode == kWrFetchAdd) &&
 	    (q->total != 8 || wr.sges.size() != 1 || (wr.remote_addr & 7)))
 		ok = false;
@@ -227,7 +232,9 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 	// Gather this packet's bytes from the SGE list.
 	std::vector<std::span<const std::uint8_t>> parts;
 	std::uint64_t skip = off, want = len;
-	for (const Sge &s : wr.sges) {
+	if (wr.is_inline && len)
+		parts.emplace_back(wr.inline_data.data() + off, len);
+	for (const Sge &s : wr.is_inline ? std::vector<Sge>{} : wr.sges) {
 		if (!want)
 			break;
 		if (skip >= s.length) {
@@ -540,6 +547,10 @@ void Qp::flush_locked()
 			deliver_send_locked(*q, kWcFlushErr);
 	}
 	send_idx_ = 0;
+	for (const Completion &c : rx_done_)	// what arrived before the error first
+		if (rcq_)
+			rcq_(c);
+	rx_done_.clear();
 	while (!rq_.empty()) {
 		Completion c;
 		c.wr_id = rq_.front().wr_id;

@@ -226,8 +226,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			c.status = kWcLocLenErr;
 			c.opcode = kWcRecv;
 			c.qpn = qpn_;
-			if (rcq_)
-				rcq_(c);
+			rx_done_.push_back(c);
 		}
 		in_ = {};
 		if (rc)
@@ -285,8 +284,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			}
 			in_ = {};
 			msn_ = (msn_ + 1) & 0xffffff;
-			if (rcq_)
-				rcq_(c);
+			rx_done_.push_back(c);
 		}
 		break;
 	case kWriteFirst:
@@ -350,8 +348,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 				c.imm = p.imm;
 				c.flags = kWcFlagImm;
 				c.qpn = qpn_;
-				if (rcq_)
-					rcq_(c);
+				rx_done_.push_back(c);
 			}
 		}
 		break;
@@ -449,8 +446,7 @@ void Qp::on_ud_locked(const Packet &p, const PeerAddr &from, const IpInfo &ip)
 		c.status = kWcLocLenErr;
 	else
 		c.byte_len = sizeof(grh) + total;
-	if (rcq_)
-		rcq_(c);
+	rx_done_.push_back(c);
 }
 
 } // namespace uabi::wire

@@ -353,6 +353,48 @@ private:
 	uabi_sw_srq_rw *rw_;
 };
 
+// ------------------------------------------------------------- providers
+// What the verbs layer holds of a QP: the shared-memory path (Qp below)
+// and the wire (docs/wire.md) are two providers of one device model.
+using MwControl = std::function<int(const MwRequest &)>;
+
+// What ibv_modify_qp(3) changed, for a provider that keeps connection
+// state of its own (the wire: the peer's address, PSNs, timers); the
+// shared-memory path reads what it needs from the arena instead.
+struct QpModify {
+	std::uint32_t mask = 0;		// IBV_QP_* bits
+	std::uint32_t state = 0;	// IBV_QPS_*
+	std::uint8_t dgid[16] = {};
+	bool is_global = false;
+	std::uint32_t dest_qpn = 0;
+	std::uint32_t rq_psn = 0;
+	std::uint32_t sq_psn = 0;
+	std::uint32_t path_mtu = 0;
+	std::uint32_t qkey = 0;
+	std::uint32_t access = 0;
+	std::uint8_t timeout = 0;
+	std::uint8_t retry_cnt = 0;
+	std::uint8_t rnr_retry = 0;
+	std::uint8_t min_rnr_timer = 0;
+	std::uint8_t max_rd_atomic = 0;
+};
+
+class QpProvider {
+public:
+	virtual ~QpProvider() = default;
+	// false: unusable (no memory for its queues).
+	virtual bool ok() const = 0;
+	// The data path's view of the state (it may have moved to ERR).
+	virtual std::uint32_t state() const = 0;
+	// 0 or an errno for the verbs layer's bad_wr (EINVAL, ENOMEM).
+	virtual int post_send(const SendWr &wr) = 0;
+	virtual int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge) = 0;
+	// After a successful modify (@m: what it changed).
+	virtual void modified(const QpModify &m) = 0;
+	// Who executes memory window requests.
+	virtual void set_mw_control(MwControl c) = 0;
+};
+
 // ------------------------------------------------------------------- QP
 // Where a QP's send queue gets its memory: by default the provider's own
 // (operator new); the verbs layer passes the allocators of a parent domain
@@ -371,28 +413,28 @@ struct QpCaps {
 	QueueAllocator allocator;	// empty: the provider's own memory
 };
 
-class Qp {
+class Qp final : public QpProvider {
 public:
 	Qp(Device &dev, std::uint32_t qpn, std::uint32_t type, Cq *send_cq,
 	   Cq *recv_cq, Srq *srq, const QpCaps &caps);
 	~Qp();
 	// false: the send queue got no memory (the QP is unusable: ENOMEM).
-	bool ok() const { return pending_.ok(); }
+	bool ok() const override { return pending_.ok(); }
 	std::uint32_t qpn() const { return qpn_; }
 	std::uint32_t type() const { return type_; }
 	// The data path's view of the state (it may have moved to ERR).
-	std::uint32_t state() const;
+	std::uint32_t state() const override;
 
 	// 0 or an errno for the verbs layer's bad_wr (EINVAL, ENOMEM).
-	int post_send(const SendWr &wr);
+	int post_send(const SendWr &wr) override;
 	// Who executes memory window requests (0 or an errno); without it
 	// BIND_MW, LOCAL_INV and SEND_WITH_INV complete in error.
-	using MwControl = std::function<int(const MwRequest &)>;
-	void set_mw_control(MwControl c) { mw_control_ = std::move(c); }
-	int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge);
+	void set_mw_control(MwControl c) override { mw_control_ = std::move(c); }
+	int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge) override;
 	// After a successful modify: a QP entering ERR flushes what is
 	// outstanding.
 	void state_changed();
+	void modified(const QpModify &) override { state_changed(); }
 	// Runs deferred sends unless another thread is in this QP (returns
 	// false then); *more tells whether some remain.
 	bool try_progress(bool *more);

@@ -121,6 +121,10 @@ struct SendWr {
 	std::uint32_t flags = 0;
 	std::uint32_t imm = 0;			// network order
 	std::vector<Sge> sges;
+	// IBV_SEND_INLINE: the bytes themselves (sges then unused, no key
+	// checked); the caller may reuse its buffers once post_send returns.
+	std::vector<std::uint8_t> inline_data;
+	bool is_inline = false;
 	std::uint64_t remote_addr = 0;
 	std::uint32_t rkey = 0;
 	std::uint64_t compare_add = 0;
@@ -250,6 +254,10 @@ private:
 	bool nak_sent_ = false;
 	bool ack_due_ = false;
 	PeerAddr ack_to_;
+	// Receive completions of this batch: delivered after its ACKs went
+	// out, so a peer's requester is not kept waiting for an ACK behind
+	// the burst an application answers a message with.
+	std::vector<Completion> rx_done_;
 	struct InMsg {
 		bool active = false;
 		bool is_send = false;

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// QPs of a RoCE device (docs/wire.md): the wire provider.  The verbs layer
+// holds it as it holds the shared-memory one (sw::QpProvider); it posts to
+// the RoCEv2 engine of providers/wire, which finds keys in the device
+// arena's MR table (this process's own MRs only) and writes completions
+// into the arena's CQ rings, so polling, events and CQ sharing with other
+// QPs work as on uabi_sw0.
+#include "verbs_impl.hpp"
+
+#include <uabi/wire/engine.hpp>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <unistd.h>
+
+namespace uabi::verbs {
+
+// One UDP endpoint per context, bound to the device's first address at
+// port 4791 (UABI_WIRE_PORT: another port, for tests), opened with the
+// context's first QP.
+struct WireEndpoint {
+	std::unique_ptr<wire::Endpoint> ep;
+	unsigned ifindex = 0;
+	std::uint16_t port = wire::kRoceV2Port;
+};
+
+namespace {
+
+bool v4_mapped(const std::uint8_t *g)
+{
+	static const std::uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	return !std::memcmp(g, prefix, sizeof(prefix));
+}
+
+std::uint16_t wire_port()
+{
+	const char *p = std::getenv("UABI_WIRE_PORT");
+	long v = p && *p ? std::strtol(p, nullptr, 10) : 0;
+	return v > 0 && v < 65536 ? std::uint16_t(v) : wire::kRoceV2Port;
+}
+
+// Where a GID is: its address at the RoCEv2 port.
+wire::PeerAddr addr_of(const std::uint8_t *gid, std::uint16_t port, unsigned scope)
+{
+	if (v4_mapped(gid)) {
+		sockaddr_in a{};
+		a.sin_family = AF_INET;
+		a.sin_port = htons(port);
+		std::memcpy(&a.sin_addr, gid + 12, 4);
+		return wire::PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a));
+	}
+	sockaddr_in6 a{};
+	a.sin6_family = AF_INET6;
+	a.sin6_port = htons(port);
+	std::memcpy(&a.sin6_addr, gid, 16);
+	if (IN6_IS_ADDR_LINKLOCAL(&a.sin6_addr))
+		a.sin6_scope_id = scope;
+	return wire::PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a));
+}
+
+// The interface that holds @gid's address (0: none).
+unsigned ifindex_of(const std::uint8_t *gid)
+{
+	struct ifaddrs *ifa;
+	unsigned idx = 0;
+	if (getifaddrs(&ifa))
+		return 0;
+	for (struct ifaddrs *a = ifa; a && !idx; a = a->ifa_next) {
+		if (!a->ifa_addr)
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET && v4_mapped(gid) &&
+		    !std::memcmp(&reinterpret_cast<sockaddr_in *>(a->ifa_addr)->sin_addr, gid + 12, 4))
+			idx = if_nametoindex(a->ifa_name);
+		else if (a->ifa_addr->sa_family == AF_INET6 &&
+			 !std::memcmp(&reinterpret_cast<sockaddr_in6 *>(a->ifa_addr)->sin6_addr, gid, 16))
+			idx = if_nametoindex(a->ifa_name);
+	}
+	freeifaddrs(ifa);
+	return idx;
+}
+
+// Keys of this process's MRs in the arena's MR table.
+class ArenaMemory final : public wire::Memory {
+public:
+	explicit ArenaMemory(sw::Device &dev) : dev_(dev) {}
+	bool lookup(std::uint32_t key, wire::Region &out) override
+	{
+		uabi_sw_mr mr;
+		if (!dev_.mr_lookup(key, mr) || mr.pid != ::getpid() || mr.type != UABI_SW_KEY_MR)
+			return false;
+		out.iova = mr.iova;
+		out.length = mr.length;
+		out.base = reinterpret_cast<std::uint8_t *>(std::uintptr_t(mr.addr));
+		out.access = mr.access;
+		out.pd = mr.pd;
+		return true;
+	}
+
+private:
+	sw::Device &dev_;
+};
+
+class WireQp final : public sw::QpProvider {
+public:
+	WireQp(ContextImpl &impl, std::shared_ptr<WireEndpoint> ep, std::uint32_t qpn, std::uint32_t type,
+	       sw::Cq *scq, sw::Cq *rcq, const sw::QpCaps &caps)
+	    : impl_(impl), ep_(std::move(ep)), mem_(*impl.dp), qpn_(qpn), sq_sig_all_(caps.sq_sig_all)
+	{
+		sw::Device &dev = *impl.dp;
+		auto sink = [&dev](sw::Cq *cq) -> wire::CqSink {
+			if (!cq)
+				return {};
+			std::uint32_t cqn = cq->cqn();
+			return [&dev, cqn](const wire::Completion &c) {
+				sw::Cqe e{};
+				e.wr_id = c.wr_id;
+				e.status = c.status;
+				e.opcode = c.opcode;
+				e.byte_len = c.byte_len;
+				e.imm_data = c.imm;
+				e.qp_num = c.qpn;
+				e.src_qp = c.src_qp;
+				e.wc_flags = c.flags;
+				dev.push_cqe(cqn, e);
+			};
+		};
+		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq), sink(rcq),
+					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
+		if (qp_)
+			qp_->set_sq_sig_all(caps.sq_sig_all);
+	}
+
+	bool ok() const override { return qp_ != nullptr; }
+	std::uint32_t state() const override { return qp_->state(); }
+
+	int post_send(const sw::SendWr &wr) override
+	{
+		wire::SendWr w;
+		w.wr_id = wr.wr_id;
+		w.opcode = wr.opcode;
+		if (wr.opcode > sw::kWrAtomicFetchAndAdd)
+			return EINVAL;	// windows, invalidation: not on the wire yet
+		w.flags = wr.send_flags;
+		if (sq_sig_all_)
+			w.flags |= wire::kSendFlagSignaled;
+		w.imm = wr.imm_data;
+		w.remote_addr = wr.remote_addr;
+		w.rkey = wr.rkey;
+		w.compare_add = wr.compare_add;
+		w.swap = wr.swap;
+		if ((wr.send_flags & sw::kSendInline) && wr.opcode != sw::kWrRdmaRead &&
+		    wr.opcode != sw::kWrAtomicCmpAndSwp && wr.opcode != sw::kWrAtomicFetchAndAdd) {
+			w.is_inline = true;
+			for (int i = 0; i < wr.num_sge; i++) {
+				const auto *p = reinterpret_cast<const std::uint8_t *>(std::uintptr_t(wr.sg_list[i].addr));
+				w.inline_data.insert(w.inline_data.end(), p, p + wr.sg_list[i].length);
+			}
+		} else {
+			for (int i = 0; i < wr.num_sge; i++)
+				w.sges.push_back({wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey});
+		}
+		if (wr.ah) {
+			w.ud_dest = addr_of(wr.ah->dgid, ep_->port, ep_->ifindex);
+			w.ud_qpn = wr.remote_qpn;
+			w.ud_qkey = wr.remote_qkey;
+		}
+		return qp_->post_send(w);
+	}
+
+	int post_recv(std::uint64_t wr_id, const sw::Sge *sg, int num_sge) override
+	{
+		std::vector<wire::Sge> v;
+		for (int i = 0; i < num_sge; i++)
+			v.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
+		return qp_->post_recv(wr_id, v);
+	}
+
+	void modified(const sw::QpModify &m) override
+	{
+		// What the control half keeps (and checked): PD, access, Q_Key.
+		if (const uabi_sw_qp *d = impl_.dp->qp_desc(qpn_)) {
+			attr_.pd = d->pd;
+			attr_.access = d->access;
+			attr_.qkey = d->qkey;
+		}
+		attr_.state = m.state;
+		if (m.mask & IBV_QP_AV)
+			attr_.dest = addr_of(m.dgid, ep_->port, ep_->ifindex);
+		if (m.mask & IBV_QP_DEST_QPN)
+			attr_.dest_qpn = m.dest_qpn;
+		if (m.mask & IBV_QP_RQ_PSN)
+			attr_.rq_psn = m.rq_psn;
+		if (m.mask & IBV_QP_SQ_PSN)
+			attr_.sq_psn = m.sq_psn;
+		if (m.mask & IBV_QP_PATH_MTU)
+			attr_.path_mtu = m.path_mtu;
+		if (m.mask & IBV_QP_TIMEOUT)
+			attr_.timeout = m.timeout;
+		if (m.mask & IBV_QP_RETRY_CNT)
+			attr_.retry_cnt = m.retry_cnt;
+		if (m.mask & IBV_QP_RNR_RETRY)
+			attr_.rnr_retry = m.rnr_retry;
+		if (m.mask & IBV_QP_MIN_RNR_TIMER)
+			attr_.min_rnr_timer = m.min_rnr_timer;
+		if (m.mask & IBV_QP_MAX_QP_RD_ATOMIC)
+			attr_.max_rd_atomic = m.max_rd_atomic;
+		qp_->modify(attr_);
+	}
+
+	void set_mw_control(sw::MwControl) override {}
+
+private:
+	ContextImpl &impl_;
+	std::shared_ptr<WireEndpoint> ep_;
+	ArenaMemory mem_;
+	std::uint32_t qpn_;
+	bool sq_sig_all_;
+	wire::QpAttr attr_;
+	std::unique_ptr<wire::Qp> qp_;
+};
+
+// The context's endpoint, opened on first use: ENODATA if the device has
+// no address, the bind's errno (EADDRINUSE: another process of this host
+// holds the device's port, docs/wire.md).
+int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
+{
+	ContextImpl *impl = impl_of(ctx);
+	std::lock_guard<std::mutex> g(impl->wire_lock);
+	if (impl->wire) {
+		out = impl->wire;
+		return 0;
+	}
+	union ibv_gid gid;
+	int found = -1;
+	for (int i = 0; i < 16 && found < 0; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) && v4_mapped(gid.raw))
+			found = i;
+	for (int i = 0; i < 16 && found < 0; i++) {
+		static const union ibv_gid zero{};
+		if (!ibv_query_gid(ctx, 1, i, &gid) && std::memcmp(&gid, &zero, sizeof(gid)))
+			found = i;
+	}
+	if (found < 0)
+		return ENODATA;
+	auto w = std::make_shared<WireEndpoint>();
+	w->port = wire_port();
+	w->ifindex = ifindex_of(gid.raw);
+	w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
+	if (!w->ep)
+		return errno ? errno : EIO;
+	impl->wire = w;
+	out = w;
+	return 0;
+}
+
+} // namespace
+
+int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq, sw::Cq *rcq,
+		   const sw::QpCaps &caps, sw::QpProvider **out)
+{
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD)
+		return EOPNOTSUPP;
+	std::shared_ptr<WireEndpoint> ep;
+	if (int err = endpoint_of(ctx, ep))
+		return err;
+	auto q = std::make_unique<WireQp>(*impl_of(ctx), std::move(ep), qpn, type, scq, rcq, caps);
+	if (!q->ok())
+		return errno ? errno : ENOMEM;
+	*out = q.release();
+	return 0;
+}
+
+sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t state)
+{
+	sw::QpModify m;
+	m.mask = std::uint32_t(mask);
+	m.state = state;
+	std::memcpy(m.dgid, a.ah_attr.grh.dgid.raw, 16);
+	m.is_global = a.ah_attr.is_global;
+	m.dest_qpn = a.dest_qp_num;
+	m.rq_psn = a.rq_psn;
+	m.sq_psn = a.sq_psn;
+	m.path_mtu = a.path_mtu;
+	m.qkey = a.qkey;
+	m.access = a.qp_access_flags;
+	m.timeout = a.timeout;
+	m.retry_cnt = a.retry_cnt;
+	m.rnr_retry = a.rnr_retry;
+	m.min_rnr_timer = a.min_rnr_timer;
+	m.max_rd_atomic = a.max_rd_atomic;
+	return m;
+}
+
+bool context_is_roce(ContextImpl *impl, unsigned *ifindex)
+{
+	auto p = impl->ctl.query_port(1);
+	if (!p || p->link_layer != UABI_LINK_LAYER_ETHERNET)
+		return false;
+	*ifindex = 0;
+	for (std::uint32_t i = 0; i < 16 && !*ifindex; i++)
+		if (auto g = impl->ctl.raw().query_gid(1, i))
+			*ifindex = ifindex_of(reinterpret_cast<const std::uint8_t *>(g->data()));
+	return true;
+}
+
+} // namespace uabi::verbs

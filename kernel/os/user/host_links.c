@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * RoCE devices of the userspace host (docs/wire.md, "The device"): a
+ * software device bound to a network interface of this network namespace.
+ * What the control half needs of the interface — its addresses as GIDs,
+ * carrier, MTU, MAC — is read here with getifaddrs() and ioctl(), and read
+ * again whenever a context is opened on the device, so addresses that come
+ * and go are seen by the next context.
+ */
+#include <uabi/core.h>
+#include <uabi/host_user.h>
+#include "../../drivers/sw/sw.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* GID order: IPv4 addresses (IPv4-mapped), then IPv6 ones, link-local
+ * last; RoCE v2 for each (docs/wire.md). */
+int uabi_user_link_read(const char *ifname, struct uabi_sw_link *out)
+{
+	struct ifaddrs *ifa, *a;
+	struct ifreq ifr;
+	int pass, fd;
+	char path[64];
+	FILE *f;
+
+	if (!ifname || !*ifname || strlen(ifname) >= sizeof(out->netdev))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->netdev, ifname, strlen(ifname));
+	if (!if_nametoindex(ifname))
+		return -ENODEV;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifname, strlen(ifname));
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		out->ip_mtu = (u32)ifr.ifr_mtu;
+	if (!ioctl(fd, SIOCGIFHWADDR, &ifr))
+		memcpy(out->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
+		out->carrier = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	close(fd);
+	/* The carrier as the interface reports it, when sysfs has it. */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", ifname);
+	f = fopen(path, "re");
+	if (f) {
+		int c = 0;
+
+		if (fscanf(f, "%d", &c) == 1)
+			out->carrier = out->carrier && c == 1;
+		fclose(f);
+	}
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (pass = 0; pass < 3; pass++) {
+		for (a = ifa; a; a = a->ifa_next) {
+			u8 *g = out->gids[out->num_gids];
+
+			if (!a->ifa_addr || strcmp(a->ifa_name, ifname) ||
+			    out->num_gids >= UABI_SW_LINK_GIDS)
+				continue;
+			if (pass == 0 && a->ifa_addr->sa_family == AF_INET) {
+				const struct sockaddr_in *s = (const void *)a->ifa_addr;
+
+				memset(g, 0, 16);
+				g[10] = g[11] = 0xff;
+				memcpy(g + 12, &s->sin_addr, 4);
+				out->num_gids++;
+			} else if (pass > 0 && a->ifa_addr->sa_family == AF_INET6) {
+				const struct sockaddr_in6 *s = (const void *)a->ifa_addr;
+				int ll = IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr);
+
+				if (ll != (pass == 2))
+					continue;
+				memcpy(g, &s->sin6_addr, 16);
+				out->num_gids++;
+			}
+		}
+	}
+	freeifaddrs(ifa);
+	return 0;
+}
+
+/* UABI_LINKS="NAME:IFNAME[,NAME:IFNAME...]": the RoCE devices this host
+ * creates beside uabi_sw0 (the in-process backend's way to `uabi link
+ * add`).  A malformed entry or a missing interface is reported and
+ * skipped. */
+void uabi_user_links_from_env(const struct uabi_shm_ops *shm, size_t heap_bytes)
+{
+	const char *env = getenv("UABI_LINKS");
+	char buf[256], *save = NULL, *tok;
+
+	if (!env || !*env)
+		return;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		struct uabi_sw_link link;
+		struct uabi_device *dev;
+		int ret;
+
+		if (!colon || colon == tok || strlen(tok) >= 64) {
+			fprintf(stderr, "uabi: UABI_LINKS: \"%s\" is not NAME:IFNAME\n", tok);
+			continue;
+		}
+		*colon = 0;
+		ret = uabi_user_link_read(colon + 1, &link);
+		if (ret) {
+			fprintf(stderr, "uabi: UABI_LINKS: %s: %s\n", colon + 1, strerror(-ret));
+			continue;
+		}
+		dev = uabi_sw_create_roce(shm, heap_bytes, tok, &link);
+		if (IS_ERR(dev))
+			fprintf(stderr, "uabi: UABI_LINKS: %s: %s\n", tok, strerror((int)-PTR_ERR(dev)));
+	}
+}
+
+int uabi_user_device_name(unsigned index, char *buf, size_t len)
+{
+	struct uabi_device *dev;
+	int ret = uabi_user_init();
+
+	if (ret)
+		return ret;
+	dev = uabi_device_get(index);
+	if (!dev)
+		return -ENODEV;
+	snprintf(buf, len, "%s", dev->name);
+	return 0;
+}
+
+int uabi_user_device_link(unsigned index, struct uabi_sw_link *link)
+{
+	struct uabi_device *dev;
+	int ret = uabi_user_init();
+
+	if (ret)
+		return ret;
+	dev = uabi_device_get(index);
+	if (!dev)
+		return -ENODEV;
+	ret = uabi_sw_link_get(dev, link);
+	if (ret)
+		return ret;
+	/* Read the interface again: addresses and carrier may have changed. */
+	if (!uabi_user_link_read(link->netdev, link))
+		uabi_sw_link_update(dev, link);
+	return 0;
+}
