@@ -9,7 +9,9 @@
 #include <ctime>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace uabi::wire {
 
@@ -84,6 +86,8 @@ std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 	getsockname(ep->fd_, reinterpret_cast<sockaddr *>(&ep->local_.ss), &ep->local_.len);
 	if (const char *t = getenv("UABI_WIRE_TRACE"))
 		ep->trace_ = std::fopen(t, "a");
+	if (const char *n = getenv("UABI_WIRE_NETEM"))
+		ep->impair(n);
 	ep->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ep->wake_fd_ < 0)
 		return nullptr;
@@ -117,6 +121,66 @@ void Endpoint::wake()
 	std::uint64_t one = 1;
 	if (wake_fd_ >= 0)
 		(void)!write(wake_fd_, &one, sizeof(one));
+}
+
+// UABI_WIRE_NETEM="loss=P,reorder=P,duplicate=P" (percent of the
+// datagrams sent): what `tc netem` does on a link, for kernels without
+// it (tests only; docs/wire.md).  A reordered datagram is held back
+// behind the next one.
+void Endpoint::impair(const char *spec)
+{
+	struct Netem {
+		std::mutex m;
+		unsigned loss = 0, reorder = 0, dup = 0;
+		std::uint64_t rng = 0x9e3779b97f4a7c15ull;
+		std::vector<std::uint8_t> held;
+		bool have = false;
+		unsigned next()
+		{
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			return unsigned(rng % 1000);
+		}
+	};
+	auto n = std::make_shared<Netem>();
+	n->rng ^= std::uint64_t(getpid()) << 20;
+	std::string s = spec;
+	std::size_t pos = 0;
+	while (pos < s.size()) {
+		std::size_t end = s.find(',', pos);
+		std::string kv = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+		pos = end == std::string::npos ? s.size() : end + 1;
+		std::size_t eq = kv.find('=');
+		if (eq == std::string::npos)
+			continue;
+		unsigned v = unsigned(std::strtod(kv.c_str() + eq + 1, nullptr) * 10);
+		std::string k = kv.substr(0, eq);
+		if (k == "loss")
+			n->loss = v;
+		else if (k == "reorder")
+			n->reorder = v;
+		else if (k == "duplicate")
+			n->dup = v;
+	}
+	set_tx_hook([n](const std::uint8_t *buf, std::size_t len, const PeerAddr &,
+			const std::function<void(const std::uint8_t *, std::size_t)> &send) {
+		std::lock_guard<std::mutex> g(n->m);
+		if (n->next() < n->loss)
+			return;
+		if (n->next() < n->reorder && !n->have) {
+			n->held.assign(buf, buf + len);
+			n->have = true;
+			return;
+		}
+		send(buf, len);
+		if (n->next() < n->dup)
+			send(buf, len);
+		if (n->have) {
+			send(n->held.data(), n->held.size());
+			n->have = false;
+		}
+	});
 }
 
 void Endpoint::set_tx_hook(TxHook h)

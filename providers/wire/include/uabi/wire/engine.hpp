@@ -294,6 +294,9 @@ public:
 	using TxHook = std::function<void(const std::uint8_t *buf, std::size_t len, const PeerAddr &to,
 					  const std::function<void(const std::uint8_t *, std::size_t)> &send)>;
 	void set_tx_hook(TxHook h);
+	// Loss, reordering and duplicates as `tc netem` makes them (the
+	// UABI_WIRE_NETEM variable's syntax, docs/wire.md).
+	void impair(const char *spec);
 	// Tests and the fuzzer: handles @pkt as if the socket had received
 	// it from @from (with the ICRC made right first when @fix_icrc), in
 	// the caller's thread, ACKs included.

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#
+# Two "hosts" on one machine (docs/wire.md, "Two hosts"): two network
+# namespaces joined by a veth pair (10.88.0.1 and 10.88.0.2, made and
+# removed here; no other address is involved), each program in a pid and
+# mount namespace of its own, each with its own backend (in-process) and a
+# RoCE device on its end of the veth (UABI_LINKS=roce0:IF).  Unmodified
+# ibverbs-utils and perftest run across, over RoCEv2 only: the two sides
+# share no memory and no pid namespace.  Then the same with tc netem on
+# both ends (loss, reordering, duplicates, delay): RC completes; and a peer
+# killed mid-transfer ends its partner in "transport retry counter
+# exceeded" within the QP's timeout budget.
+#
+# Usage: run-two-hosts.sh --verbs-lib LIB --inproc-lib LIB [--quick]
+set -uo pipefail
+
+verbs="" inproc="" quick=0
+while (($#)); do
+	case $1 in
+	--verbs-lib) verbs=$2; shift 2 ;;
+	--inproc-lib) inproc=$2; shift 2 ;;
+	--quick) quick=1; shift ;;
+	*) echo "run-two-hosts: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+[[ -f $verbs && -f $inproc ]] || { echo "run-two-hosts: --verbs-lib and --inproc-lib are required" >&2; exit 2; }
+[[ $(id -u) == 0 ]] || { echo "run-two-hosts: FAIL: needs root (network namespaces)"; exit 1; }
+for p in ip tc unshare ibv_rc_pingpong ib_write_bw timeout; do
+	command -v "$p" >/dev/null || { echo "run-two-hosts: FAIL: missing $p"; exit 1; }
+done
+
+A=uabi-h1-$$ B=uabi-h2-$$
+log=$(mktemp -d /tmp/uabi-two-hosts.XXXXXX)
+cleanup() {
+	for n in $A $B; do
+		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$n" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+ip netns add $A && ip netns add $B || { echo "run-two-hosts: FAIL: ip netns add"; exit 1; }
+ip link add uabi-h1 type veth peer name uabi-h2 || { echo "run-two-hosts: FAIL: veth"; exit 1; }
+ip link set uabi-h1 netns $A && ip link set uabi-h2 netns $B
+ip -n $A addr add 10.88.0.1/24 dev uabi-h1 && ip -n $B addr add 10.88.0.2/24 dev uabi-h2
+for n in $A $B; do ip -n "$n" link set lo up; done
+ip -n $A link set uabi-h1 up && ip -n $B link set uabi-h2 up
+
+fails=0
+# host NS IF PROGRAM...: PROGRAM on host NS's RoCE device, in its own pid
+# and mount namespace, over the drop-in library and the in-process core.
+host() {
+	local ns=$1 ifname=$2
+	shift 2
+	ip netns exec "$ns" env UABI_BACKEND=inproc UABI_WIRE_NETEM="${UABI_WIRE_NETEM:-}" UABI_INPROC_LIB="$inproc" UABI_LINKS="roce0:$ifname" \
+		LD_PRELOAD="$verbs" unshare --pid --fork --mount --mount-proc "$@"
+}
+# pair NAME SERVER-ARGS... -- CLIENT-ARGS...: the server on host 1, the
+# client on host 2 (connecting to 10.88.0.1); both must exit 0.
+pair() {
+	local name=$1
+	shift
+	local srv=() cli=()
+	while (($#)) && [[ $1 != -- ]]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	host $A uabi-h1 timeout 120 "${srv[@]}" >"$log/$name.server" 2>&1 &
+	local spid=$!
+	sleep 0.5
+	local crc=1
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		host $B uabi-h2 timeout 120 "${cli[@]}" 10.88.0.1 >"$log/$name.client" 2>&1
+		crc=$?
+		grep -qE "Couldn't connect|Unable to init the socket connection" "$log/$name.client" || break
+		sleep 0.5
+	done
+	wait $spid
+	local src=$?
+	if ((crc == 0 && src == 0)); then
+		echo "run-two-hosts: $name: PASS ($(grep -hE 'usec/iter|^ [0-9]+ +[0-9]+' "$log/$name.client" | tail -1 | tr -s ' '))"
+	else
+		echo "run-two-hosts: $name: FAIL (server $src, client $crc)"
+		tail -5 "$log/$name.server" "$log/$name.client"
+		fails=$((fails + 1))
+	fi
+}
+
+n=1000
+((quick)) && n=200
+pair rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n $n -- ibv_rc_pingpong -d roce0 -g 0 -n $n
+pair rc_pingpong_64k ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536 -- ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536
+pair rc_pingpong_events ibv_rc_pingpong -d roce0 -g 0 -n $n -e -- ibv_rc_pingpong -d roce0 -g 0 -n $n -e
+pair uc_pingpong ibv_uc_pingpong -d roce0 -g 0 -n $n -- ibv_uc_pingpong -d roce0 -g 0 -n $n
+pair ud_pingpong ibv_ud_pingpong -d roce0 -g 0 -n $n -- ibv_ud_pingpong -d roce0 -g 0 -n $n
+for t in send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat; do
+	pair "ib_$t" "ib_$t" -d roce0 -x 0 -F -n $n -p 19650 -- "ib_$t" -d roce0 -x 0 -F -n $n -p 19650
+done
+pair ib_send_bw_imm ib_send_bw -d roce0 -x 0 -F -n $n -p 19650 -I 0 -- ib_send_bw -d roce0 -x 0 -F -n $n -p 19650 -I 0
+
+# A lossy wire: both ends drop, reorder, repeat and delay — with the
+# kernel's netem, or, on a kernel built without it (CONFIG_NET_SCH_NETEM),
+# with the engine's own impairment of what it sends (UABI_WIRE_NETEM, the
+# same percentages, no delay): said in the output either way.
+netem=kernel
+for pair_if in "$A uabi-h1" "$B uabi-h2"; do
+	set -- $pair_if
+	if ! ip netns exec "$1" tc qdisc add dev "$2" root netem loss 2% reorder 5% duplicate 1% delay 1ms \
+		2>/dev/null; then
+		netem=engine
+	fi
+done
+if [[ $netem == engine ]]; then
+	echo "run-two-hosts: this kernel has no netem qdisc: the engine drops 2 %, holds back 5 % and repeats 1 % of what it sends"
+	export UABI_WIRE_NETEM="loss=2,reorder=5,duplicate=1"
+fi
+pair netem_rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n 300 -- ibv_rc_pingpong -d roce0 -g 0 -n 300
+pair netem_rc_pingpong_64k ibv_rc_pingpong -d roce0 -g 0 -n 50 -s 65536 -- ibv_rc_pingpong -d roce0 -g 0 -n 50 -s 65536
+pair netem_write_bw ib_write_bw -d roce0 -x 0 -F -n 300 -p 19651 -- ib_write_bw -d roce0 -x 0 -F -n 300 -p 19651
+pair netem_read_lat ib_read_lat -d roce0 -x 0 -F -n 300 -p 19652 -- ib_read_lat -d roce0 -x 0 -F -n 300 -p 19652
+unset UABI_WIRE_NETEM
+for pair_if in "$A uabi-h1" "$B uabi-h2"; do
+	set -- $pair_if
+	ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null
+done
+
+# A peer that vanishes: its partner's next send ends in RETRY_EXC_ERR
+# within timeout 14 (67 ms) x (retry_cnt 7 + 1), well under 5 s.
+host $A uabi-h1 timeout 60 ibv_rc_pingpong -d roce0 -g 0 -n 100000000 >"$log/vanish.server" 2>&1 &
+spid=$!
+sleep 0.5
+host $B uabi-h2 timeout 60 ibv_rc_pingpong -d roce0 -g 0 -n 100000000 10.88.0.1 >"$log/vanish.client" 2>&1 &
+cpid=$!
+sleep 1
+ip netns pids $A | xargs -r kill -9
+t0=$(date +%s%N)
+wait $cpid
+crc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+wait $spid 2>/dev/null
+if ((crc != 0)) && grep -q "retry counter exceeded" "$log/vanish.client" && ((ms < 5000)); then
+	echo "run-two-hosts: vanished peer: PASS (transport retry counter exceeded after ${ms} ms)"
+else
+	echo "run-two-hosts: vanished peer: FAIL (exit $crc after ${ms} ms)"
+	tail -3 "$log/vanish.client"
+	fails=$((fails + 1))
+fi
+
+if ((fails)); then
+	echo "run-two-hosts: FAIL ($fails; logs in $log)"
+	exit 1
+fi
+rm -rf "$log"
+echo "run-two-hosts: PASS"
