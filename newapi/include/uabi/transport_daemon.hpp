@@ -6,6 +6,7 @@
 #ifndef UABI_TRANSPORT_DAEMON_HPP
 #define UABI_TRANSPORT_DAEMON_HPP
 
+#include <rdma/uabi_msg.h>
 #include <uabi/transport.hpp>
 
 #include <cstdint>
@@ -148,7 +149,9 @@ struct SlotHdr {
 	std::uint32_t reserved[11];
 };
 inline constexpr std::size_t kSlotDataOff = 64;
-inline constexpr std::size_t kSlotBytes = 64 * 1024; // the memfd
+// The memfd: room for the largest message (sparse: only the pages a
+// message touched take memory).
+inline constexpr std::size_t kSlotBytes = UABI_MAX_MSG_BYTES + 4096;
 inline constexpr std::size_t kSlotCap = kSlotBytes - kSlotDataOff;
 
 // One page for all connections, read-only for clients (F_SEAL_FUTURE_WRITE).
