@@ -248,6 +248,7 @@ int Daemon::run()
 	// a few microseconds at a time: a slot request is served without any
 	// system call on either side.
 	std::uint64_t spin_until = 0;
+	std::uint64_t last_epoll = 0;
 	bool spinning = false;
 	set_polling(true);
 	while (!stop_) {
@@ -283,7 +284,14 @@ int Daemon::run()
 				timeout = 0;
 			}
 		}
-		int n = ::epoll_wait(epoll_fd_, events, 64, timeout);
+		// Polling with slots: epoll_wait(0) every 4 us at most, so that
+		// a slot request right after the last one finds us at the slots,
+		// not in a system call.
+		int n = 0;
+		if (timeout != 0 || slotted_.empty() || now - last_epoll >= 4000) {
+			n = ::epoll_wait(epoll_fd_, events, 64, timeout);
+			last_epoll = wire::now_ns();
+		}
 		if (timeout != 0)
 			set_polling(true);
 		if (n < 0) {
