@@ -636,7 +636,11 @@ void attack_slot(const char *socket_path)
 		int pfd = int(syscall(SYS_pidfd_open, std::atoi(dp), 0));
 		int got = pfd >= 0 ? int(syscall(SYS_pidfd_getfd, pfd, 3, 0)) : -1;
 		int ge = got < 0 ? errno : 0;
-		check(got < 0, "pidfd_getfd on uabid: %s", err_name(ge));
+		// Also what keeps direct completion events (docs/security.md)
+		// within a user: a producer takes the waiter's eventfd this way.
+		check(got < 0, "pidfd_getfd on uabid (another user's process, as a direct-event "
+			       "producer would): %s",
+		      err_name(ge));
 		if (got >= 0)
 			close(got);
 		if (pfd >= 0)
