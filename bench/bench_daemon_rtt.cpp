@@ -4,7 +4,9 @@
 // round trips).  The daemon variants differ in how long the client polls
 // for the reply before sleeping (default: adaptive; spin:N always N us,
 // spin:0 never); the daemon's own polling is set by UABI_DAEMON_SPIN_US in
-// the environment of the daemon this starts (unset: adaptive).
+// the environment of the daemon this starts (unset: adaptive).  Messages
+// without fds take the request slot (shared memory, docs/daemon.md) unless
+// the variant says "socket".
 // Numbers and the machine they came from: docs/daemon.md.
 //
 // Uses $UABI_SOCKET if set, else a daemon of its own in a temporary
@@ -36,7 +38,7 @@ void fail(benchmark::State &st, const char *what)
 	st.SkipWithError(what);
 }
 
-std::unique_ptr<Context> open_ctx(Backend b, int spin_us)
+std::unique_ptr<Context> open_ctx(Backend b, int spin_us, bool slot)
 {
 	std::unique_ptr<Transport> t;
 	if (b == Backend::Daemon) {
@@ -45,6 +47,9 @@ std::unique_ptr<Context> open_ctx(Backend b, int spin_us)
 			return nullptr;
 		if (spin_us >= 0)
 			(*d)->set_spin_us(unsigned(spin_us));
+		if (slot && !(*d)->has_slot())
+			return nullptr;
+		(*d)->use_slot(slot);
 		t = std::move(*d);
 	} else {
 		auto i = open_transport(b);
@@ -55,9 +60,9 @@ std::unique_ptr<Context> open_ctx(Backend b, int spin_us)
 	return std::make_unique<Context>(std::move(t));
 }
 
-void BM_Counters(benchmark::State &st, Backend b, int spin_us)
+void BM_Counters(benchmark::State &st, Backend b, int spin_us, bool slot)
 {
-	auto ctx = open_ctx(b, spin_us);
+	auto ctx = open_ctx(b, spin_us, slot);
 	if (!ctx) {
 		fail(st, "cannot open the backend");
 		return;
@@ -78,9 +83,9 @@ void BM_Counters(benchmark::State &st, Backend b, int spin_us)
 	}
 }
 
-void BM_PdAllocDealloc(benchmark::State &st, Backend b, int spin_us)
+void BM_PdAllocDealloc(benchmark::State &st, Backend b, int spin_us, bool slot)
 {
-	auto ctx = open_ctx(b, spin_us);
+	auto ctx = open_ctx(b, spin_us, slot);
 	if (!ctx) {
 		fail(st, "cannot open the backend");
 		return;
@@ -100,23 +105,26 @@ void register_all()
 		const char *name;
 		Backend b;
 		int spin;
+		bool slot;
 	};
 	// spin: -1 the transport's default (adaptive up to 50 us unless
 	// UABI_SPIN_US says otherwise), N >= 0 always poll N us.
 	const Variant vs[] = {
-		{"inproc", Backend::Inproc, -1},
-		{"daemon/default", Backend::Daemon, -1},
-		{"daemon/spin:0", Backend::Daemon, 0},
-		{"daemon/spin:20", Backend::Daemon, 20},
-		{"daemon/spin:50", Backend::Daemon, 50},
+		{"inproc", Backend::Inproc, -1, false},
+		{"daemon/default", Backend::Daemon, -1, true},
+		{"daemon/spin:0", Backend::Daemon, 0, true},
+		{"daemon/spin:50", Backend::Daemon, 50, true},
+		{"daemon/socket", Backend::Daemon, -1, false},
+		{"daemon/socket/spin:0", Backend::Daemon, 0, false},
+		{"daemon/socket/spin:50", Backend::Daemon, 50, false},
 	};
 	for (const Variant &v : vs)
 		benchmark::RegisterBenchmark((std::string("BM_Counters/") + v.name).c_str(),
-					     BM_Counters, v.b, v.spin)
+					     BM_Counters, v.b, v.spin, v.slot)
 			->UseRealTime();
 	for (const Variant &v : vs)
 		benchmark::RegisterBenchmark((std::string("BM_PdAllocDealloc/") + v.name).c_str(),
-					     BM_PdAllocDealloc, v.b, v.spin)
+					     BM_PdAllocDealloc, v.b, v.spin, v.slot)
 			->UseRealTime();
 }
 

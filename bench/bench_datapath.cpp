@@ -7,6 +7,13 @@
 //                     polls memory), read; typical (median), min and p99;
 //                     ping-pongs report half the round trip, as perftest
 //   lat/atomic_fa, lat/atomic_cs           8 bytes
+//   lat/send_event/2  the SEND ping-pong with both sides waiting for the
+//                     receive by completion events (arm, poll, then
+//                     ibv_get_cq_event), as ib_send_lat -e
+//   lat/eventfd       the same two processes passing a token through two
+//                     eventfds (write one, block in read of the other):
+//                     the cost of one cross-process wake-up, for the
+//                     event mode to be compared with (docs/datapath.md)
 //   bw/<op>/<size>    op = write, read, send (the peer reposts receives),
 //                     memcpy, process_vm_writev, process_vm_readv
 //   bw/atomic_fa                            8 bytes
@@ -37,6 +44,7 @@
 #include <sched.h>
 #include <csignal>
 #include <string>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -64,6 +72,10 @@ constexpr int kAccessAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 
 bool g_failed = false;
 uabi_bench::PrivateDaemon g_daemon;
+// lat/eventfd: parent -> peer, peer -> parent (made before the fork).
+int g_efd_ping = -1, g_efd_pong = -1;
+// The first byte of a SEND that ends the peer's event-mode echo.
+constexpr unsigned char kStopByte = 0xEE;
 
 // Waits poll without pause, as perftest's do.  UABI_BENCH_SPINS=N makes
 // them yield the CPU after N polls: on a machine with more runnable tasks
@@ -112,6 +124,7 @@ struct Ep {
 	ibv_pd *pd = nullptr;
 	ibv_cq *scq = nullptr;
 	ibv_cq *rcq = nullptr;
+	ibv_comp_channel *ch = nullptr; // rcq's
 	ibv_qp *qp = nullptr;
 	ibv_mr *mr = nullptr;
 	unsigned char *buf = nullptr;
@@ -129,10 +142,11 @@ struct Ep {
 		if (!ctx)
 			return "ibv_open_device";
 		pd = ibv_alloc_pd(ctx);
+		ch = ibv_create_comp_channel(ctx);
 		scq = ibv_create_cq(ctx, 4096, nullptr, nullptr, 0);
-		rcq = ibv_create_cq(ctx, 4096, nullptr, nullptr, 0);
-		if (!pd || !scq || !rcq)
-			return "pd/cq";
+		rcq = ibv_create_cq(ctx, 4096, nullptr, ch, 0);
+		if (!pd || !ch || !scq || !rcq)
+			return "pd/channel/cq";
 		void *m = mmap(nullptr, kBufSize, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (m == MAP_FAILED)
@@ -285,6 +299,29 @@ struct Ep {
 		return true;
 	}
 
+	// One receive completion, waited for by events as ib_send_lat -e
+	// does: poll; if empty, arm, poll again, then ibv_get_cq_event.
+	bool wait_recv_event(ibv_wc &wc)
+	{
+		for (;;) {
+			int k = ibv_poll_cq(rcq, 1, &wc);
+			if (k == 0) {
+				if (ibv_req_notify_cq(rcq, 0))
+					return false;
+				k = ibv_poll_cq(rcq, 1, &wc);
+			}
+			if (k < 0)
+				return false;
+			if (k > 0)
+				return wc.status == IBV_WC_SUCCESS;
+			ibv_cq *c = nullptr;
+			void *cc = nullptr;
+			if (ibv_get_cq_event(ch, &c, &cc))
+				return false;
+			ibv_ack_cq_events(c, 1);
+		}
+	}
+
 	volatile unsigned char &target_byte(std::size_t size)
 	{
 		return *reinterpret_cast<volatile unsigned char *>(buf + kTarget + size - 1);
@@ -293,7 +330,15 @@ struct Ep {
 
 // ------------------------------------------------------- the peer
 
-enum class Phase : std::uint32_t { Idle, SendEcho, WriteEcho, SendSink, Quit };
+enum class Phase : std::uint32_t {
+	Idle,
+	SendEcho,
+	WriteEcho,
+	SendSink,
+	Quit,
+	SendEventEcho, // the echo waits by events; a SEND starting kStopByte ends it
+	EventfdEcho,   // read g_efd_ping, write g_efd_pong; a value of 2 ends it
+};
 
 struct Cmd {
 	Phase phase;
@@ -359,6 +404,33 @@ int peer_main(int ctl)
 			return 1;
 		bool good = true;
 		unsigned char expect = 1;
+		if (c.phase == Phase::SendEventEcho) {
+			for (;;) {
+				ibv_wc wc{};
+				if (!(good = ep.wait_recv_event(wc)))
+					break;
+				if (ep.buf[kTarget] == kStopByte)
+					break;
+				good = ep.post(IBV_WR_SEND, c.size, true) == 0 && ep.poll(ep.scq, 1);
+				ep.posted_recvs--;
+				good = good && ep.post_recvs(1) == 0;
+				if (!good)
+					break;
+			}
+			ep.posted_recvs--;
+			good = good && ep.post_recvs(1) == 0;
+			c.phase = Phase::Idle;
+		} else if (c.phase == Phase::EventfdEcho) {
+			std::uint64_t v = 0;
+			while (::read(g_efd_ping, &v, sizeof(v)) == sizeof(v) && v < 2) {
+				v = 1;
+				if (::write(g_efd_pong, &v, sizeof(v)) != sizeof(v)) {
+					good = false;
+					break;
+				}
+			}
+			c.phase = Phase::Idle;
+		}
 		for (unsigned spins = 0, idle = 0;; spins++) {
 			bool did = false;
 			if (c.phase == Phase::SendEcho || c.phase == Phase::SendSink) {
@@ -424,8 +496,9 @@ void fail(benchmark::State &st, const char *what)
 // Starts a phase of the peer; false (and the benchmark skipped) on error.
 bool begin(benchmark::State &st, Phase p, std::size_t size)
 {
-	static const char *const kPhase[] = {"one-sided", "send ping-pong", "write ping-pong",
-					     "send stream", "quit"};
+	static const char *const kPhase[] = {"one-sided",   "send ping-pong", "write ping-pong",
+					     "send stream", "quit",	      "send ping-pong by events",
+					     "eventfd ping-pong"};
 	uabi_bench::progress(std::string(kPhase[int(p)]) + ", " + std::to_string(size) + " B");
 	Cmd c{p, std::uint32_t(size)};
 	char a = 0;
@@ -491,6 +564,63 @@ void BM_LatSend(benchmark::State &st)
 	}
 	if (!good)
 		fail(st, "send ping-pong failed");
+	end(st);
+	s.report(st, 0.5);
+}
+
+// Ping-pong SEND with both sides waiting by completion events.
+void BM_LatSendEvent(benchmark::State &st)
+{
+	std::size_t size = std::size_t(st.range(0));
+	if (!begin(st, Phase::SendEventEcho, size))
+		return;
+	Samples s;
+	bool good = true;
+	g_ep.buf[0] = 0;
+	for (auto _ : st) {
+		ibv_wc wc{};
+		auto t0 = Clock::now();
+		good = g_ep.post(IBV_WR_SEND, size, true) == 0 && g_ep.wait_recv_event(wc);
+		auto t1 = Clock::now();
+		g_ep.posted_recvs--;
+		good = good && g_ep.poll(g_ep.scq, 1) && g_ep.post_recvs(1) == 0;
+		s.add(t1 - t0);
+		if (!good)
+			break;
+	}
+	// The stop: a SEND the peer does not echo.
+	g_ep.buf[0] = kStopByte;
+	if (g_ep.post(IBV_WR_SEND, std::max<std::size_t>(size, 1), true) || !g_ep.poll(g_ep.scq, 1))
+		good = false;
+	g_ep.buf[0] = 0x5a;
+	if (!good)
+		fail(st, "send ping-pong by events failed");
+	end(st);
+	s.report(st, 0.5);
+}
+
+// The token through two eventfds: one wake-up of a sleeping process each
+// way.
+void BM_LatEventfd(benchmark::State &st)
+{
+	if (!begin(st, Phase::EventfdEcho, 0))
+		return;
+	Samples s;
+	bool good = true;
+	for (auto _ : st) {
+		std::uint64_t v = 1;
+		auto t0 = Clock::now();
+		good = ::write(g_efd_ping, &v, sizeof(v)) == sizeof(v) &&
+		       ::read(g_efd_pong, &v, sizeof(v)) == sizeof(v);
+		auto t1 = Clock::now();
+		s.add(t1 - t0);
+		if (!good)
+			break;
+	}
+	std::uint64_t stop = 2;
+	good = ::write(g_efd_ping, &stop, sizeof(stop)) == sizeof(stop) && good;
+	if (!good)
+		fail(st, "eventfd ping-pong failed");
 	end(st);
 	s.report(st, 0.5);
 }
@@ -708,6 +838,12 @@ void register_all()
 		for (auto [name, fn] : bw)
 			benchmark::RegisterBenchmark(name, fn)->Arg(s)->UseManualTime();
 	benchmark::RegisterBenchmark("bw/atomic_fa", BM_BwAtomicFa)->Arg(8)->UseManualTime();
+	// The event mode against polling and a bare wake-up, next to each
+	// other.  A CQ left armed raises an event in later polling runs: a
+	// direct one costs a write(2), through the control half a round trip.
+	benchmark::RegisterBenchmark("lat/eventfd", BM_LatEventfd)->UseRealTime();
+	benchmark::RegisterBenchmark("lat/send_poll", BM_LatSend)->Arg(2)->UseRealTime();
+	benchmark::RegisterBenchmark("lat/send_event", BM_LatSendEvent)->Arg(2)->UseRealTime();
 }
 
 // The two processes on two different CPUs (the first two this process
@@ -766,6 +902,10 @@ int main(int argc, char **argv)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return setup_fail("socketpair");
+	g_efd_ping = eventfd(0, EFD_CLOEXEC);
+	g_efd_pong = eventfd(0, EFD_CLOEXEC);
+	if (g_efd_ping < 0 || g_efd_pong < 0)
+		return setup_fail("eventfd");
 	choose_cpus();
 	std::fflush(nullptr);
 	g_peer = fork();

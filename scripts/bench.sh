@@ -45,7 +45,7 @@ fi
 
 step "build ($build, RelWithDebInfo)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUABI_BUILD_BENCH=ON >/dev/null
-ninja -C "$build" bench_control bench_legacy bench_datapath uabid uabi uabi_verbs
+ninja -C "$build" bench_control bench_legacy bench_datapath bench_daemon_rtt uabid uabi uabi_verbs
 
 # Repetitions run in random order across benchmarks, so that a burst of
 # load from elsewhere hits single repetitions, which the median discards.
@@ -94,6 +94,10 @@ step "uabid on a private socket"
 step "control path: every verb, new / legacy / chains, inproc and daemon; cmtime (bench_control)"
 "$build/bench/bench_control" "${gb_args[@]}" --benchmark_min_time="$ctl_time" \
 	--benchmark_out="$out/control.json" --benchmark_out_format=json
+
+step "control round trip: in-process, uabid's request slot, uabid's socket (bench_daemon_rtt)"
+"$build/bench/bench_daemon_rtt" "${gb_args[@]}" --benchmark_min_time="$ctl_time" \
+	--benchmark_out="$out/rtt.json" --benchmark_out_format=json
 
 step "translation alone (bench_legacy, BM_Translate_*)"
 "$build/bench/bench_legacy" "${gb_args[@]}" --benchmark_min_time="$ctl_time" \

@@ -365,6 +365,42 @@ BACKEND_TITLES = {
 }
 
 
+def speed_targets(rtt, dpv):
+    """Issue 20's ratios: the control call over uabid against in-process,
+    the event mode against polling and one bare wake-up."""
+    rows = []
+
+    def rt(name):
+        e = rtt.get(name)
+        if not e or e.get("error_occurred"):
+            return None
+        return e.get("real_time")
+
+    for bm, what in (("BM_PdAllocDealloc", "PD alloc + dealloc"),
+                     ("BM_Counters", "DEVICE COUNTERS")):
+        inp = rt(bm + "/inproc")
+        slot = rt(bm + "/daemon/default")
+        sock = rt(bm + "/daemon/socket")
+        if inp and slot:
+            r = slot / inp
+            txt = "%.2f µs over the slot vs %.2f µs in-process = %.1f ×" % (
+                slot / 1e3, inp / 1e3, r)
+            if sock:
+                txt += " (the socket: %.2f µs = %.0f ×)" % (sock / 1e3, sock / inp)
+            rows.append(("a control call through uabid ≤ 4 × in-process, %s" % what, txt,
+                         verdict(r <= 4.0)))
+    ev = dpv("lat/send_event/2", "typ_us")
+    po = dpv("lat/send_poll/2", "typ_us")
+    efd = dpv("lat/eventfd", "typ_us")
+    if ev is not None and po is not None and efd:
+        r = (ev - po) / efd
+        rows.append(("event mode − polling ≤ 1.5 × a bare eventfd wake-up (SEND 2 B, half "
+                     "round trips, typical)",
+                     "%.2f µs − %.2f µs = %.2f µs vs %.2f µs = %.2f ×"
+                     % (ev, po, ev - po, efd, r), verdict(r <= 1.5)))
+    return rows
+
+
 def main():
     res_dir, docs = sys.argv[1], sys.argv[2]
     os.makedirs(docs, exist_ok=True)
@@ -377,6 +413,7 @@ def main():
         BACKENDS.append("kernel")
     tr, _ = load_gb(os.path.join(res_dir, "translate.json"))
     dp, _ = load_gb(os.path.join(res_dir, "datapath.json"))
+    rtt, _ = load_gb(os.path.join(res_dir, "rtt.json"))
     pt_all = load_perftest(os.path.join(res_dir, "perftest"))
     pt, pt_range = median_runs(pt_all)
     m = machine()
@@ -538,6 +575,18 @@ def main():
     w("")
     w(table(["target", "measured", "verdict"], targets))
     w("")
+    speed = speed_targets(rtt, dpv)
+    if speed:
+        w("## Targets (issue 20)")
+        w("")
+        w("`bench/bench_daemon_rtt.cpp` (one message executed again and again; uabid busy: "
+          "the benchmark keeps it polling) and `bench/bench_datapath.cpp` (lat/send_poll, "
+          "lat/send_event, lat/eventfd: the same two pinned processes; half round trips, "
+          "typical = median sample). docs/daemon.md, \"Request slot\"; docs/datapath.md, "
+          "\"Completion events\".")
+        w("")
+        w(table(["target", "measured", "verdict"], speed))
+        w("")
 
     # ---------------------------------------------------- observations
     obs = []

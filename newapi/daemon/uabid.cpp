@@ -243,9 +243,14 @@ int Daemon::run()
 
 	epoll_event events[64];
 	// After a request, poll a moment for the next one (the client that
-	// got its reply often sends again at once) rather than sleep.
+	// got its reply often sends again at once) rather than sleep.  While
+	// polling, the request slots are looked at between epoll_wait(0)s for
+	// a few microseconds at a time: a slot request is served without any
+	// system call on either side.
 	std::uint64_t spin_until = 0;
+	std::uint64_t last_epoll = 0;
 	bool spinning = false;
+	set_polling(true);
 	while (!stop_) {
 		int timeout = -1;
 		std::uint64_t now = wire::now_ns();
@@ -266,16 +271,34 @@ int Daemon::run()
 			}
 			timeout = int((deadline - now) / 1000000) + 1;
 		}
-		int n = ::epoll_wait(epoll_fd_, events, 64, timeout);
+		bool served = false;
+		if (timeout != 0) {
+			// About to sleep: from now on a client rings the doorbell.
+			// Look at every slot once more after saying so, or a request
+			// published just before would wait for the next wake-up.
+			set_polling(false);
+			wire::full_fence();
+			if (serve_slots()) {
+				set_polling(true);
+				served = true;
+				timeout = 0;
+			}
+		}
+		// Polling with slots: epoll_wait(0) every 4 us at most, so that
+		// a slot request right after the last one finds us at the slots,
+		// not in a system call.
+		int n = 0;
+		if (timeout != 0 || slotted_.empty() || now - last_epoll >= 4000) {
+			n = ::epoll_wait(epoll_fd_, events, 64, timeout);
+			last_epoll = wire::now_ns();
+		}
+		if (timeout != 0)
+			set_polling(true);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			LOG("epoll_wait: %s", std::strerror(errno));
 			return 1;
-		}
-		if (spinning && n > 0) {
-			cfg_.spin.result(true);
-			spinning = false;
 		}
 		for (int i = 0; i < n && !stop_; i++) {
 			int fd = events[i].data.fd;
@@ -294,15 +317,44 @@ int Daemon::run()
 				}
 			} else if (auto it = conns_.find(fd); it != conns_.end()) {
 				on_readable(*it->second);
+			} else if (auto b = doorbells_.find(fd); b != doorbells_.end()) {
+				std::uint64_t v;
+				if (::read(fd, &v, sizeof(v)) < 0) {
+					// EAGAIN: already read
+				}
 			}
 		}
-		if (n > 0 && !spinning && !conns_.empty() && cfg_.spin.should_spin()) {
+		// Slots after sockets: each pass serves at most one request of
+		// each slot and at most a turn of each socket (on_readable).
+		if (!stop_ && serve_slots())
+			served = true;
+		if (spinning && !served && n == 0) {
+			// Poll the slots alone a few microseconds before the next
+			// epoll_wait(0).
+			const std::uint64_t until = wire::now_ns() + 4000;
+			for (unsigned k = 0; !slotted_.empty(); k++) {
+				if (serve_slots()) {
+					served = true;
+					break;
+				}
+				if ((k & 15) == 15 && wire::now_ns() >= until)
+					break;
+				wire::cpu_relax();
+			}
+		}
+		const bool caught = n > 0 || served;
+		if (spinning && caught) {
+			cfg_.spin.result(true);
+			spinning = false;
+		}
+		if (caught && !spinning && !conns_.empty() && cfg_.spin.should_spin()) {
 			spinning = true;
 			spin_until = wire::now_ns() + cfg_.spin.budget_us() * 1000ull;
 		} else if (spinning) {
 			wire::cpu_relax();
 		}
 	}
+	set_polling(false);
 	return 0;
 }
 

@@ -193,6 +193,10 @@ struct Conn {
 	std::uint64_t connected_ns = 0; // realtime
 	std::uint64_t last_mono = 0;	 // the last message (or the accept)
 	std::uint64_t requests = 0;
+	// The request slot (uabid_slot.cpp), when the client asked for one.
+	SlotHdr *slot = nullptr;
+	int doorbell = -1;	     // eventfd the client writes; in epoll
+	std::uint32_t last_seq = 0; // the req_seq last served (our copy)
 };
 
 // One fd attribute of the message being executed.
@@ -222,6 +226,13 @@ private:
 	bool open_context(Conn &c);
 	bool import_context(Conn &c, std::vector<int> &fds);
 	bool send_context_fd(Conn &c);
+	// The request slot (uabid_slot.cpp, docs/daemon.md "Request slot").
+	int make_page();
+	bool give_slot(Conn &c);
+	void release_slot(Conn &c);
+	bool serve_slots();
+	void serve_slot(Conn &c, std::uint32_t seq);
+	void set_polling(bool on);
 	// The connection that lists c's context (its first one).
 	static bool lists_context(const Conn &c)
 	{
@@ -257,6 +268,10 @@ private:
 	std::unordered_map<int, std::unique_ptr<Conn>> conns_; // by fd
 	std::unordered_map<uabi_context *, std::unique_ptr<SharedCtx>> shared_;
 	std::map<std::uint32_t, Conn *> by_id_;
+	std::vector<Conn *> slotted_;			// connections with a slot
+	std::unordered_map<int, Conn *> doorbells_;	// by eventfd
+	int page_fd_ = -1;				// the daemon page (memfd)
+	DaemonPage *page_ = nullptr;
 	std::uint32_t next_id_ = 1;
 	unsigned contexts_ = 0;
 	std::unordered_map<uid_t, unsigned> uid_contexts_; // live contexts per uid

@@ -245,6 +245,8 @@ bool Daemon::handle_admin(Conn &c, std::size_t n, std::vector<int> &fds)
 		return admin_reply(c, kOpShutdown, 0, nullptr, 0);
 	case kOpContextFd:
 		return send_context_fd(c);
+	case kOpSlot:
+		return give_slot(c);
 	case kOpClose:
 		close_context(c);
 		if (admin_reply(c, kOpClose, 0, nullptr, 0))

@@ -115,6 +115,7 @@ void Daemon::drop(Conn &c, const char *why, int refusal)
 	else
 		DEBUG("connection %u closed", c.id);
 	::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+	release_slot(c);
 	if (refusal)
 		refuse(c.fd, refusal);
 	else

@@ -15,7 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <climits>
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
@@ -182,6 +185,38 @@ inline void spin_from_env(daemon::SpinGovernor &g, const char *var, unsigned dfl
 		g.set_adaptive(dflt_us);
 	else
 		g.set_fixed(unsigned(n));
+}
+
+// Words of shared memory that the other process writes (the request slot,
+// docs/daemon.md): only ever touched with these.
+inline std::uint32_t load_acquire(const std::uint32_t *w)
+{
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+inline void store_release(std::uint32_t *w, std::uint32_t v)
+{
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
+// Orders a store before a later load of another word (the two sides of a
+// "set my flag, then look at yours" handshake).
+inline void full_fence()
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+// Shared (not FUTEX_PRIVATE): the word lies in a memfd both processes map.
+inline void futex_wake(std::uint32_t *w)
+{
+	::syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Sleeps while *w == val, at most timeout_ms.
+inline void futex_wait(std::uint32_t *w, std::uint32_t val, int timeout_ms)
+{
+	timespec ts{timeout_ms / 1000, long(timeout_ms % 1000) * 1000000L};
+	::syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, nullptr, 0);
 }
 
 inline std::uint64_t now_ns(clockid_t clk = CLOCK_MONOTONIC)

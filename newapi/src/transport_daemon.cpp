@@ -17,7 +17,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string_view>
+#include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -584,6 +586,53 @@ DaemonTransport::DaemonTransport(daemon::Connection c)
 {
 	daemon::wire::spin_from_env(spin_, "UABI_SPIN_US", kDefaultSpinUs);
 	fd_ = c.release();
+	const char *e = std::getenv("UABI_DAEMON_SLOT");
+	if (!(e && std::strcmp(e, "0") == 0))
+		map_slot();
+}
+
+// Asks uabid for a request slot (docs/daemon.md, "Request slot").  Without
+// one (an older uabid, no memory) every message takes the socket.
+void DaemonTransport::map_slot()
+{
+	namespace w = daemon::wire;
+	std::vector<int> fds;
+	auto r = daemon::admin_call(fd_, daemon::kOpSlot, 0, nullptr, 0, 5000, -1, &fds);
+	daemon::SlotReply sr{};
+	if (r && r->size() >= sizeof(sr))
+		std::memcpy(&sr, r->data(), sizeof(sr));
+	struct stat st[2]{};
+	if (!r || fds.size() != 3 || sr.slot_bytes != daemon::kSlotBytes ||
+	    sr.data_off != daemon::kSlotDataOff || sr.page_bytes != daemon::kDaemonPageBytes ||
+	    ::fstat(fds[0], &st[0]) < 0 || ::fstat(fds[2], &st[1]) < 0 ||
+	    std::size_t(st[0].st_size) < daemon::kSlotBytes ||
+	    std::size_t(st[1].st_size) < daemon::kDaemonPageBytes) {
+		w::close_all(fds);
+		return;
+	}
+	void *slot = ::mmap(nullptr, daemon::kSlotBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fds[0], 0);
+	void *page = ::mmap(nullptr, daemon::kDaemonPageBytes, PROT_READ, MAP_SHARED, fds[2], 0);
+	::close(fds[0]);
+	::close(fds[2]);
+	if (slot == MAP_FAILED || page == MAP_FAILED) {
+		if (slot != MAP_FAILED)
+			::munmap(slot, daemon::kSlotBytes);
+		if (page != MAP_FAILED)
+			::munmap(page, daemon::kDaemonPageBytes);
+		::close(fds[1]);
+		return;
+	}
+	slot_ = static_cast<daemon::SlotHdr *>(slot);
+	page_ = static_cast<const daemon::DaemonPage *>(page);
+	doorbell_ = fds[1];
+	seq_ = w::load_acquire(&slot_->rep_seq);
+}
+
+void DaemonTransport::use_slot(bool on)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	slot_on_ = on;
 }
 
 DaemonTransport::~DaemonTransport()
@@ -600,6 +649,12 @@ DaemonTransport::~DaemonTransport()
 		::close(ctx_fd_);
 	for (auto &[h, fd] : evq_fds_)
 		::close(fd);
+	if (slot_)
+		::munmap(slot_, daemon::kSlotBytes);
+	if (page_)
+		::munmap(const_cast<daemon::DaemonPage *>(page_), daemon::kDaemonPageBytes);
+	if (doorbell_ >= 0)
+		::close(doorbell_);
 }
 
 void DaemonTransport::set_spin_us(unsigned us)
@@ -646,6 +701,8 @@ int DaemonTransport::execute_locked(std::span<std::byte> msg)
 	daemon::wire::walk(
 		p, n, [&](std::size_t, std::size_t off) { cmd_off_.push_back(off); },
 		[&](std::size_t, std::size_t aoff, std::uint16_t) { fd_off_.push_back(aoff); });
+	if (slot_ && slot_on_ && fd_off_.empty() && n <= daemon::kSlotCap)
+		return execute_slot(msg);
 
 	// Inputs: send every open fd; a closed one travels as kBadFd.
 	struct Saved {
@@ -759,6 +816,81 @@ int DaemonTransport::execute_locked(std::span<std::byte> msg)
 
 	uabi_msg_hdr h;
 	std::memcpy(&h, p, sizeof(h));
+	return h.status;
+}
+
+// uabid's end of the socket closed (it exited or dropped us).
+bool DaemonTransport::daemon_gone()
+{
+	pollfd p{fd_, POLLIN, 0};
+	return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
+// A message without fds through the request slot: copy it in, publish its
+// sequence number, ring the doorbell unless uabid is polling, then poll for
+// the reply a moment and sleep on the reply's futex word (waking now and
+// then to see whether uabid is still there).  The same bytes come back as
+// over the socket.
+int DaemonTransport::execute_slot(std::span<std::byte> msg)
+{
+	namespace w = daemon::wire;
+	std::byte *data = reinterpret_cast<std::byte *>(slot_) + daemon::kSlotDataOff;
+	const std::size_t n = msg.size();
+	std::memcpy(data, msg.data(), n);
+	slot_->req_len = std::uint32_t(n);
+	const std::uint32_t seq = ++seq_;
+	w::store_release(&slot_->req_seq, seq);
+	w::full_fence();
+	if (!w::load_acquire(&page_->polling)) {
+		std::uint64_t one = 1;
+		if (::write(doorbell_, &one, sizeof(one)) < 0) {
+			// EAGAIN: the counter is full, so uabid has a wake-up due
+		}
+	}
+
+	bool done = false;
+	if (spin_.should_spin()) {
+		const std::uint64_t deadline = w::now_ns() + spin_.budget_us() * 1000ull;
+		for (unsigned i = 0;; i++) {
+			if (w::load_acquire(&slot_->rep_seq) == seq) {
+				done = true;
+				break;
+			}
+			if ((i & 63) == 63 && w::now_ns() >= deadline)
+				break;
+			w::cpu_relax();
+		}
+		spin_.result(done);
+	}
+	if (!done) {
+		w::store_release(&slot_->waiting, 1);
+		w::full_fence();
+		for (;;) {
+			std::uint32_t r = w::load_acquire(&slot_->rep_seq);
+			if (r == seq)
+				break;
+			w::futex_wait(&slot_->rep_seq, r, 100);
+			if (w::load_acquire(&slot_->rep_seq) != seq && daemon_gone()) {
+				w::store_release(&slot_->waiting, 0);
+				dead_ = true;
+				return fail(msg, -ENOTCONN);
+			}
+		}
+		w::store_release(&slot_->waiting, 0);
+	}
+
+	const std::uint32_t rlen = slot_->rep_len;
+	if (rlen != n) {
+		// An error reply is a bare message header carrying the status.
+		uabi_msg_hdr eh{};
+		if (rlen >= sizeof(eh) && rlen <= daemon::kSlotCap)
+			std::memcpy(&eh, data, sizeof(eh));
+		return fail(msg, eh.status < 0 ? eh.status : -EPROTO);
+	}
+	std::memcpy(msg.data(), data, n);
+	track_event_fds(msg); // a DESTROY closes our copy of the queue's fd
+	uabi_msg_hdr h;
+	std::memcpy(&h, msg.data(), sizeof(h));
 	return h.status;
 }
 

@@ -15,8 +15,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <random>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <grp.h>
 #include <thread>
@@ -838,6 +841,241 @@ TEST_F(DaemonTest, HostileInputsLeaveTheDaemonServing)
 	EXPECT_FALSE(process_gone(daemon_pid_));
 	std::string log = read_file(paths().log);
 	EXPECT_NE(log.find("client is not reading"), std::string::npos);
+}
+
+// A request slot asked for on a raw connection, used as a hostile client
+// would: any word, any time.
+struct RawSlot {
+	int sock = -1;
+	int slot_fd = -1;
+	int bell = -1;
+	int page_fd = -1;
+	daemon::SlotHdr *slot = nullptr;
+	const daemon::DaemonPage *page = nullptr;
+	std::uint32_t seq = 0;
+
+	bool open(const std::string &path)
+	{
+		sock = raw_connect(path);
+		if (sock < 0)
+			return false;
+		std::vector<int> fds;
+		auto r = daemon::admin_call(sock, daemon::kOpSlot, 0, nullptr, 0, 5000, -1, &fds);
+		if (!r || fds.size() != 3)
+			return false;
+		slot_fd = fds[0];
+		bell = fds[1];
+		page_fd = fds[2];
+		void *p = ::mmap(nullptr, daemon::kSlotBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 slot_fd, 0);
+		void *q = ::mmap(nullptr, daemon::kDaemonPageBytes, PROT_READ, MAP_SHARED, page_fd,
+				 0);
+		if (p == MAP_FAILED || q == MAP_FAILED)
+			return false;
+		slot = static_cast<daemon::SlotHdr *>(p);
+		page = static_cast<const daemon::DaemonPage *>(q);
+		return true;
+	}
+	std::byte *data() { return reinterpret_cast<std::byte *>(slot) + daemon::kSlotDataOff; }
+	// Publishes whatever is in the slot with req_len = len, rings, waits
+	// for the reply (false: none within timeout_ms).
+	bool publish(std::uint32_t len, int timeout_ms = 5000)
+	{
+		slot->req_len = len;
+		daemon::wire::store_release(&slot->req_seq, ++seq);
+		std::uint64_t one = 1;
+		(void)!::write(bell, &one, sizeof(one));
+		auto until = steady_clock::now() + milliseconds(timeout_ms);
+		while (daemon::wire::load_acquire(&slot->rep_seq) != seq)
+			if (steady_clock::now() > until)
+				return false;
+		return true;
+	}
+	std::int32_t status()
+	{
+		uabi_msg_hdr h{};
+		std::memcpy(&h, data(), sizeof(h));
+		return h.status;
+	}
+	~RawSlot()
+	{
+		if (slot)
+			::munmap(slot, daemon::kSlotBytes);
+		if (page)
+			::munmap(const_cast<daemon::DaemonPage *>(page), daemon::kDaemonPageBytes);
+		for (int fd : {sock, slot_fd, bell, page_fd})
+			if (fd >= 0)
+				::close(fd);
+	}
+};
+
+TEST_F(DaemonTest, RequestSlotCarriesCallsWithoutFds)
+{
+	start_daemon();
+	auto t = DaemonTransport::open();
+	ASSERT_TRUE(t) << std::strerror(t.error());
+	ASSERT_TRUE((*t)->has_slot());
+	Context ctx(std::move(*t));
+	auto before = status().daemon.requests;
+	for (int i = 0; i < 100; i++) {
+		auto pd = ctx.alloc_pd();
+		ASSERT_TRUE(pd) << std::strerror(pd.error());
+		ASSERT_TRUE(ctx.dealloc_pd(*pd));
+	}
+	EXPECT_GE(status().daemon.requests, before + 200);
+	// A message with fds still takes the socket and works.
+	auto ch = ctx.create_comp_channel();
+	ASSERT_TRUE(ch) << std::strerror(ch.error());
+	EXPECT_GE(ch->fd, 0);
+	// UABI_DAEMON_SLOT=0: the socket only.
+	::setenv("UABI_DAEMON_SLOT", "0", 1);
+	auto s = DaemonTransport::open();
+	::unsetenv("UABI_DAEMON_SLOT");
+	ASSERT_TRUE(s);
+	EXPECT_FALSE((*s)->has_slot());
+}
+
+TEST_F(DaemonTest, HostileSlotLeavesTheDaemonServing)
+{
+	start_daemon();
+	Context good = open_ctx();
+	RawSlot rs;
+	ASSERT_TRUE(rs.open(socket_));
+
+	// The client cannot resize or seal the slot under uabid's mapping,
+	// nor write the daemon page.
+	EXPECT_EQ(::ftruncate(rs.slot_fd, 0), -1);
+	EXPECT_EQ(errno, EPERM);
+	EXPECT_EQ(::fcntl(rs.slot_fd, F_ADD_SEALS, F_SEAL_WRITE), -1);
+	EXPECT_EQ(::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, rs.page_fd, 0),
+		  MAP_FAILED);
+	EXPECT_EQ(::mprotect(const_cast<daemon::DaemonPage *>(rs.page), 4096,
+			     PROT_READ | PROT_WRITE),
+		  -1);
+	char b = 1;
+	EXPECT_EQ(::pwrite(rs.page_fd, &b, 1, 0), -1);
+	EXPECT_EQ(::ftruncate(rs.page_fd, 0), -1);
+	// One slot per connection.
+	std::vector<int> fds;
+	auto again = daemon::admin_call(rs.sock, daemon::kOpSlot, 0, nullptr, 0, 5000, -1, &fds);
+	EXPECT_FALSE(again);
+	EXPECT_EQ(again ? 0 : again.error(), EBUSY);
+	daemon::wire::close_all(fds);
+
+	// A good request through the raw slot.
+	auto cm = counters_msg();
+	std::memcpy(rs.data(), cm.data(), cm.size());
+	ASSERT_TRUE(rs.publish(std::uint32_t(cm.size())));
+	EXPECT_EQ(rs.status(), 0);
+	EXPECT_EQ(rs.slot->rep_len, cm.size());
+
+	// Lengths out of bounds: an error, nothing read past the slot.
+	for (std::uint32_t len : {0u, 7u, std::uint32_t(daemon::kSlotCap + 1), 0xffffffffu}) {
+		ASSERT_TRUE(rs.publish(len)) << len;
+		EXPECT_EQ(rs.status(), -EINVAL) << len;
+		EXPECT_EQ(rs.slot->rep_len, sizeof(uabi_msg_hdr));
+	}
+	// An fd attribute: fds travel with the socket only.
+	{
+		auto m = counters_msg();
+		uabi_attr a;
+		const std::size_t aoff = sizeof(uabi_msg_hdr) + sizeof(uabi_cmd_hdr);
+		std::memcpy(&a, m.data() + aoff, sizeof(a));
+		a.flags |= UABI_ATTR_F_FD;
+		std::memcpy(m.data() + aoff, &a, sizeof(a));
+		std::memcpy(rs.data(), m.data(), m.size());
+		ASSERT_TRUE(rs.publish(std::uint32_t(m.size())));
+		EXPECT_EQ(rs.status(), -EINVAL);
+	}
+	// Garbage and mutated messages: each is answered.
+	std::mt19937 rng(7);
+	for (int i = 0; i < 2000; i++) {
+		std::vector<std::byte> g = counters_msg();
+		if (i % 3 == 0) {
+			g.resize(sizeof(uabi_msg_hdr) + rng() % 2000);
+			for (auto &x : g)
+				x = std::byte(rng());
+		} else {
+			for (int k = 0; k < 1 + int(rng() % 6); k++)
+				g[rng() % g.size()] = std::byte(rng());
+		}
+		std::memcpy(rs.data(), g.data(), g.size());
+		ASSERT_TRUE(rs.publish(std::uint32_t(g.size()))) << i;
+	}
+	expect_serving(good);
+
+	// Words held or scribbled on while uabid works: a thread rewrites the
+	// message, its length and the sequence number as fast as it can, with
+	// "waiting" set and the doorbell rung, for a second.
+	std::atomic<bool> stop{false};
+	std::thread scribbler([&] {
+		std::mt19937 r(3);
+		rs.slot->waiting = 1;
+		while (!stop.load()) {
+			rs.data()[r() % 256] = std::byte(r());
+			rs.slot->req_len = r() % 3 ? std::uint32_t(cm.size()) : r();
+			daemon::wire::store_release(&rs.slot->req_seq, r());
+			std::uint64_t one = 1;
+			if (r() % 64 == 0)
+				(void)!::write(rs.bell, &one, sizeof(one));
+		}
+	});
+	auto until = steady_clock::now() + milliseconds(1000);
+	while (steady_clock::now() < until)
+		expect_serving(good);
+	stop = true;
+	scribbler.join();
+
+	// A doorbell counter at its maximum.
+	std::uint64_t most = 0xfffffffffffffffeull;
+	(void)!::write(rs.bell, &most, sizeof(most));
+	expect_serving(good);
+
+	// Clients that die mid-request: the request published, the process
+	// gone before (or while) the reply is written.
+	for (int i = 0; i < 20; i++) {
+		Child c([&](int, int) {
+			RawSlot mine;
+			if (!mine.open(socket_))
+				return 1;
+			auto m = counters_msg();
+			std::memcpy(mine.data(), m.data(), m.size());
+			mine.slot->req_len = std::uint32_t(m.size());
+			daemon::wire::store_release(&mine.slot->req_seq, 1);
+			std::uint64_t one = 1;
+			(void)!::write(mine.bell, &one, sizeof(one));
+			if (i % 2)
+				::kill(::getpid(), SIGKILL);
+			return 0;
+		});
+		c.wait();
+	}
+	expect_serving(good);
+	EXPECT_TRUE(eventually([&] { return contexts() == 2; })) << contexts();
+	EXPECT_FALSE(process_gone(daemon_pid_));
+}
+
+TEST_F(DaemonTest, DaemonKilledWhileACallWaitsOnTheSlot)
+{
+	start_daemon();
+	Context ctx = open_ctx();
+	ASSERT_TRUE(ctx.alloc_pd());
+	// A stopped daemon: the call waits (spin, then the futex) ...
+	ASSERT_EQ(::kill(daemon_pid_, SIGSTOP), 0);
+	std::atomic<int> err{-1};
+	std::thread t([&] {
+		auto pd = ctx.alloc_pd();
+		err = pd ? 0 : pd.error();
+	});
+	std::this_thread::sleep_for(milliseconds(300));
+	EXPECT_EQ(err.load(), -1);
+	// ... and ends with ENOTCONN when the daemon is gone.
+	::kill(daemon_pid_, SIGKILL);
+	t.join();
+	EXPECT_EQ(err.load(), ENOTCONN);
+	int st;
+	::waitpid(daemon_pid_, &st, 0);
+	daemon_pid_ = -1;
 }
 
 TEST_F(DaemonTest, ContextLimitGivesAClearError)

@@ -874,6 +874,55 @@ TEST_F(Verbs, CompletionChannel)
 	EXPECT_EQ(poll_n(c.scq, 3).size(), 3u);
 }
 
+// Two CQs of one channel armed and both fired: one event each, in any
+// order, the channel fd readable until both were taken, then not (events
+// come straight from the producer here, docs/datapath.md "Completion
+// events", or through the core with UABI_DIRECT_EVENTS=0: the same).
+TEST_F(Verbs, OneEventPerArmForEachCqOfAChannel)
+{
+	Endpoint c, d;
+	ASSERT_NO_FATAL_FAILURE(c.open(1 << 16, true));
+	ASSERT_NO_FATAL_FAILURE(d.open(1 << 16, true));
+	ASSERT_NO_FATAL_FAILURE(c.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(d.make_qp(IBV_QPT_RC));
+	ASSERT_NO_FATAL_FAILURE(c.connect(d.qp->qp_num));
+	ASSERT_NO_FATAL_FAILURE(d.connect(c.qp->qp_num));
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(ibv_req_notify_cq(d.rcq, 0), 0);
+		ASSERT_EQ(ibv_req_notify_cq(d.scq, 0), 0);
+		ASSERT_EQ(d.post_recv(1, 0, 64), 0);
+		ASSERT_EQ(c.post_send(IBV_WR_SEND, 2, 0, 16), 0);	// fires d.rcq
+		ASSERT_EQ(c.post_recv(3, 0, 64), 0);
+		ASSERT_EQ(d.post_send(IBV_WR_SEND, 4, 0, 16), 0);	// fires d.scq
+		ASSERT_EQ(poll_n(d.rcq, 1).size(), 1u);
+		ASSERT_EQ(poll_n(d.scq, 1).size(), 1u);
+		ASSERT_EQ(poll_n(c.rcq, 1).size(), 1u);
+		ASSERT_EQ(poll_n(c.scq, 1).size(), 1u);
+		pollfd p{d.channel->fd, POLLIN, 0};
+		ibv_cq *got[2] = {};
+		for (auto &g : got) {
+			EXPECT_EQ(poll(&p, 1, 2000), 1);
+			void *ctx = nullptr;
+			ASSERT_EQ(ibv_get_cq_event(d.channel, &g, &ctx), 0);
+			EXPECT_EQ(ctx, &d);
+		}
+		EXPECT_NE(got[0], got[1]);
+		EXPECT_TRUE(got[0] == d.rcq || got[0] == d.scq);
+		EXPECT_TRUE(got[1] == d.rcq || got[1] == d.scq);
+		ibv_ack_cq_events(d.rcq, 1);
+		ibv_ack_cq_events(d.scq, 1);
+		EXPECT_EQ(poll(&p, 1, 20), 0) << "round " << round;
+		// Non-blocking: EAGAIN, as read(2) of an empty channel.
+		int fl = fcntl(d.channel->fd, F_GETFL);
+		ASSERT_EQ(fcntl(d.channel->fd, F_SETFL, fl | O_NONBLOCK), 0);
+		ibv_cq *none = nullptr;
+		void *nctx = nullptr;
+		EXPECT_EQ(ibv_get_cq_event(d.channel, &none, &nctx), -1);
+		EXPECT_EQ(errno, EAGAIN);
+		ASSERT_EQ(fcntl(d.channel->fd, F_SETFL, fl), 0);
+	}
+}
+
 namespace {
 
 std::atomic<int> g_alarms{0};

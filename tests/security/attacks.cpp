@@ -42,6 +42,9 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <thread>
+#include <atomic>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -520,6 +523,207 @@ void attack_connections(const char *socket_path, const char *held_file, const ch
 	(void)refused;
 }
 
+// The request slot (uabid only, docs/daemon.md "Request slot"): shared
+// memory every byte of which is ours to write.
+struct Slot {
+	int sock = -1, slot_fd = -1, bell = -1, page_fd = -1;
+	daemon::SlotHdr *hdr = nullptr;
+	const daemon::DaemonPage *page = nullptr;
+	std::uint32_t seq = 0;
+
+	int open(const char *socket_path)
+	{
+		auto p = daemon::paths_for_socket(socket_path);
+		if (!p)
+			return p.error();
+		auto c = daemon::connect(*p, daemon::kHelloContext);
+		if (!c)
+			return c.error();
+		sock = c->release();
+		std::vector<int> fds;
+		auto r = daemon::admin_call(sock, daemon::kOpSlot, 0, nullptr, 0, 5000, -1, &fds);
+		if (!r)
+			return r.error();
+		if (fds.size() != 3)
+			return EPROTO;
+		slot_fd = fds[0], bell = fds[1], page_fd = fds[2];
+		void *a = mmap(nullptr, daemon::kSlotBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       slot_fd, 0);
+		void *b = mmap(nullptr, daemon::kDaemonPageBytes, PROT_READ, MAP_SHARED, page_fd, 0);
+		if (a == MAP_FAILED || b == MAP_FAILED)
+			return errno;
+		hdr = static_cast<daemon::SlotHdr *>(a);
+		page = static_cast<const daemon::DaemonPage *>(b);
+		return 0;
+	}
+	std::uint8_t *data() { return reinterpret_cast<std::uint8_t *>(hdr) + daemon::kSlotDataOff; }
+	void ring()
+	{
+		std::uint64_t one = 1;
+		if (write(bell, &one, sizeof(one)) < 0) {
+		}
+	}
+	// Publishes req_len = len and waits up to 5 s for the reply.
+	bool publish(std::uint32_t len)
+	{
+		hdr->req_len = len;
+		__atomic_store_n(&hdr->req_seq, ++seq, __ATOMIC_RELEASE);
+		ring();
+		auto t0 = Clock::now();
+		while (__atomic_load_n(&hdr->rep_seq, __ATOMIC_ACQUIRE) != seq)
+			if (ms_since(t0) > 5000)
+				return false;
+		return true;
+	}
+	std::int32_t status()
+	{
+		uabi_msg_hdr h{};
+		std::memcpy(&h, data(), sizeof(h));
+		return h.status;
+	}
+};
+
+std::vector<std::uint8_t> counters_msg()
+{
+	Message m;
+	Command c(UABI_OBJ_DEVICE, UABI_DEVICE_COUNTERS, kDeviceHandle);
+	c.add_out<uabi_counters>(UABI_ATTR_DEVICE_COUNTERS);
+	m.add(std::move(c));
+	auto &raw = m.raw();
+	std::vector<std::uint8_t> v(raw.size());
+	std::memcpy(v.data(), raw.data(), raw.size());
+	return v;
+}
+
+void attack_slot(const char *socket_path)
+{
+	std::printf("# 5c: the request slot\n");
+	Slot s;
+	int e = s.open(socket_path);
+	check(e == 0, "a request slot of our own: %s", err_name(e));
+	if (e)
+		return;
+	// Each result first, then its errno (argument order is unspecified).
+	auto failed_with = [](int r) { return r < 0 ? errno : 0; };
+	int r = failed_with(ftruncate(s.slot_fd, 0));
+	check(r == EPERM, "shrink the slot under uabid: %s", err_name(r));
+	r = failed_with(fcntl(s.slot_fd, F_ADD_SEALS, F_SEAL_WRITE));
+	check(r != 0, "seal the slot against uabid's writes: %s", err_name(r));
+	void *w = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s.page_fd, 0);
+	r = w == MAP_FAILED ? errno : 0;
+	check(r != 0, "map the daemon page writable: %s", err_name(r));
+	r = failed_with(mprotect(const_cast<daemon::DaemonPage *>(s.page), 4096,
+				 PROT_READ | PROT_WRITE));
+	check(r != 0, "make the daemon page writable: %s", err_name(r));
+	char b = 0;
+	r = failed_with(int(pwrite(s.page_fd, &b, 1, 0)));
+	check(r != 0, "write(2) the daemon page: %s", err_name(r));
+
+	// uabid's own fds (root's slots and doorbells among them) stay out of
+	// reach: neither /proc/PID/fd nor pidfd_getfd.
+	if (const char *dp = std::getenv("UABI_DAEMON_PID")) {
+		int opened = 0;
+		for (int fd = 0; fd < 256; fd++) {
+			char path[64];
+			std::snprintf(path, sizeof(path), "/proc/%s/fd/%d", dp, fd);
+			int f = ::open(path, O_RDWR | O_CLOEXEC);
+			if (f >= 0) {
+				opened++;
+				close(f);
+			}
+		}
+		check(opened == 0, "open uabid's fds through /proc/%s/fd: %d opened", dp, opened);
+		int pfd = int(syscall(SYS_pidfd_open, std::atoi(dp), 0));
+		int got = pfd >= 0 ? int(syscall(SYS_pidfd_getfd, pfd, 3, 0)) : -1;
+		int ge = got < 0 ? errno : 0;
+		// Also what keeps direct completion events (docs/security.md)
+		// within a user: a producer takes the waiter's eventfd this way.
+		check(got < 0, "pidfd_getfd on uabid (another user's process, as a direct-event "
+			       "producer would): %s",
+		      err_name(ge));
+		if (got >= 0)
+			close(got);
+		if (pfd >= 0)
+			close(pfd);
+	}
+
+	// Lengths out of bounds, an fd attribute, garbage: each answered.
+	bool all = true;
+	for (std::uint32_t len : {0u, 7u, std::uint32_t(daemon::kSlotCap + 1), 0xffffffffu})
+		all = all && s.publish(len) && s.status() == -EINVAL;
+	check(all, "slot requests of 0, 7, slot + 1 and 2^32 - 1 bytes: EINVAL each");
+	auto cm = counters_msg();
+	std::memcpy(s.data(), cm.data(), cm.size());
+	uabi_attr a;
+	const std::size_t aoff = sizeof(uabi_msg_hdr) + sizeof(uabi_cmd_hdr);
+	std::memcpy(&a, s.data() + aoff, sizeof(a));
+	a.flags |= UABI_ATTR_F_FD;
+	std::memcpy(s.data() + aoff, &a, sizeof(a));
+	const bool fd_answered = s.publish(std::uint32_t(cm.size()));
+	check(fd_answered && s.status() == -EINVAL, "an fd attribute through the slot: %s",
+	      err_name(-s.status()));
+	unsigned answered = 0;
+	std::uint32_t rnd = 12345;
+	auto next = [&] { return rnd = rnd * 1103515245u + 12345u; };
+	for (int i = 0; i < 2000; i++) {
+		std::memcpy(s.data(), cm.data(), cm.size());
+		for (int k = 0; k < 4; k++)
+			s.data()[next() % cm.size()] = std::uint8_t(next() >> 16);
+		answered += s.publish(std::uint32_t(cm.size()));
+	}
+	check(answered == 2000, "2000 mutated slot requests: %u answered", answered);
+
+	// Words held and scribbled on for 2 s ("waiting" always set, the
+	// sequence number and length rewritten, the doorbell rung) while a
+	// context of ours keeps calling: uabid never waits on any of it.
+	std::atomic<bool> stop{false};
+	std::thread scribbler([&] {
+		std::uint32_t r = 99;
+		s.hdr->waiting = 1;
+		while (!stop.load(std::memory_order_relaxed)) {
+			r = r * 1103515245u + 12345u;
+			s.data()[r % 512] = std::uint8_t(r >> 24);
+			s.hdr->req_len = r % 3 ? std::uint32_t(cm.size()) : r;
+			__atomic_store_n(&s.hdr->req_seq, r, __ATOMIC_RELEASE);
+			if (r % 64 == 0)
+				s.ring();
+		}
+	});
+	Context ctx = open_or_die();
+	unsigned calls = 0, failed = 0;
+	auto t0 = Clock::now();
+	while (ms_since(t0) < 2000) {
+		calls++;
+		failed += !ctx.query_port(1);
+	}
+	stop = true;
+	scribbler.join();
+	check(failed == 0 && calls > 0, "our own calls while the slot is scribbled on: %u, %u failed",
+	      calls, failed);
+
+	// Clients that die mid-request.
+	unsigned dead = 0;
+	for (int i = 0; i < 10; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			Slot m;
+			if (m.open(socket_path))
+				_exit(1);
+			std::memcpy(m.data(), cm.data(), cm.size());
+			m.hdr->req_len = std::uint32_t(cm.size());
+			__atomic_store_n(&m.hdr->req_seq, 1, __ATOMIC_RELEASE);
+			m.ring();
+			kill(getpid(), SIGKILL);
+			_exit(0);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		dead += WIFSIGNALED(st);
+	}
+	check(dead == 10 && ctx.query_port(1),
+	      "10 clients killed mid-request (%u killed): uabid still answers", dead);
+}
+
 // ---------------------------------------------------------------- roles
 int attacker(int argc, char **argv)
 {
@@ -555,6 +759,8 @@ int attacker(int argc, char **argv)
 	attack_limits(ctx);
 	if (!on_kernel() && std::getenv("UABI_SOCKET"))
 		attack_connections(std::getenv("UABI_SOCKET"), held, checked);
+	if (!on_kernel() && std::getenv("UABI_SOCKET"))
+		attack_slot(std::getenv("UABI_SOCKET"));
 	std::printf("# attacker: %d checks, %d failed\n", g_checks, g_failed);
 	return g_failed;
 }

@@ -60,11 +60,24 @@ struct VCq {
 	std::uint32_t cqn;
 	Handle channel;	// 0: none
 	struct ibv_pd *pdom;	// the parent domain it was created on, if any
+	// On a channel with direct events: the next CQ of the channel, and
+	// the direct events of this CQ already returned (under its lock).
+	VCq *next_direct;
+	std::uint32_t direct_seen;
 };
 
+// A completion channel.  With direct events (docs/datapath.md,
+// "Completion events") ch.fd is an epoll fd over the core's channel fd and
+// an eventfd of our own that the peers' producers write; without, ch.fd is
+// the core's fd.
 struct VChannel {
 	struct ibv_comp_channel ch;
 	Handle handle; // 0 on the write path, which names a channel by its fd
+	int core_fd;   // the core's channel fd
+	int direct_fd; // -1: no direct events
+	std::uint32_t gen;
+	pthread_mutex_t lock; // the list and the CQs' direct_seen
+	VCq *cqs;	       // CQs with direct events
 };
 
 struct VSrq {

@@ -291,7 +291,16 @@ struct uabi_sw_cq_rw {
 	__u32 flush;		/* a peer moved a QP of this CQ to ERR */
 	__u32 small_prod;	/* under lock */
 	__u32 timestamps;	/* the owner wants completion timestamps */
-	__aligned_u64 reserved1[4];
+	/* Direct completion events (docs/datapath.md, "Completion events"),
+	 * set by the owner: a producer that fires the arm writes the eventfd
+	 * notify_fd of process notify_pid (the CQ's owner, else ignored)
+	 * and counts it in direct_events, instead of asking the control half
+	 * (NOTIFY_CQ).  notify_pid 0: the control half raises the event. */
+	__s32 notify_pid;
+	__s32 notify_fd;
+	__u32 notify_gen;	/* names the waiter's eventfd: fds are reused */
+	__u32 direct_events;	/* producers: events raised directly */
+	__aligned_u64 reserved1[2];
 	__aligned_u64 cons;		/* owner only, own cache line */
 	__u32 small_cons;	/* owner only */
 	__u32 reserved2;

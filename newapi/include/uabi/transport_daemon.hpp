@@ -6,6 +6,7 @@
 #ifndef UABI_TRANSPORT_DAEMON_HPP
 #define UABI_TRANSPORT_DAEMON_HPP
 
+#include <rdma/uabi_msg.h>
 #include <uabi/transport.hpp>
 
 #include <cstdint>
@@ -40,6 +41,8 @@ enum AdmOp : std::uint16_t {
 			 // its last connection), replies, disconnects
 	kOpContextFd = 6, // reply carries (SCM_RIGHTS) the fd naming this
 			  // connection's context (docs/daemon.md, "Imported contexts")
+	kOpSlot = 7,	  // reply SlotReply + three fds (SCM_RIGHTS): the request
+			  // slot, its doorbell, the daemon page ("Request slot")
 };
 
 enum HelloKind : std::uint32_t {
@@ -128,6 +131,42 @@ struct ObjEntry {
 	std::uint64_t user_handle;
 	std::uint64_t addr;
 	std::uint64_t length;
+};
+
+// ------------------------------------------------------------ request slot
+// A context connection may ask (kOpSlot) for a request slot: shared memory
+// that carries uabi messages without fds instead of the socket
+// (docs/daemon.md, "Request slot").  uabid makes it (a sealed memfd the
+// client cannot resize) and reads nothing from it that it has not copied
+// out and checked: every byte of it is the client's to write.
+struct SlotHdr {
+	std::uint32_t req_seq;	  // client: bumped (release) after a request
+	std::uint32_t req_len;	  // client: bytes of the request at kSlotDataOff
+	std::uint32_t rep_seq;	  // uabid: req_seq of the reply there (release);
+				  // the client's futex word
+	std::uint32_t rep_len;	  // uabid: bytes of the reply
+	std::uint32_t waiting;	  // client: 1 while it sleeps on rep_seq
+	std::uint32_t reserved[11];
+};
+inline constexpr std::size_t kSlotDataOff = 64;
+// The memfd: room for the largest message (sparse: only the pages a
+// message touched take memory).
+inline constexpr std::size_t kSlotBytes = UABI_MAX_MSG_BYTES + 4096;
+inline constexpr std::size_t kSlotCap = kSlotBytes - kSlotDataOff;
+
+// One page for all connections, read-only for clients (F_SEAL_FUTURE_WRITE).
+struct DaemonPage {
+	// Nonzero while uabid will look at every slot before it next sleeps:
+	// a client that sees it set skips the doorbell.
+	std::uint32_t polling;
+};
+inline constexpr std::size_t kDaemonPageBytes = 4096;
+
+struct SlotReply {
+	std::uint32_t slot_bytes; // kSlotBytes
+	std::uint32_t data_off;	  // kSlotDataOff
+	std::uint32_t page_bytes; // kDaemonPageBytes
+	std::uint32_t reserved;
 };
 
 struct ObjectsReply {
@@ -295,12 +334,19 @@ public:
 	// see docs/daemon.md.
 	void set_spin_us(unsigned us);			 // always poll up to us
 	void set_spin_adaptive(unsigned max_us);	 // poll while it pays
+	// Whether messages without fds go through the request slot (default:
+	// when uabid gave one, unless UABI_DAEMON_SLOT=0); off: the socket.
+	bool has_slot() const { return slot_ != nullptr; }
+	void use_slot(bool on);
 
 private:
 	DaemonTransport(daemon::Connection c);
 	int execute_locked(std::span<std::byte> msg);
 	void track_event_fds(std::span<std::byte> msg);
 	int fail(std::span<std::byte> msg, int err);
+	void map_slot();
+	int execute_slot(std::span<std::byte> msg);
+	bool daemon_gone();
 
 	std::mutex mu_;
 	int fd_;
@@ -309,6 +355,12 @@ private:
 	pid_t owner_; // the process that opened the connection
 	bool dead_ = false;
 	int ctx_fd_ = -1; // context_fd()
+	// The request slot (docs/daemon.md), when uabid gave one.
+	daemon::SlotHdr *slot_ = nullptr;
+	const daemon::DaemonPage *page_ = nullptr;
+	int doorbell_ = -1; // eventfd uabid watches
+	bool slot_on_ = true;
+	std::uint32_t seq_ = 0;
 	// handle -> this process's copy of an event queue fd
 	std::unordered_map<std::uint32_t, int> evq_fds_;
 	// scratch, reused under mu_

@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +199,9 @@ Device::~Device()
 		else
 			thread_.detach();
 	}
+	for (const DirectFd &f : direct_fds_)
+		if (f.local >= 0)
+			::close(f.local);
 	if (ro_)
 		munmap(const_cast<std::uint8_t *>(ro_), info_.ro_size);
 	if (rw_)
@@ -380,9 +387,75 @@ void Device::after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e)
 	if (armed == UABI_SW_CQ_ARM_NEXT ||
 	    (armed == UABI_SW_CQ_ARM_SOLICITED && (e.solicited || e.status != kWcSuccess))) {
 		if (__atomic_compare_exchange_n(&w->armed, &armed, std::uint32_t(UABI_SW_CQ_ARM_NONE),
-						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED) &&
+		    !raise_direct(w, cqn))
 			notify(cqn);
 	}
+}
+
+// The owner's eventfd, fetched once with pidfd_getfd (which needs what
+// process_vm_writev needs: same user, and PR_SET_PTRACER_ANY, which every
+// mapping of the arena sets) and kept, keyed by what the owner wrote.  The
+// words come from the user's own arena, which no other user can write;
+// a process of the same user can point us at any eventfd of its user's
+// (docs/security.md): we only ever add 1 to it, and only if it is an
+// eventfd.
+int Device::direct_fd(pid_t pid, int fd, std::uint32_t gen)
+{
+	for (std::size_t i = direct_fds_.size(); i-- > 0;)
+		if (direct_fds_[i].pid == pid && direct_fds_[i].fd == fd && direct_fds_[i].gen == gen)
+			return direct_fds_[i].local;
+	int local = -1;
+	int pfd = int(::syscall(SYS_pidfd_open, pid, 0));
+	if (pfd >= 0) {
+		local = int(::syscall(SYS_pidfd_getfd, pfd, fd, 0));
+		::close(pfd);
+	}
+	if (local >= 0) {
+		char path[64], link[64] = {};
+		std::snprintf(path, sizeof(path), "/proc/self/fd/%d", local);
+		ssize_t n = ::readlink(path, link, sizeof(link) - 1);
+		if (n <= 0 || std::strcmp(link, "anon_inode:[eventfd]") != 0) {
+			::close(local);
+			local = -1;
+		}
+	}
+	if (direct_fds_.size() >= 32) {
+		if (direct_fds_.front().local >= 0)
+			::close(direct_fds_.front().local);
+		direct_fds_.erase(direct_fds_.begin());
+	}
+	direct_fds_.push_back({pid, fd, gen, local});
+	return local;
+}
+
+bool Device::raise_direct(uabi_sw_cq_rw *w, std::uint32_t cqn)
+{
+	const std::int32_t pid = __atomic_load_n(&w->notify_pid, __ATOMIC_ACQUIRE);
+	if (pid <= 0)
+		return false;
+	const uabi_sw_cq *d = cq_desc(cqn);
+	if (!d || __atomic_load_n(&d->pid, __ATOMIC_RELAXED) != pid)
+		return false; // a stale request: not the CQ's owner
+	const int fd = __atomic_load_n(&w->notify_fd, __ATOMIC_RELAXED);
+	const std::uint32_t gen = __atomic_load_n(&w->notify_gen, __ATOMIC_RELAXED);
+	if (fd < 0)
+		return false;
+	int efd;
+	{
+		std::lock_guard<std::mutex> g(direct_lock_);
+		efd = direct_fd(pid_t(pid), fd, gen);
+	}
+	if (efd < 0)
+		return false;
+	// Counted first: the owner looks at the count after it woke.
+	__atomic_fetch_add(&w->direct_events, 1u, __ATOMIC_SEQ_CST);
+	// Never blocks: a counter that cannot take 1 more is readable anyway.
+	pollfd p{efd, POLLOUT, 0};
+	std::uint64_t one = 1;
+	if (::poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) && ::write(efd, &one, sizeof(one)) < 0) {
+	}
+	return true;
 }
 
 void Device::add_pending(Qp *qp)
@@ -522,6 +595,19 @@ void Cq::arm(bool solicited_only)
 			 std::uint32_t(solicited_only ? UABI_SW_CQ_ARM_SOLICITED : UABI_SW_CQ_ARM_NEXT),
 			 __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void Cq::set_direct(int efd, std::uint32_t gen)
+{
+	__atomic_store_n(&rw_->notify_pid, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&rw_->notify_fd, efd, __ATOMIC_RELAXED);
+	__atomic_store_n(&rw_->notify_gen, gen, __ATOMIC_RELAXED);
+	__atomic_store_n(&rw_->notify_pid, std::int32_t(dev_.pid()), __ATOMIC_RELEASE);
+}
+
+void Cq::clear_direct()
+{
+	__atomic_store_n(&rw_->notify_pid, 0, __ATOMIC_SEQ_CST);
 }
 
 void Cq::attach(Qp *qp)

@@ -250,9 +250,23 @@ public:
 	bool tail_first() const { return tail_first_; }
 	void add_pending(Qp *qp);
 	void remove_pending(Qp *qp);
+	// Raises CQ @cqn's event straight at its owner's eventfd if the owner
+	// asked for that (Cq::set_direct); false: it did not, or its fd
+	// cannot be had (then the control half raises it).
+	bool raise_direct(uabi_sw_cq_rw *w, std::uint32_t cqn);
 
 private:
 	Device() = default;
+	// (pid, fd, gen) -> our duplicate of that eventfd (-1: not to be had)
+	struct DirectFd {
+		pid_t pid;
+		int fd;
+		std::uint32_t gen;
+		int local;
+	};
+	int direct_fd(pid_t pid, int fd, std::uint32_t gen);
+	std::mutex direct_lock_;
+	std::vector<DirectFd> direct_fds_; // most recent last, at most 32
 	const std::uint8_t *ro_ = nullptr;
 	std::uint8_t *rw_ = nullptr;
 	uabi_sw_arena_info info_{};
@@ -312,6 +326,16 @@ public:
 	}
 	// ibv_req_notify_cq: the next (solicited) completion raises the event.
 	void arm(bool solicited_only);
+	// Events of this CQ go straight to @efd (an eventfd of this process,
+	// named @gen among its eventfds) from now on: producers write it and
+	// count them (direct_events()).  clear_direct(): through the control
+	// half again (before the CQ is destroyed).
+	void set_direct(int efd, std::uint32_t gen);
+	void clear_direct();
+	std::uint32_t direct_events() const
+	{
+		return __atomic_load_n(&rw_->direct_events, __ATOMIC_ACQUIRE);
+	}
 	// Completions get their time (Cqe::ts, CLOCK_MONOTONIC ns) from now on.
 	void want_timestamps();
 	// After the control half resized the ring.
