@@ -555,6 +555,11 @@ int sw_arena_cq_create(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 	WRITE_ONCE(w->small_prod, 0u);
 	WRITE_ONCE(w->cons, 0ull);
 	WRITE_ONCE(w->small_cons, 0u);
+	/* No direct-event waiter until the new owner names one: a previous
+	 * owner's (dead, its pid maybe reused) must not get this CQ's events. */
+	WRITE_ONCE(w->notify_pid, 0);
+	WRITE_ONCE(w->notify_fd, -1);
+	WRITE_ONCE(w->direct_events, 0u);
 	d = &dom->arena.cqs[cq->cqn - 1];
 	seq_begin(&d->seq);
 	d->pid = cq->pid;
