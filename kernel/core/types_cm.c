@@ -357,6 +357,8 @@ static int take_request(struct uabi_call *call, struct cm_event_node *n,
 	id->peer = r;
 	id->peer_qpn = r->qpn;
 	id->peer_psn = r->psn;
+	/* Its own send PSN now: the QP may reach RTS before ACCEPT. */
+	id->psn = cm_psn(r->qpn ^ 0xa5a5a5);
 	/* What the requester offers is what this side may accept. */
 	id->responder_resources = n->ev.conn.initiator_depth;
 	id->initiator_depth = n->ev.conn.responder_resources;
@@ -751,7 +753,6 @@ static int id_accept(struct uabi_call *call)
 			id->uobj->user_handle = id->uid;
 		}
 		id->qpn = c.qp_num;
-		id->psn = cm_psn(c.qp_num);
 		id->responder_resources = c.responder_resources;
 		id->initiator_depth = c.initiator_depth;
 		conn_of(id, &c, &out);
@@ -884,8 +885,8 @@ static int id_init_qp_attr(struct uabi_call *call)
 			r.mask = UABI_QP_STATE | UABI_QP_SQ_PSN;
 			break;
 		}
-		if (id->state != UABI_CM_REP_SENT && id->state != UABI_CM_REP_RCVD &&
-		    id->state != UABI_CM_ESTABLISHED) {
+		if (id->state != UABI_CM_REQ_RCVD && id->state != UABI_CM_REP_SENT &&
+		    id->state != UABI_CM_REP_RCVD && id->state != UABI_CM_ESTABLISHED) {
 			ret = -EINVAL;
 			break;
 		}
