@@ -45,8 +45,7 @@ constexpr int kMaxFd = 65536;
 constexpr std::size_t kMaxCommand = 4096;
 
 struct Entry {
-	std::unique_ptr<Ucma> u;
-	std::mutex m;
+	std::unique_ptr<Ucma> u;	// serialises its own commands
 	std::atomic<bool> nonblock{false};
 };
 
@@ -107,6 +106,14 @@ int open_cm(int flags)
 	std::lock_guard<std::mutex> g(g_table_lock);
 	g_cm[fd].store(e, std::memory_order_release);
 	return fd;
+}
+
+Ucma *resolve(int fd, int *err)
+{
+	if (Entry *e = entry(fd))
+		return e->u.get();
+	*err = ::fcntl(fd, F_GETFD) < 0 ? ENOENT : EINVAL;
+	return nullptr;
 }
 
 template <class St> void as_chardev(St *st)
@@ -218,10 +225,7 @@ __attribute__((visibility("default"))) ssize_t write(int fd, const void *buf, si
 	}
 	for (;;) {
 		long ret;
-		{
-			std::lock_guard<std::mutex> g(e->m);
-			ret = e->u->execute(copy, want);
-		}
+		ret = e->u->execute(copy, want, resolve);
 		if (ret == -EAGAIN && !e->nonblock.load(std::memory_order_relaxed)) {
 			// GET_EVENT on a blocking fd: wait for the channel.
 			pollfd p{e->u->event_fd(), POLLIN, 0};

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <unistd.h>
 
 namespace uabi::legacy
@@ -99,6 +101,41 @@ ib_uverbs_qp_attr legacy_qp_attr(const uabi_cm_qp_attr &r)
 	return o;
 }
 
+// Where the ID sits in each command that names one (SIZE_MAX: none).
+std::size_t id_offset(std::uint32_t cmd)
+{
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_DESTROY_ID: return offsetof(rdma_ucm_destroy_id, id);
+	case RDMA_USER_CM_CMD_BIND_IP: return offsetof(rdma_ucm_bind_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_IP: return offsetof(rdma_ucm_resolve_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: return offsetof(rdma_ucm_resolve_route, id);
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+	case RDMA_USER_CM_CMD_QUERY: return offsetof(rdma_ucm_query, id);
+	case RDMA_USER_CM_CMD_CONNECT: return offsetof(rdma_ucm_connect, id);
+	case RDMA_USER_CM_CMD_LISTEN: return offsetof(rdma_ucm_listen, id);
+	case RDMA_USER_CM_CMD_ACCEPT: return offsetof(rdma_ucm_accept, id);
+	case RDMA_USER_CM_CMD_REJECT: return offsetof(rdma_ucm_reject, id);
+	case RDMA_USER_CM_CMD_DISCONNECT: return offsetof(rdma_ucm_disconnect, id);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR: return offsetof(rdma_ucm_init_qp_attr, id);
+	case RDMA_USER_CM_CMD_SET_OPTION: return offsetof(rdma_ucm_set_option, id);
+	case RDMA_USER_CM_CMD_NOTIFY: return offsetof(rdma_ucm_notify, id);
+	case RDMA_USER_CM_CMD_BIND: return offsetof(rdma_ucm_bind, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR: return offsetof(rdma_ucm_resolve_addr, id);
+	}
+	return SIZE_MAX;
+}
+
+// The answer's least size, checked before the ID as Linux does (0: none).
+std::size_t min_out(std::uint32_t cmd)
+{
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_DESTROY_ID: return sizeof(rdma_ucm_destroy_id_resp);
+	case RDMA_USER_CM_CMD_QUERY_ROUTE: return sizeof(rdma_ucm_query_route_resp);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR: return sizeof(ib_uverbs_qp_attr);
+	}
+	return 0;
+}
+
 // The uAPI's status of a command as the negative errno write() returns.
 template <class T> long status(const Result<T> &r)
 {
@@ -107,26 +144,76 @@ template <class T> long status(const Result<T> &r)
 
 } // namespace
 
+// The process's context for its rdma_cm files, and which file each ID is
+// on.  `m` serialises every command of the process (the dispatcher's
+// try-locks would answer EBUSY to two threads on one ID).
+struct Ucma::Shared {
+	explicit Shared(Context c) : ctx(std::move(c)) {}
+	Context ctx;
+	std::mutex m;
+	std::map<std::uint32_t, const Ucma *> owner;
+};
+
+namespace
+{
+std::mutex g_shared_lock;
+std::weak_ptr<Ucma::Shared> g_shared;
+pid_t g_shared_pid;
+} // namespace
+
 Result<std::unique_ptr<Ucma>> Ucma::open()
 {
-	auto ctx = Context::open();
-	if (!ctx)
-		return make_error(ctx.error());
+	std::shared_ptr<Shared> sh;
+	{
+		std::lock_guard<std::mutex> g(g_shared_lock);
+		// A forked child opens a context of its own.
+		if (g_shared_pid == ::getpid())
+			sh = g_shared.lock();
+		if (!sh) {
+			auto ctx = Context::open();
+			if (!ctx)
+				return make_error(ctx.error());
+			sh = std::make_shared<Shared>(std::move(*ctx));
+			g_shared = sh;
+			g_shared_pid = ::getpid();
+		}
+	}
+	std::lock_guard<std::mutex> g(sh->m);
 	Command c(UABI_OBJ_CM_CHANNEL, UABI_METHOD_CREATE);
 	OutAttr fd = c.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
-	auto m = ctx->call(std::move(c));
+	auto m = sh->ctx.call(std::move(c));
 	if (!m)
 		return make_error(m.error());
 	std::int32_t v = -1;
 	if (!m->read(0, fd, v) || v < 0)
 		return make_error(EIO);
 	Handle ch = m->result(0).out_handle;
-	return std::unique_ptr<Ucma>(new Ucma(std::move(*ctx), ch, v));
+	return std::unique_ptr<Ucma>(new Ucma(sh, ch, v));
 }
 
-Ucma::~Ucma() = default; // the context's close destroys the channel and IDs
+Ucma::~Ucma()
+{
+	std::lock_guard<std::mutex> g(sh_->m);
+	for (auto it = sh_->owner.begin(); it != sh_->owner.end();) {
+		if (it->second == this) {
+			(void)sh_->ctx.destroy(UABI_OBJ_CM_ID, it->first);
+			it = sh_->owner.erase(it);
+		} else {
+			++it;
+		}
+	}
+	(void)sh_->ctx.destroy(UABI_OBJ_CM_CHANNEL, channel_);
+}
 
-long Ucma::execute(const std::byte *buf, std::size_t len) noexcept
+long Ucma::owns(std::uint32_t id) const
+{
+	auto it = sh_->owner.find(id);
+	if (it == sh_->owner.end())
+		return -ENOENT;
+	return it->second == this ? 0 : -EINVAL;
+}
+
+long Ucma::execute(const std::byte *buf, std::size_t len, Resolver resolve) noexcept
 {
 	rdma_ucm_cmd_hdr hdr;
 	if (len < sizeof(hdr))
@@ -135,13 +222,25 @@ long Ucma::execute(const std::byte *buf, std::size_t len) noexcept
 	if (hdr.cmd > RDMA_USER_CM_CMD_JOIN_MCAST) // the last one Linux 6.1 knows
 		return -EINVAL;
 	std::size_t in_len = std::min<std::size_t>(hdr.in, len - sizeof(hdr));
-	long r = dispatch(hdr.cmd, buf + sizeof(hdr), in_len, hdr.out);
+	std::lock_guard<std::mutex> g(sh_->m);
+	long r = dispatch(hdr.cmd, buf + sizeof(hdr), in_len, hdr.out, resolve);
 	return r < 0 ? r : long(len);
 }
 
 long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
-		    std::uint16_t out_len)
+		    std::uint16_t out_len, Resolver resolve)
 {
+	Context &ctx_ = sh_->ctx;
+	// The ID must be one of this file's.
+	if (std::size_t off = id_offset(cmd); off != SIZE_MAX) {
+		if (out_len < min_out(cmd))
+			return -ENOSPC;
+		std::uint32_t id = 0;
+		if (in_len >= off + sizeof(id))
+			std::memcpy(&id, in + off, sizeof(id));
+		if (long e = owns(id))
+			return e;
+	}
 	switch (cmd) {
 	case RDMA_USER_CM_CMD_CREATE_ID: {
 		if (out_len < sizeof(rdma_ucm_create_id_resp))
@@ -162,6 +261,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			(void)ctx_.destroy(UABI_OBJ_CM_ID, resp.id);
 			return e;
 		}
+		sh_->owner[resp.id] = this;
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_DESTROY_ID: {
@@ -173,6 +273,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		auto m = ctx_.call(std::move(k));
 		if (!m)
 			return -m.error();
+		sh_->owner.erase(c.id);
 		uabi_cm_id_info info{};
 		m->read(0, o, info);
 		rdma_ucm_destroy_id_resp resp{};
@@ -363,6 +464,8 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			return -m.error();
 		uabi_cm_event ev{};
 		m->read(0, o, ev);
+		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST)
+			sh_->owner[ev.handle] = this; // the new ID is on this file
 		rdma_ucm_event_resp resp{};
 		resp.uid = ev.uid;
 		resp.id = ev.handle;
@@ -393,6 +496,30 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_NOTIFY, c.id);
 		k.add_in(UABI_ATTR_CM_ID_EVENT_TYPE, c.event);
 		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_MIGRATE_ID: {
+		// Written to the destination file; cmd.fd names the source.
+		if (out_len < sizeof(rdma_ucm_migrate_resp))
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_migrate_id>(in, in_len);
+		int err = 0;
+		Ucma *from = resolve ? resolve(int(c.fd), &err) : nullptr;
+		if (!from)
+			return -(err ? err : EINVAL);
+		if (long e = from->owns(c.id))
+			return e;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_MIGRATE, c.id);
+		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, channel_);
+		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		sh_->owner[c.id] = this;
+		uabi_cm_id_info info{};
+		m->read(0, o, info);
+		rdma_ucm_migrate_resp resp{};
+		resp.events_reported = info.events_reported;
+		return put(c.response, &resp, sizeof(resp));
 	}
 	default:
 		// GET_OPTION (never implemented by Linux), multicast, MIGRATE_ID,

@@ -907,6 +907,45 @@ static int id_init_qp_attr(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_CM_ID_QP_ATTR, &r, sizeof(r));
 }
 
+/* Moves the ID, and its queued events in their order, to another channel
+ * of the context (rdma_migrate_id(3)); answers the count of events
+ * reported, as DESTROY does. */
+static int id_migrate(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_uobject *to = uabi_attr_uobj(call, UABI_ATTR_CM_ID_CHANNEL);
+	struct uabi_cm_channel *from_ch = chan_of(id), *to_ch = uobj_data(to);
+	struct uabi_device *dev = call->dev;
+	struct cm_event_node *n, *next;
+	struct uabi_cm_id_info info;
+	struct list_head moved;
+
+	INIT_LIST_HEAD(&moved);
+	mutex_lock(&dev->lock);
+	if (to != id->channel) {
+		list_for_each_entry_safe(n, next, &from_ch->pending, node) {
+			if (n->id != id)
+				continue;
+			cm_unlink(from_ch, n);
+			list_add_tail(&n->node, &moved);
+		}
+		uabi_uobj_replace_dep(id->uobj, id->channel, to);
+		id->channel = to;
+		list_for_each_entry_safe(n, next, &moved, node) {
+			list_del(&n->node);
+			spin_lock(&to_ch->lock);
+			list_add_tail(&n->node, &to_ch->pending);
+			to_ch->num_pending++;
+			if (to_ch->wait)
+				to->ctx->host->evq_signal(to_ch->wait);
+			spin_unlock(&to_ch->lock);
+		}
+	}
+	fill_info(dev, id, &info);
+	mutex_unlock(&dev->lock);
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_INFO, &info, sizeof(info));
+}
+
 /* rdma_notify(3): the QP saw traffic before ESTABLISHED; the core makes
  * the connection before any can flow, so there is nothing to do. */
 static int id_notify(struct uabi_call *call)
@@ -971,5 +1010,10 @@ const struct uabi_object_def uabi_type_cm_id = {
 		{ .id = UABI_CM_ID_NOTIFY, .handle_access = UABI_ACCESS_WRITE,
 		  .handler = id_notify,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_EVENT_TYPE, u32, 0)) },
+		{ .id = UABI_CM_ID_MIGRATE, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_migrate,
+		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_CM_ID_CHANNEL, UABI_OBJ_CM_CHANNEL,
+					 UABI_ACCESS_READ, MAND),
+			     UABI_OUT(UABI_ATTR_CM_ID_INFO, struct uabi_cm_id_info, 0)) },
 	),
 };

@@ -220,6 +220,7 @@ enum {
 	UABI_CM_ID_DISCONNECT,		/* no attributes */
 	UABI_CM_ID_INIT_QP_ATTR,	/* QP_STATE in, QP_ATTR out */
 	UABI_CM_ID_NOTIFY,		/* EVENT_TYPE in */
+	UABI_CM_ID_MIGRATE,		/* CHANNEL in (of the same context), ID_INFO out */
 };
 
 enum {
