@@ -472,7 +472,17 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		resp.event = ev.event;
 		resp.status = std::uint32_t(ev.status);
 		static_assert(sizeof(resp.param.conn) == sizeof(ev.conn));
-		std::memcpy(&resp.param.conn, &ev.conn, sizeof(ev.conn));
+		if (ev.qp_type == UABI_QPT_UD && (ev.event == UABI_CM_EVENT_CONNECT_REQUEST ||
+						  ev.event == UABI_CM_EVENT_ESTABLISHED)) {
+			rdma_ucm_ud_param &ud = resp.param.ud;
+			ud.qp_num = ev.conn.qp_num;
+			ud.qkey = ev.conn.qkey;
+			ud.ah_attr = legacy_ah(ev.ah);
+			std::memcpy(ud.private_data, ev.conn.private_data, sizeof(ud.private_data));
+			ud.private_data_len = ev.conn.private_data_len;
+		} else {
+			std::memcpy(&resp.param.conn, &ev.conn, sizeof(ev.conn));
+		}
 		return put(c.response, &resp, n);
 	}
 	case RDMA_USER_CM_CMD_SET_OPTION: {

@@ -200,6 +200,16 @@ static struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 statu
 	if (!n)
 		return NULL;
 	n->id = id;
+	if (id->qp_type == UABI_QPT_UD) {
+		/* one port, LID-addressed: the peer is reached at its LID */
+		struct uabi_port_attr pa;
+		struct uabi_device *dev = id->uobj->ctx->dev;
+
+		memset(&pa, 0, sizeof(pa));
+		if (!dev->ops->query_port(dev, 1, &pa))
+			n->ev.ah.dlid = (u16)pa.lid;
+		n->ev.ah.port_num = 1;
+	}
 	n->ev.event = event;
 	n->ev.status = status;
 	if (conn)
@@ -386,6 +396,7 @@ static int chan_get_event(struct uabi_call *call)
 		ev = n->ev;
 		ev.uid = n->id->uid;
 		ev.handle = n->id->uobj->handle;
+		ev.qp_type = n->id->qp_type;
 		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST) {
 			if (!n->requester) {	/* gave up meanwhile */
 				n->id->num_requests--;
@@ -455,15 +466,19 @@ static int id_create(struct uabi_call *call)
 	ret = uabi_attr_get(call, UABI_ATTR_CM_ID_CREATE, &c, sizeof(c));
 	if (ret)
 		return ret;
+	/* The port space decides the QP type, but for PS_IB (as Linux's
+	 * ucma_get_qp_type()). */
 	switch (c.ps) {
 	case UABI_CM_PS_TCP:
-	case UABI_CM_PS_IB:
-		if (c.qp_type != UABI_QPT_RC && c.qp_type != UABI_QPT_UC)
-			return -EINVAL;
+		c.qp_type = UABI_QPT_RC;
 		break;
 	case UABI_CM_PS_UDP:
 	case UABI_CM_PS_IPOIB:
-		if (c.qp_type != UABI_QPT_UD)
+		c.qp_type = UABI_QPT_UD;
+		break;
+	case UABI_CM_PS_IB:
+		if (c.qp_type != UABI_QPT_RC && c.qp_type != UABI_QPT_UC &&
+		    c.qp_type != UABI_QPT_UD)
 			return -EINVAL;
 		break;
 	default:
@@ -713,7 +728,12 @@ static int id_connect(struct uabi_call *call)
 	l = find_listener(dev, id);
 	if (!l) {
 		id->state = UABI_CM_ROUTE_RESOLVED;
-		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_INVALID_SERVICE_ID, NULL);
+		/* UD: the SIDR REP's "unsupported", which Linux reports so */
+		if (id->qp_type == UABI_QPT_UD)
+			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
+		else
+			cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_INVALID_SERVICE_ID,
+				NULL);
 		goto out;
 	}
 	if (l->num_requests >= l->backlog) {
@@ -722,6 +742,8 @@ static int id_connect(struct uabi_call *call)
 		goto out;
 	}
 	conn_of(id, &c, &out);
+	if (id->qp_type == UABI_QPT_UD)
+		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c.qkey;
 	id->request = cm_push(l, UABI_CM_EVENT_CONNECT_REQUEST, 0, &out);
 	if (!id->request) {
 		id->state = UABI_CM_ROUTE_RESOLVED;
@@ -747,7 +769,26 @@ static int id_accept(struct uabi_call *call)
 		return -EINVAL;	/* an IB CM REP carries 196 bytes */
 	mutex_lock(&dev->lock);
 	peer = id->peer;
-	if (id->state == UABI_CM_REQ_RCVD && peer) {
+	if (id->qp_type == UABI_QPT_UD) {
+		/* SIDR: the answer is the requester's ESTABLISHED; no
+		 * connection remains between the two IDs. */
+		if (id->state != UABI_CM_REQ_RCVD || !peer) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (uabi_attr_present(call, UABI_ATTR_CM_ID_UID)) {
+			id->uid = uabi_attr_get_u64(call, UABI_ATTR_CM_ID_UID, 0);
+			id->uobj->user_handle = id->uid;
+		}
+		id->qpn = c.qp_num;
+		conn_of(id, &c, &out);
+		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c.qkey;
+		peer->peer = NULL;
+		id->peer = NULL;
+		peer->state = UABI_CM_ESTABLISHED;
+		id->state = UABI_CM_ESTABLISHED;
+		cm_push(peer, UABI_CM_EVENT_ESTABLISHED, 0, &out);
+	} else if (id->state == UABI_CM_REQ_RCVD && peer) {
 		if (uabi_attr_present(call, UABI_ATTR_CM_ID_UID)) {
 			id->uid = uabi_attr_get_u64(call, UABI_ATTR_CM_ID_UID, 0);
 			id->uobj->user_handle = id->uid;
@@ -773,6 +814,7 @@ static int id_accept(struct uabi_call *call)
 	} else {
 		ret = -EINVAL;
 	}
+out:
 	mutex_unlock(&dev->lock);
 	return ret;
 }
@@ -793,7 +835,11 @@ static int id_reject(struct uabi_call *call)
 	out.private_data_len = r.private_data_len;
 	mutex_lock(&dev->lock);
 	if ((id->state == UABI_CM_REQ_RCVD || id->state == UABI_CM_REP_RCVD) && id->peer) {
-		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, &out);
+		if (id->qp_type == UABI_QPT_UD)
+			cm_break(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, &out);
+		else
+			cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED,
+				 &out);
 		id->state = UABI_CM_DISCONNECTED;
 	} else {
 		ret = -EINVAL;

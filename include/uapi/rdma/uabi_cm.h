@@ -145,16 +145,20 @@ struct uabi_cm_id_info {
 UABI_ASSERT_SIZE(struct uabi_cm_id_info, 320);
 UABI_ASSERT_OFFSET(struct uabi_cm_id_info, src, 64);
 
-/* One event (the channel's GET_EVENT). */
+/* One event (the channel's GET_EVENT).  For a UD ID's CONNECT_REQUEST and
+ * ESTABLISHED (the IB CM's SIDR), conn.qp_num and conn.qkey are the
+ * peer's and ah reaches it. */
 struct uabi_cm_event {
 	__u64 uid;			/* the ID's cookie (a request: the listener's) */
 	__u32 handle;			/* the ID (a request: the new ID) */
 	__u32 event;			/* UABI_CM_EVENT_* */
 	__s32 status;
-	__u32 reserved;
+	__u8 qp_type;			/* the ID's */
+	__u8 reserved[3];
 	struct uabi_cm_conn_param conn;
+	struct uabi_ah_attr ah;
 };
-UABI_ASSERT_SIZE(struct uabi_cm_event, 296);
+UABI_ASSERT_SIZE(struct uabi_cm_event, 328);
 
 /* What INIT_QP_ATTR answers: the attributes to give the QP for one state
  * and which of them count (UABI_QP_* mask bits). */
