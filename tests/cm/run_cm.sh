@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Unmodified librdmacm programs (rdmacm-utils, perftest -R) under
+# `uabi run`, server and client on one host, each case with its own uabid
+# (docs/cm.md).  Asserts what a user sees: exit statuses, the payload rping
+# verified, events, and that nothing is left behind.
+#
+#   run_cm.sh UABI_TOOL CASE
+set -u
+tool=$1 case=$2
+dir=$(mktemp -d /tmp/uabi-cm.XXXXXX)
+export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=${UABI_BACKEND:-daemon} UABI_IDLE_EXIT=30
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	"$tool" --socket "$UABI_SOCKET" daemon stop >/dev/null 2>&1
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; cat "$f"; done; exit 1; }
+need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed (rdmacm-utils, perftest)"; exit 77; }; }
+
+if [[ $UABI_BACKEND == daemon ]] &&
+   ! "$tool" --socket "$UABI_SOCKET" daemon start >"$dir/daemon.out" 2>&1; then
+	fail "cannot start uabid"
+fi
+
+# server NAME SECONDS CMD...: starts CMD under `uabi run` in the background.
+server() {
+	local name=$1 secs=$2
+	shift 2
+	# stdout and stderr apart: rping's stderr lines would land inside
+	# its buffered stdout's lines.
+	timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err" &
+	spid=$!
+	pids+=("$spid")
+	sleep 0.5 # the listener is in the core before the client starts
+}
+# client NAME SECONDS CMD...: runs CMD under `uabi run`; its status in crc.
+client() {
+	local name=$1 secs=$2
+	shift 2
+	timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+	crc=$?
+}
+wait_server() {
+	wait "$spid"
+	src=$?
+}
+# Nothing of the user's is left in the core.
+no_objects() {
+	local out
+	out=$("$tool" --socket "$UABI_SOCKET" objects 2>&1)
+	[[ $out == *"no live objects"* ]] || fail "objects left behind: $out"
+}
+# The lines rping -v prints for COUNT pings of 64 bytes: "rdma-ping-N: "
+# then letters from 'A' + N, wrapping after 'z' (rping.c's pattern).
+rping_expect() {
+	awk -v n="$1" -v prefix="$2" 'BEGIN {
+		start = 65
+		for (p = 0; p < n; p++) {
+			s = sprintf("rdma-ping-%d: ", p); c = start
+			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
+			print prefix s
+			start++; if (start > 122) start = 65
+		}
+	}'
+}
+
+case $case in
+rping)
+	need rping
+	server server 30 rping -s -a 127.0.0.1 -p 7000 -v -C 100
+	client client 30 rping -c -a 127.0.0.1 -p 7000 -v -C 100
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	rping_expect 100 "ping data: " >"$dir/expect"
+	diff <(grep 'ping data: ' "$dir/client.out") "$dir/expect" >/dev/null ||
+		fail "the client's payload is not what rping sent"
+	rping_expect 100 "server ping data: " >"$dir/expect"
+	diff <(grep 'server ping data: ' "$dir/server.out") "$dir/expect" >/dev/null ||
+		fail "the server did not read what rping sent"
+	no_objects
+	;;
+rping-ipv6)
+	need rping
+	server server 30 rping -s -a ::1 -p 7001 -v -C 10
+	client client 30 rping -c -a ::1 -p 7001 -v -C 10
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	[[ $(grep -c 'ping data: rdma-ping-' "$dir/client.out") == 10 ]] || fail "10 pings"
+	;;
+no-listener)
+	need rping
+	client client 30 rping -c -a 127.0.0.1 -p 7002 -C 1
+	((crc != 0)) || fail "rping connected to nobody"
+	grep -q 'RDMA_CM_EVENT_REJECTED' "$dir/client.err" || fail "no REJECTED event"
+	no_objects
+	;;
+killed-client)
+	need rping
+	server server 30 rping -s -a 127.0.0.1 -p 7003 -v
+	# `uabi run` execs rping: $! is rping's pid.
+	"$tool" run -- rping -c -a 127.0.0.1 -p 7003 -C 100000000 \
+		>"$dir/client.out" 2>"$dir/client.err" &
+	cpid=$!
+	pids+=("$cpid")
+	# Killed in the middle of its pings.
+	sleep 2
+	kill -0 "$cpid" 2>/dev/null || fail "the client is gone before it was killed"
+	kill -9 "$cpid"
+	wait "$cpid" 2>/dev/null
+	wait_server
+	grep -q 'DISCONNECT EVENT' "$dir/server.err" || fail "the server saw no DISCONNECTED"
+	((src == 0)) || fail "server exit $src"
+	no_objects
+	;;
+ucmatose)
+	need ucmatose
+	server server 30 ucmatose -c 4 -C 20
+	client client 30 ucmatose -s 127.0.0.1 -c 4 -C 20
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'return status 0' "$dir/client.out" || fail "client status"
+	grep -q 'disconnected' "$dir/server.out" || fail "server saw no disconnect"
+	no_objects
+	;;
+udaddy)
+	need udaddy
+	server server 30 udaddy -c 2
+	client client 30 udaddy -s 127.0.0.1 -c 2
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'return status 0' "$dir/client.out" || fail "client status"
+	no_objects
+	;;
+cmtime)
+	need cmtime
+	server server 60 cmtime
+	client client 60 cmtime -s 127.0.0.1 -c 200
+	((crc == 0)) || fail "client exit $crc"
+	grep -Eq '^connect +:' "$dir/client.out" || fail "no timings"
+	;;
+rdma-server-client)
+	need rdma_server
+	server server 30 rdma_server
+	client client 30 rdma_client -s 127.0.0.1
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'rdma_client: end 0' "$dir/client.out" || fail "client status"
+	no_objects
+	;;
+send-bw)
+	need ib_send_bw
+	server server 60 ib_send_bw -R -p 7004 -n 2000
+	client client 60 ib_send_bw -R -p 7004 -n 2000 127.0.0.1
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
+	grep -Eq '^ 65536 +2000 ' "$dir/client.out" || fail "no result line"
+	;;
+*)
+	echo "unknown case $case"; exit 2 ;;
+esac
+echo PASS
