@@ -567,23 +567,22 @@ static int id_bind(struct uabi_call *call)
 		ret = -EINVAL;
 		goto out;
 	}
+	if (addr_port(&a) && port_used(dev, id, id->ps, addr_port(&a), &a, false)) {
+		ret = -EADDRINUSE;
+		goto out;
+	}
 	id->src = a;
-	if (addr_port(&a)) {
-		if (port_used(dev, id, id->ps, addr_port(&a), &a, false)) {
-			ret = -EADDRINUSE;
-			goto out;
-		}
+	if (addr_port(&a))
 		id->has_port = true;
-	} else {
+	else
 		ret = assign_port(dev, id);
-		if (ret)
-			goto out;
+	if (ret) {
+		memset(&id->src, 0, sizeof(id->src));
+		goto out;
 	}
 	id->on_device = !addr_any(&a);
 	id->state = UABI_CM_BOUND;
 out:
-	if (ret)
-		memset(&id->src, 0, sizeof(id->src));
 	mutex_unlock(&dev->lock);
 	return ret;
 }
