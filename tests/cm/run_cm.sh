@@ -4,9 +4,9 @@
 # (docs/cm.md).  Asserts what a user sees: exit statuses, the payload rping
 # verified, events, and that nothing is left behind.
 #
-#   run_cm.sh UABI_TOOL CASE
+#   run_cm.sh UABI_TOOL CASE [PROGRAM]
 set -u
-tool=$1 case=$2
+tool=$1 case=$2 prog=${3:-}
 dir=$(mktemp -d /tmp/uabi-cm.XXXXXX)
 export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=${UABI_BACKEND:-daemon} UABI_IDLE_EXIT=30
 pids=()
@@ -157,6 +157,11 @@ send-bw)
 	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
 	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
 	grep -Eq '^ 65536 +2000 ' "$dir/client.out" || fail "no result line"
+	;;
+abuse)
+	client client 30 "$prog"
+	((crc == 0)) || fail "exit $crc"
+	no_objects
 	;;
 *)
 	echo "unknown case $case"; exit 2 ;;
