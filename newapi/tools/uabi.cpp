@@ -35,7 +35,7 @@ bool g_json = false;
 
 const char *const kTypeNames[16] = {
 	"?",   "device", "pd",	 "mr", "cq",	 "comp_channel", "async_event", "qp",
-	"srq", "ah",	 "xrcd", "mw", "type12", "type13",	 "type14",	"type15"};
+	"srq", "ah",	 "xrcd", "mw", "cm_channel", "cm_id",	 "type14",	"type15"};
 
 const char *qp_type_name(std::uint32_t t)
 {
