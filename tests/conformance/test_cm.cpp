@@ -300,3 +300,79 @@ TEST_F(Cm, BadInput)
 	EXPECT_ERRNO(b.simple(id2, UABI_CM_ID_RESOLVE_ROUTE), ENOENT)
 		<< "another context's ID is not there";
 }
+
+TEST_F(Cm, UdRequestAndAnswer)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l = NEED(srv.create(UABI_CM_PS_UDP));
+	NEED(srv.bind(l, ipv4("0.0.0.0", 7010)));
+	NEED(srv.listen(l));
+	Handle c = NEED(cli.create(UABI_CM_PS_UDP));
+	NEED(cli.resolve(c, ipv4("127.0.0.1", 7010)));
+	NEED(cli.event());
+	NEED(cli.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 0x301, "ud?"));
+	uabi_cm_event req = NEED(srv.event());
+	EXPECT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.qp_type, UABI_QPT_UD);
+	EXPECT_EQ(req.conn.qp_num, 0x301u);
+	EXPECT_EQ(req.conn.qkey, 0x01234567u) << "the UDP port space's QKey";
+	EXPECT_EQ(req.ah.port_num, 1);
+	EXPECT_NE(req.ah.dlid, 0);
+	NEED(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 0x302, "ud!"));
+	uabi_cm_event est = NEED(cli.event());
+	EXPECT_EQ(est.event, UABI_CM_EVENT_ESTABLISHED);
+	EXPECT_EQ(est.conn.qp_num, 0x302u);
+	EXPECT_EQ(std::string(reinterpret_cast<char *>(est.conn.private_data), 3), "ud!");
+	uabi_cm_qp_attr init = cli.qp_attr(c, UABI_QPS_INIT);
+	EXPECT_TRUE(init.mask & UABI_QP_QKEY);
+	EXPECT_EQ(init.attr.qkey, 0x01234567u);
+	// No connection remains: destroying one side tells the other nothing.
+	srv.destroy(req.handle);
+	EXPECT_ERRNO(cli.event(), EAGAIN);
+}
+
+TEST_F(Cm, MigrateMovesTheIdAndItsEvents)
+{
+	Side a(ctx());
+	Side b(ctx());
+	Handle id = NEED(a.create());
+	NEED(a.resolve(id, ipv4("127.0.0.1", 7011)));
+	EXPECT_TRUE(readable(a.fd));
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_MIGRATE, id);
+	k.add_handle(UABI_ATTR_CM_ID_CHANNEL, b.ch);
+	k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+	NEED(ctx().call(std::move(k)));
+	EXPECT_FALSE(readable(a.fd)) << "the event moved with the ID";
+	EXPECT_TRUE(readable(b.fd));
+	EXPECT_EQ(NEED(b.event()).event, UABI_CM_EVENT_ADDR_RESOLVED);
+	EXPECT_ERRNO(ctx().destroy(UABI_OBJ_CM_CHANNEL, b.ch), EBUSY) << "the ID holds b now";
+	EXPECT_OK(ctx().destroy(UABI_OBJ_CM_CHANNEL, a.ch)) << "and no longer a";
+	EXPECT_EQ(b.destroy(id).events_reported, 1u);
+}
+
+TEST_F(Cm, ListenerGoingAwayRefusesQueuedRequests)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l, c;
+	connect_pair(srv, cli, &l, &c, 7012);
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	srv.destroy(l);
+	uabi_cm_event ev = NEED(cli.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_REJECTED);
+	EXPECT_ERRNO(srv.event(), EAGAIN);
+}
+
+TEST_F(Cm, ListenersConflict)
+{
+	Side a(ctx()), b(open_extra());
+	Handle l1 = NEED(a.create());
+	NEED(a.bind(l1, ipv4("127.0.0.1", 7013)));
+	NEED(a.listen(l1));
+	Handle l2 = NEED(b.create());
+	EXPECT_ERRNO(b.bind(l2, ipv4("0.0.0.0", 7013)), EADDRINUSE)
+		<< "another context's listener holds the port";
+	Handle l3 = NEED(b.create(UABI_CM_PS_IB));
+	EXPECT_OK(b.bind(l3, ipv4("127.0.0.1", 7013))) << "another port space";
+}
