@@ -147,13 +147,25 @@ static void addr_clean(struct uabi_cm_addr *a)
 	*a = c;
 }
 
+/*
+ * Ports, listeners and connections are each user's own: the software
+ * device lets a user's QPs reach only that user's (docs/security.md), so a
+ * connection between users could carry nothing, and one user could squat
+ * another's ports or fill its listeners' queues.
+ */
+static bool same_user(const struct uabi_cm_id *a, const struct uabi_cm_id *b)
+{
+	return a->uobj->ctx->user == b->uobj->ctx->user;
+}
+
 static bool port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
 		      u16 ps, u16 port, const struct uabi_cm_addr *addr, bool listeners)
 {
 	struct uabi_cm_id *o;
 
 	list_for_each_entry(o, &dev->cm_ids, dev_node) {
-		if (o == self || o->ps != ps || !o->has_port || addr_port(&o->src) != port)
+		if (o == self || o->ps != ps || !o->has_port || addr_port(&o->src) != port ||
+		    !same_user(o, self))
 			continue;
 		if (listeners && o->state != UABI_CM_LISTEN)
 			continue;
@@ -695,7 +707,7 @@ static struct uabi_cm_id *find_listener(struct uabi_device *dev, const struct ua
 	struct uabi_cm_id *l;
 
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
-		if (l->state == UABI_CM_LISTEN && l->ps == from->ps &&
+		if (l->state == UABI_CM_LISTEN && l->ps == from->ps && same_user(l, from) &&
 		    addr_port(&l->src) == addr_port(&from->dst) &&
 		    addr_covers(&l->src, &from->dst))
 			return l;

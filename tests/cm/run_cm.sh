@@ -158,6 +158,32 @@ send-bw)
 	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
 	grep -Eq '^ 65536 +2000 ' "$dir/client.out" || fail "no result line"
 	;;
+other-user)
+	# On a shared uabid, uid 65534 finds no listener of root's: each
+	# user's ports and listeners are its own (docs/cm.md, "Whose").
+	need rping
+	need setpriv
+	((EUID == 0)) || { echo "SKIP: needs root (setpriv to uid 65534)"; exit 77; }
+	"$tool" --socket "$UABI_SOCKET" daemon stop >/dev/null 2>&1
+	chmod 1777 "$dir"
+	uabid=$(dirname "$tool")/../daemon/uabid
+	"$uabid" --shared --socket "$UABI_SOCKET" --idle-exit 0 >"$dir/shared.out" 2>&1 ||
+		fail "cannot start uabid --shared"
+	for _ in $(seq 100); do [[ -S $UABI_SOCKET ]] && break; sleep 0.05; done
+	dpid=$(head -1 "$UABI_SOCKET.lock" 2>/dev/null | tr -dc 0-9)
+	export UABI_DAEMON_PID=$dpid
+	pids+=("$dpid")
+	server server 30 rping -s -a 127.0.0.1 -p 7005 -v -C 1
+	(cd / && timeout 30 setpriv --reuid 65534 --regid 65534 --clear-groups \
+		env UABI_FSVIEW=off "$tool" run -- rping -c -a 127.0.0.1 -p 7005 -C 1) \
+		>"$dir/nobody.out" 2>"$dir/nobody.err"
+	nrc=$?
+	((nrc != 0)) || fail "uid 65534 connected to root's listener"
+	grep -q 'RDMA_CM_EVENT_REJECTED' "$dir/nobody.err" || fail "no REJECTED for uid 65534"
+	client client 30 rping -c -a 127.0.0.1 -p 7005 -v -C 1
+	wait_server
+	((crc == 0 && src == 0)) || fail "root's own pair: client $crc server $src"
+	;;
 abuse)
 	client client 30 "$prog"
 	((crc == 0)) || fail "exit $crc"
