@@ -6,7 +6,7 @@
 #
 #   run_cm.sh UABI_TOOL CASE [PROGRAM]
 set -u
-tool=$1 case=$2 prog=${3:-}
+tool=$(realpath "$1") case=$2 prog=${3:+$(realpath "$3")}
 dir=$(mktemp -d /tmp/uabi-cm.XXXXXX)
 export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=${UABI_BACKEND:-daemon} UABI_IDLE_EXIT=30
 pids=()
