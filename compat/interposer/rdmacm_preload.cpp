@@ -45,7 +45,7 @@ constexpr int kMaxFd = 65536;
 constexpr std::size_t kMaxCommand = 4096;
 
 struct Entry {
-	std::unique_ptr<Ucma> u;	// serialises its own commands
+	std::unique_ptr<Ucma> u; // serialises its own commands
 	std::atomic<bool> nonblock{false};
 };
 
@@ -218,8 +218,8 @@ __attribute__((visibility("default"))) ssize_t write(int fd, const void *buf, si
 	// unreadable buffer is EFAULT, not a crash.
 	std::byte copy[kMaxCommand];
 	std::size_t want = std::min(count, kMaxCommand);
-	if (int err = uabi::legacy::copy_from_user(copy, reinterpret_cast<std::uintptr_t>(buf),
-						   want)) {
+	if (int err =
+		uabi::legacy::copy_from_user(copy, reinterpret_cast<std::uintptr_t>(buf), want)) {
 		errno = err;
 		return -1;
 	}
@@ -259,7 +259,8 @@ __attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...)
 		if (cmd == F_GETFL)
 			return O_RDWR | (e->nonblock.load() ? O_NONBLOCK : 0);
 		if (cmd == F_SETFL) {
-			e->nonblock.store((reinterpret_cast<std::uintptr_t>(arg) & O_NONBLOCK) != 0);
+			e->nonblock.store((reinterpret_cast<std::uintptr_t>(arg) & O_NONBLOCK) !=
+					  0);
 			return 0;
 		}
 	}

@@ -105,22 +105,37 @@ ib_uverbs_qp_attr legacy_qp_attr(const uabi_cm_qp_attr &r)
 std::size_t id_offset(std::uint32_t cmd)
 {
 	switch (cmd) {
-	case RDMA_USER_CM_CMD_DESTROY_ID: return offsetof(rdma_ucm_destroy_id, id);
-	case RDMA_USER_CM_CMD_BIND_IP: return offsetof(rdma_ucm_bind_ip, id);
-	case RDMA_USER_CM_CMD_RESOLVE_IP: return offsetof(rdma_ucm_resolve_ip, id);
-	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: return offsetof(rdma_ucm_resolve_route, id);
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		return offsetof(rdma_ucm_destroy_id, id);
+	case RDMA_USER_CM_CMD_BIND_IP:
+		return offsetof(rdma_ucm_bind_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		return offsetof(rdma_ucm_resolve_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		return offsetof(rdma_ucm_resolve_route, id);
 	case RDMA_USER_CM_CMD_QUERY_ROUTE:
-	case RDMA_USER_CM_CMD_QUERY: return offsetof(rdma_ucm_query, id);
-	case RDMA_USER_CM_CMD_CONNECT: return offsetof(rdma_ucm_connect, id);
-	case RDMA_USER_CM_CMD_LISTEN: return offsetof(rdma_ucm_listen, id);
-	case RDMA_USER_CM_CMD_ACCEPT: return offsetof(rdma_ucm_accept, id);
-	case RDMA_USER_CM_CMD_REJECT: return offsetof(rdma_ucm_reject, id);
-	case RDMA_USER_CM_CMD_DISCONNECT: return offsetof(rdma_ucm_disconnect, id);
-	case RDMA_USER_CM_CMD_INIT_QP_ATTR: return offsetof(rdma_ucm_init_qp_attr, id);
-	case RDMA_USER_CM_CMD_SET_OPTION: return offsetof(rdma_ucm_set_option, id);
-	case RDMA_USER_CM_CMD_NOTIFY: return offsetof(rdma_ucm_notify, id);
-	case RDMA_USER_CM_CMD_BIND: return offsetof(rdma_ucm_bind, id);
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR: return offsetof(rdma_ucm_resolve_addr, id);
+	case RDMA_USER_CM_CMD_QUERY:
+		return offsetof(rdma_ucm_query, id);
+	case RDMA_USER_CM_CMD_CONNECT:
+		return offsetof(rdma_ucm_connect, id);
+	case RDMA_USER_CM_CMD_LISTEN:
+		return offsetof(rdma_ucm_listen, id);
+	case RDMA_USER_CM_CMD_ACCEPT:
+		return offsetof(rdma_ucm_accept, id);
+	case RDMA_USER_CM_CMD_REJECT:
+		return offsetof(rdma_ucm_reject, id);
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		return offsetof(rdma_ucm_disconnect, id);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR:
+		return offsetof(rdma_ucm_init_qp_attr, id);
+	case RDMA_USER_CM_CMD_SET_OPTION:
+		return offsetof(rdma_ucm_set_option, id);
+	case RDMA_USER_CM_CMD_NOTIFY:
+		return offsetof(rdma_ucm_notify, id);
+	case RDMA_USER_CM_CMD_BIND:
+		return offsetof(rdma_ucm_bind, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+		return offsetof(rdma_ucm_resolve_addr, id);
 	}
 	return SIZE_MAX;
 }
@@ -129,9 +144,12 @@ std::size_t id_offset(std::uint32_t cmd)
 std::size_t min_out(std::uint32_t cmd)
 {
 	switch (cmd) {
-	case RDMA_USER_CM_CMD_DESTROY_ID: return sizeof(rdma_ucm_destroy_id_resp);
-	case RDMA_USER_CM_CMD_QUERY_ROUTE: return sizeof(rdma_ucm_query_route_resp);
-	case RDMA_USER_CM_CMD_INIT_QP_ATTR: return sizeof(ib_uverbs_qp_attr);
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		return sizeof(rdma_ucm_destroy_id_resp);
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+		return sizeof(rdma_ucm_query_route_resp);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR:
+		return sizeof(ib_uverbs_qp_attr);
 	}
 	return 0;
 }
@@ -339,8 +357,9 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		auto c = in_struct<rdma_ucm_query>(in, in_len);
 		if (cmd == RDMA_USER_CM_CMD_QUERY && c.option != RDMA_USER_CM_QUERY_ADDR)
 			return -ENOSYS; // PATH and GID: AF_IB only, which we do not offer
-		std::size_t need = cmd == RDMA_USER_CM_CMD_QUERY ? sizeof(rdma_ucm_query_addr_resp)
-								  : sizeof(rdma_ucm_query_route_resp);
+		std::size_t need = cmd == RDMA_USER_CM_CMD_QUERY
+				       ? sizeof(rdma_ucm_query_addr_resp)
+				       : sizeof(rdma_ucm_query_route_resp);
 		if (out_len < need)
 			return -ENOSPC;
 		Command k(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, c.id);
@@ -350,10 +369,12 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			return -m.error();
 		uabi_cm_id_info info{};
 		m->read(0, o, info);
-		std::size_t src_len = addr_size(info.src.bytes), dst_len = addr_size(info.dst.bytes);
+		std::size_t src_len = addr_size(info.src.bytes),
+			    dst_len = addr_size(info.dst.bytes);
 		if (cmd == RDMA_USER_CM_CMD_QUERY) {
 			rdma_ucm_query_addr_resp resp{};
-			resp.node_guid = htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
+			resp.node_guid =
+			    htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
 			resp.port_num = info.port_num;
 			resp.pkey = info.pkey;
 			resp.src_size = std::uint16_t(src_len);
@@ -447,8 +468,8 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		return put(c.response, &resp, sizeof(resp));
 	}
 	case RDMA_USER_CM_CMD_GET_EVENT: {
-		constexpr std::size_t kMin = sizeof(rdma_ucm_event_resp) - sizeof(__u32) -
-					     sizeof(rdma_ucm_ece);
+		constexpr std::size_t kMin =
+		    sizeof(rdma_ucm_event_resp) - sizeof(__u32) - sizeof(rdma_ucm_ece);
 		if (out_len < kMin)
 			return -ENOSPC;
 		auto c = in_struct<rdma_ucm_get_event>(in, in_len);

@@ -40,8 +40,8 @@ struct Side {
 	explicit Side(Context &c) : ctx(&c)
 	{
 		Command k(UABI_OBJ_CM_CHANNEL, UABI_METHOD_CREATE);
-		OutAttr o = k.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD,
-						    kMandatory | UABI_ATTR_F_FD);
+		OutAttr o =
+		    k.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
 		Message m = NEED(ctx->call(std::move(k)));
 		ch = m.result(0).out_handle;
 		m.read(0, o, fd);
@@ -165,9 +165,9 @@ TEST_F(Cm, ConnectAcceptEstablishDisconnect)
 	EXPECT_EQ(req.uid, 0x1234u) << "a request carries the listener's uid";
 	EXPECT_NE(req.handle, l) << "and the new ID's handle";
 	EXPECT_EQ(req.conn.qp_num, 0x111u);
-	EXPECT_EQ(std::string(reinterpret_cast<char *>(req.conn.private_data),
-			      req.conn.private_data_len),
-		  "hello");
+	EXPECT_EQ(
+	    std::string(reinterpret_cast<char *>(req.conn.private_data), req.conn.private_data_len),
+	    "hello");
 	EXPECT_FALSE(readable(srv.fd));
 	Handle s = req.handle;
 
@@ -176,9 +176,9 @@ TEST_F(Cm, ConnectAcceptEstablishDisconnect)
 	EXPECT_EQ(rep.event, UABI_CM_EVENT_CONNECT_RESPONSE);
 	EXPECT_EQ(rep.uid, 0x5678u);
 	EXPECT_EQ(rep.conn.qp_num, 0x222u);
-	EXPECT_EQ(std::string(reinterpret_cast<char *>(rep.conn.private_data),
-			      rep.conn.private_data_len),
-		  "world");
+	EXPECT_EQ(
+	    std::string(reinterpret_cast<char *>(rep.conn.private_data), rep.conn.private_data_len),
+	    "world");
 
 	// What each QP is given: the peer's QPN and the peer's send PSN.
 	uabi_cm_qp_attr crtr = cli.qp_attr(c, UABI_QPS_RTR), srtr = srv.qp_attr(s, UABI_QPS_RTR);
@@ -298,7 +298,7 @@ TEST_F(Cm, BadInput)
 	EXPECT_ERRNO(ctx().call(std::move(k)), EINVAL);
 	Side b(open_extra());
 	EXPECT_ERRNO(b.simple(id2, UABI_CM_ID_RESOLVE_ROUTE), ENOENT)
-		<< "another context's ID is not there";
+	    << "another context's ID is not there";
 }
 
 TEST_F(Cm, UdRequestAndAnswer)
@@ -372,7 +372,7 @@ TEST_F(Cm, ListenersConflict)
 	NEED(a.listen(l1));
 	Handle l2 = NEED(b.create());
 	EXPECT_ERRNO(b.bind(l2, ipv4("0.0.0.0", 7013)), EADDRINUSE)
-		<< "another context's listener holds the port";
+	    << "another context's listener holds the port";
 	Handle l3 = NEED(b.create(UABI_CM_PS_IB));
 	EXPECT_OK(b.bind(l3, ipv4("127.0.0.1", 7013))) << "another port space";
 }

@@ -15,8 +15,9 @@
 namespace uabi::legacy
 {
 
-class Ucma {
-public:
+class Ucma
+{
+      public:
 	// A new rdma_cm file of this process: a CM channel in the process's
 	// one context (shared by its rdma_cm files, so that an ID keeps its
 	// number when it moves between them, as ucma's IDs do).
@@ -41,9 +42,9 @@ public:
 
 	struct Shared;
 
-private:
+      private:
 	Ucma(std::shared_ptr<Shared> sh, Handle channel, int fd)
-		: sh_(std::move(sh)), channel_(channel), fd_(fd)
+	    : sh_(std::move(sh)), channel_(channel), fd_(fd)
 	{
 	}
 	long dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
