@@ -44,12 +44,16 @@ constexpr int kMaxFd = 65536;
 // bytes): only that much is read.
 constexpr std::size_t kMaxCommand = 4096;
 
+// A file stays alive while a call on it runs (a thread waiting in
+// GET_EVENT when another closes the fd keeps waiting, as on Linux, where
+// the call holds the file), so calls hold a reference.
 struct Entry {
 	std::unique_ptr<Ucma> u; // serialises its own commands
 	std::atomic<bool> nonblock{false};
 };
 
-std::atomic<Entry *> g_cm[kMaxFd];
+std::atomic<bool> g_is_cm[kMaxFd]; // fast path: most fds are not ours
+std::shared_ptr<Entry> g_cm[kMaxFd];
 std::mutex g_table_lock;
 
 template <class F> F next(const char *name)
@@ -79,9 +83,12 @@ bool is_cm_path(const char *path)
 	return path && !std::strcmp(path, "/dev/infiniband/rdma_cm");
 }
 
-Entry *entry(int fd)
+std::shared_ptr<Entry> entry(int fd)
 {
-	return fd >= 0 && fd < kMaxFd ? g_cm[fd].load(std::memory_order_acquire) : nullptr;
+	if (fd < 0 || fd >= kMaxFd || !g_is_cm[fd].load(std::memory_order_acquire))
+		return nullptr;
+	std::lock_guard<std::mutex> g(g_table_lock);
+	return g_cm[fd];
 }
 
 int open_cm(int flags)
@@ -100,17 +107,20 @@ int open_cm(int flags)
 		errno = EMFILE;
 		return -1;
 	}
-	auto *e = new Entry;
+	auto e = std::make_shared<Entry>();
 	e->u = std::move(*u);
 	e->nonblock = (flags & O_NONBLOCK) != 0;
 	std::lock_guard<std::mutex> g(g_table_lock);
-	g_cm[fd].store(e, std::memory_order_release);
+	g_cm[fd] = std::move(e);
+	g_is_cm[fd].store(true, std::memory_order_release);
 	return fd;
 }
 
 Ucma *resolve(int fd, int *err)
 {
-	if (Entry *e = entry(fd))
+	// The caller (a write on another of our fds) holds that file; this
+	// one stays in the table while the program does not close it.
+	if (auto e = entry(fd))
 		return e->u.get();
 	*err = ::fcntl(fd, F_GETFD) < 0 ? ENOENT : EINVAL;
 	return nullptr;
@@ -209,7 +219,7 @@ __attribute__((visibility("default"))) int __openat_2(int dirfd, const char *pat
 
 __attribute__((visibility("default"))) ssize_t write(int fd, const void *buf, size_t count)
 {
-	Entry *e = entry(fd);
+	std::shared_ptr<Entry> e = entry(fd);
 	if (!e) {
 		REAL(write, write_t);
 		return real_write(fd, buf, count);
@@ -253,7 +263,7 @@ __attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
-	if (Entry *e = entry(fd)) {
+	if (auto e = entry(fd)) {
 		// The fd shares its open file with the channel's own (which the
 		// host may keep non-blocking): O_NONBLOCK is kept to ourselves.
 		if (cmd == F_GETFL)
@@ -272,7 +282,7 @@ __attribute__((visibility("default"))) int fstat(int fd, struct stat *st)
 {
 	REAL(fstat, fstat_t);
 	int r = real_fstat(fd, st);
-	if (!r && entry(fd))
+	if (!r && fd >= 0 && fd < kMaxFd && g_is_cm[fd].load(std::memory_order_acquire))
 		as_chardev(st);
 	return r;
 }
@@ -281,7 +291,7 @@ __attribute__((visibility("default"))) int fstat64(int fd, struct stat64 *st)
 {
 	REAL(fstat64, fstat64_t);
 	int r = real_fstat64(fd, st);
-	if (!r && entry(fd))
+	if (!r && fd >= 0 && fd < kMaxFd && g_is_cm[fd].load(std::memory_order_acquire))
 		as_chardev(st);
 	return r;
 }
@@ -290,7 +300,7 @@ __attribute__((visibility("default"))) int __fxstat(int ver, int fd, struct stat
 {
 	REAL(__fxstat, fxstat_t);
 	int r = real___fxstat(ver, fd, st);
-	if (!r && entry(fd))
+	if (!r && fd >= 0 && fd < kMaxFd && g_is_cm[fd].load(std::memory_order_acquire))
 		as_chardev(st);
 	return r;
 }
@@ -299,7 +309,7 @@ __attribute__((visibility("default"))) int __fxstat64(int ver, int fd, struct st
 {
 	REAL(__fxstat64, fxstat64_t);
 	int r = real___fxstat64(ver, fd, st);
-	if (!r && entry(fd))
+	if (!r && fd >= 0 && fd < kMaxFd && g_is_cm[fd].load(std::memory_order_acquire))
 		as_chardev(st);
 	return r;
 }
@@ -307,12 +317,16 @@ __attribute__((visibility("default"))) int __fxstat64(int ver, int fd, struct st
 __attribute__((visibility("default"))) int close(int fd)
 {
 	REAL(close, close_t);
-	if (Entry *e = entry(fd)) {
+	if (fd >= 0 && fd < kMaxFd && g_is_cm[fd].load(std::memory_order_acquire)) {
+		std::shared_ptr<Entry> e;
 		{
 			std::lock_guard<std::mutex> g(g_table_lock);
-			g_cm[fd].store(nullptr, std::memory_order_release);
+			e = std::move(g_cm[fd]);
+			g_is_cm[fd].store(false, std::memory_order_release);
 		}
-		delete e; // closes the context: its IDs go, their peers are told
+		// The last reference closes the file: its IDs go, their peers
+		// are told (now, unless a call on it is still running).
+		e.reset();
 	}
 	return real_close(fd);
 }
