@@ -10,6 +10,8 @@
 #include <rdma/rdma_user_cm.h>
 #include <rdma/uabi.h>
 
+#include <ifaddrs.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -33,6 +35,35 @@ std::size_t addr_size(const void *p)
 	std::uint16_t f;
 	std::memcpy(&f, p, sizeof(f));
 	return f == kAfInet ? kSockaddrIn : f == kAfInet6 ? kSockaddrIn6 : 0;
+}
+
+// Is the IP address of @a this host's (loopback, or an interface's)?  The
+// wildcard counts as local.  Every local address is our one device's.
+bool is_local(const uabi_cm_addr &a)
+{
+	std::uint16_t f;
+	std::memcpy(&f, a.bytes, sizeof(f));
+	const std::uint8_t *ip = a.bytes + (f == kAfInet ? 4 : 8);
+	std::size_t len = f == kAfInet ? 4 : f == kAfInet6 ? 16 : 0;
+	if (!len)
+		return false;
+	static const std::uint8_t zero[16] = {}, loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+							     0, 0, 0, 0, 0, 0, 0, 1};
+	if (!std::memcmp(ip, zero, len) || (f == kAfInet && ip[0] == 127) ||
+	    (f == kAfInet6 && !std::memcmp(ip, loop6, 16)))
+		return true;
+	ifaddrs *list = nullptr;
+	if (::getifaddrs(&list) != 0)
+		return true; // cannot tell: take it as ours, as before
+	bool found = false;
+	for (ifaddrs *i = list; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != f)
+			continue;
+		const auto *b = reinterpret_cast<const std::uint8_t *>(i->ifa_addr);
+		found = !std::memcmp(b + (f == kAfInet ? 4 : 8), ip, len);
+	}
+	::freeifaddrs(list);
+	return found;
 }
 
 uabi_cm_addr to_addr(const void *p, std::size_t len)
@@ -315,6 +346,9 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			id = c.id;
 			a = to_addr(&c.addr, c.addr_size);
 		}
+		// No interface has it: rdma_translate_ip()'s answer.
+		if (!is_local(a))
+			return -EADDRNOTAVAIL;
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, id);
 		k.add_in(UABI_ATTR_CM_ID_ADDR, a);
 		return status(ctx_.call(std::move(k)));
@@ -344,6 +378,8 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			r.timeout_ms = c.timeout_ms;
 			id = c.id;
 		}
+		if (!is_local(r.dst))
+			r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
 		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
 		return status(ctx_.call(std::move(k)));

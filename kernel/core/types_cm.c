@@ -607,6 +607,8 @@ static int id_resolve_addr(struct uabi_call *call)
 	int ret = 0;
 
 	uabi_attr_get(call, UABI_ATTR_CM_ID_RESOLVE, &r, sizeof(r));
+	if (r.flags & ~UABI_CM_RESOLVE_F_NOT_LOCAL)
+		return -EINVAL;
 	if (!addr_valid(&r.dst) || (addr_family(&r.src) && !addr_valid(&r.src)))
 		return -EAFNOSUPPORT;
 	if (addr_family(&r.src) && addr_family(&r.src) != addr_family(&r.dst))
@@ -617,6 +619,11 @@ static int id_resolve_addr(struct uabi_call *call)
 	if (id->state != UABI_CM_IDLE && id->state != UABI_CM_BOUND &&
 	    id->state != UABI_CM_ADDR_RESOLVED) {
 		ret = -EINVAL;
+		goto out;
+	}
+	if (r.flags & UABI_CM_RESOLVE_F_NOT_LOCAL) {
+		/* no device of ours behind that address, as Linux answers */
+		cm_push(id, UABI_CM_EVENT_ADDR_ERROR, -ENODEV, NULL);
 		goto out;
 	}
 	if (id->state == UABI_CM_IDLE) {

@@ -89,6 +89,34 @@ rping-ipv6)
 	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
 	[[ $(grep -c 'ping data: rdma-ping-' "$dir/client.out") == 10 ]] || fail "10 pings"
 	;;
+host-address)
+	# This host's own address resolves to the device too.
+	need rping
+	ip=$(hostname -I 2>/dev/null | awk '{print $1}')
+	[[ -n $ip ]] || { echo "SKIP: no address on any interface"; exit 77; }
+	server server 30 rping -s -a "$ip" -p 7006 -v -C 5
+	client client 30 rping -c -a "$ip" -p 7006 -v -C 5
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	[[ $(grep -c 'ping data: rdma-ping-' "$dir/client.out") == 5 ]] || fail "5 pings"
+	;;
+not-local)
+	# An address of no interface here: ADDR_ERROR (-ENODEV), and binding
+	# to one EADDRNOTAVAIL, as Linux answers for an address without an
+	# RDMA device.  198.51.100.0/24 is TEST-NET-2.
+	need rping
+	if hostname -I 2>/dev/null | grep -qw '198.51.100.77'; then
+		echo "SKIP: 198.51.100.77 is local here"; exit 77
+	fi
+	client client 30 rping -c -a 198.51.100.77 -p 7007 -C 1
+	((crc != 0)) || fail "rping connected to a non-local address"
+	grep -q 'RDMA_CM_EVENT_ADDR_ERROR, error -19' "$dir/client.err" || fail "no ADDR_ERROR -19"
+	client server 30 rping -s -a 198.51.100.77 -p 7007 -C 1
+	((crc != 0)) || fail "rping bound a non-local address"
+	grep -q 'rdma_bind_addr: Cannot assign requested address' "$dir/server.err" ||
+		fail "bind: not EADDRNOTAVAIL"
+	no_objects
+	;;
 no-listener)
 	need rping
 	client client 30 rping -c -a 127.0.0.1 -p 7002 -C 1

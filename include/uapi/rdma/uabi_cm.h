@@ -107,11 +107,17 @@ struct uabi_cm_conn_param {
 UABI_ASSERT_SIZE(struct uabi_cm_conn_param, 272);
 UABI_ASSERT_OFFSET(struct uabi_cm_conn_param, private_data_len, 264);
 
+/* uabi_cm_resolve.flags: the caller found @dst on no interface of this
+ * host (the core cannot look): ADDR_ERROR (-ENODEV) instead. */
+enum {
+	UABI_CM_RESOLVE_F_NOT_LOCAL = 1u << 0,
+};
+
 struct uabi_cm_resolve {
 	struct uabi_cm_addr src;	/* family 0: any */
 	struct uabi_cm_addr dst;
 	__u32 timeout_ms;
-	__u32 reserved;
+	__u32 flags;			/* UABI_CM_RESOLVE_F_* */
 };
 UABI_ASSERT_SIZE(struct uabi_cm_resolve, 264);
 
