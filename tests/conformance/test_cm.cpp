@@ -376,3 +376,23 @@ TEST_F(Cm, ListenersConflict)
 	Handle l3 = NEED(b.create(UABI_CM_PS_IB));
 	EXPECT_OK(b.bind(l3, ipv4("127.0.0.1", 7013))) << "another port space";
 }
+
+TEST_F(Cm, NotLocalIsAnAddressError)
+{
+	Side a(ctx());
+	Handle id = NEED(a.create());
+	uabi_cm_resolve r{};
+	r.dst = ipv4("198.51.100.77", 7014);
+	r.flags = UABI_CM_RESOLVE_F_NOT_LOCAL;
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+	k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+	NEED(ctx().call(std::move(k)));
+	uabi_cm_event ev = NEED(a.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_ADDR_ERROR);
+	EXPECT_EQ(ev.status, -ENODEV);
+	EXPECT_ERRNO(a.simple(id, UABI_CM_ID_RESOLVE_ROUTE), EINVAL) << "nothing was resolved";
+	r.flags = 0x80;
+	Command k2(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+	k2.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+	EXPECT_ERRNO(ctx().call(std::move(k2)), EINVAL) << "unknown flag";
+}
