@@ -32,6 +32,11 @@ if(TARGET uabi_umad)
   install(TARGETS uabi_umad
     LIBRARY DESTINATION ${UABI_INSTALL_VERBSDIR} COMPONENT runtime)
 endif()
+# The ucma shim it preloads for librdmacm (docs/cm.md).
+if(TARGET uabi_rdmacm)
+  install(TARGETS uabi_rdmacm
+    LIBRARY DESTINATION ${UABI_INSTALL_VERBSDIR} COMPONENT runtime)
+endif()
 
 # libuabi for new-uAPI programs: the library, its headers (<uabi/*.hpp> and
 # the uAPI's <rdma/uabi*.h>), and the files that find them.

@@ -14,6 +14,7 @@ set -euo pipefail
 userspace=(cmake ninja-build g++ clang libclang-rt-14-dev
 	   libgtest-dev libgmock-dev libbenchmark-dev
 	   libibverbs-dev ibverbs-utils perftest infiniband-diags srptools
+	   rdmacm-utils
 	   util-linux procps iproute2 python3
 	   dpkg-dev pkg-config man-db bsdextrautils)
 kernel=(linux-headers-amd64 linux-image-amd64 qemu-system-x86

@@ -21,6 +21,7 @@ int uabi_device_register(struct uabi_device *dev)
 	INIT_LIST_HEAD(&dev->rcv_qps);
 	INIT_LIST_HEAD(&dev->contexts);
 	INIT_LIST_HEAD(&dev->users);
+	INIT_LIST_HEAD(&dev->cm_ids);
 	mutex_lock(&devices_lock);
 	for (i = 0; i < UABI_MAX_DEVICES; i++) {
 		if (!devices[i]) {

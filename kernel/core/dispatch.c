@@ -42,6 +42,8 @@ const struct uabi_object_def *uabi_object_def(struct uabi_device *dev, u16 type)
 		[UABI_OBJ_AH] = &uabi_type_ah,
 		[UABI_OBJ_XRCD] = &uabi_type_xrcd,
 		[UABI_OBJ_MW] = &uabi_type_mw,
+		[UABI_OBJ_CM_CHANNEL] = &uabi_type_cm_channel,
+		[UABI_OBJ_CM_ID] = &uabi_type_cm_id,
 	};
 	u16 i;
 

@@ -137,6 +137,7 @@ static void table_remove(struct uabi_uobject *uobj)
  * (uabid holds them all in one process), so they are bounded too.
  */
 #define UABI_MAX_CHANNELS_PER_USER 1024
+#define UABI_MAX_CM_IDS_PER_USER 65536
 
 u32 uabi_user_limit(const struct uabi_device *dev, u16 type)
 {
@@ -161,7 +162,10 @@ u32 uabi_user_limit(const struct uabi_device *dev, u16 type)
 		return a->max_mw;
 	case UABI_OBJ_COMP_CHANNEL:
 	case UABI_OBJ_ASYNC_EVENT:
+	case UABI_OBJ_CM_CHANNEL:
 		return UABI_MAX_CHANNELS_PER_USER;
+	case UABI_OBJ_CM_ID:
+		return UABI_MAX_CM_IDS_PER_USER;
 	}
 	return U32_MAX;
 }

@@ -140,6 +140,11 @@ std::string umad_library_under(const std::string &prefix)
 	return join(prefix, UABI_REL_VERBSDIR "/libuabi_umad.so");
 }
 
+std::string rdmacm_library_under(const std::string &prefix)
+{
+	return join(prefix, UABI_REL_VERBSDIR "/libuabi_rdmacm.so");
+}
+
 std::string inproc_module_under(const std::string &prefix)
 {
 	return join(prefix, UABI_REL_VERBSDIR "/libuabi_inproc.so");

@@ -25,6 +25,7 @@ std::string install_prefix(std::string *where = nullptr);
 std::string daemon_under(const std::string &prefix);
 std::string verbs_library_under(const std::string &prefix);
 std::string umad_library_under(const std::string &prefix);
+std::string rdmacm_library_under(const std::string &prefix);
 std::string inproc_module_under(const std::string &prefix);
 
 } // namespace uabi::paths

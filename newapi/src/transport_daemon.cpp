@@ -895,13 +895,14 @@ int DaemonTransport::execute_slot(std::span<std::byte> msg)
 }
 
 // Our copies of event queue fds live as long as their objects: remember
-// the fd a COMP_CHANNEL / ASYNC_EVENT CREATE returned, close it when a
+// the fd a COMP_CHANNEL / ASYNC_EVENT / CM_CHANNEL CREATE returned, close it when a
 // DESTROY of that handle succeeds.
 void DaemonTransport::track_event_fds(std::span<std::byte> msg)
 {
 	const std::byte *p = msg.data();
 	auto is_evq = [](std::uint16_t o) {
-		return o == UABI_OBJ_COMP_CHANNEL || o == UABI_OBJ_ASYNC_EVENT;
+		return o == UABI_OBJ_COMP_CHANNEL || o == UABI_OBJ_ASYNC_EVENT ||
+		       o == UABI_OBJ_CM_CHANNEL;
 	};
 	std::size_t fdi = 0;
 	for (std::size_t k = 0; k < cmd_off_.size(); k++) {

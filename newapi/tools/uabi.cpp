@@ -35,7 +35,7 @@ bool g_json = false;
 
 const char *const kTypeNames[16] = {
 	"?",   "device", "pd",	 "mr", "cq",	 "comp_channel", "async_event", "qp",
-	"srq", "ah",	 "xrcd", "mw", "type12", "type13",	 "type14",	"type15"};
+	"srq", "ah",	 "xrcd", "mw", "cm_channel", "cm_id",	 "type14",	"type15"};
 
 const char *qp_type_name(std::uint32_t t)
 {
@@ -567,6 +567,33 @@ bool umad_library(std::string *out)
 	return true;
 }
 
+// The ucma shim `uabi run` preloads for librdmacm (docs/cm.md): the same
+// rules, UABI_RDMACM_LIB overriding (empty: none).
+bool rdmacm_library(std::string *out)
+{
+	if (const char *lib = std::getenv("UABI_RDMACM_LIB")) {
+		*out = lib;
+		return true;
+	}
+	if (*UABI_RDMACM_LIB && paths::in_build_tree()) {
+		*out = UABI_RDMACM_LIB;
+		return true;
+	}
+	std::string prefix = paths::install_prefix();
+	if (prefix.empty()) {
+		out->clear();
+		return true;
+	}
+	std::string lib = paths::rdmacm_library_under(prefix);
+	if (::access(lib.c_str(), R_OK) != 0) {
+		std::fprintf(stderr, "uabi: run: the ucma shim %s: %s\n", lib.c_str(),
+			     std::strerror(errno));
+		return false;
+	}
+	*out = lib;
+	return true;
+}
+
 int cmd_run(char **argv)
 {
 	if (!argv || !argv[0]) {
@@ -602,6 +629,11 @@ int cmd_run(char **argv)
 		return kExitFail;
 	if (!umad_lib.empty())
 		preload += (preload.empty() ? "" : ":") + umad_lib;
+	std::string rdmacm_lib;
+	if (!rdmacm_library(&rdmacm_lib))
+		return kExitFail;
+	if (!rdmacm_lib.empty())
+		preload += (preload.empty() ? "" : ":") + rdmacm_lib;
 	if (const char *old = std::getenv("LD_PRELOAD"); old && *old)
 		preload += (preload.empty() ? "" : ":") + std::string(old);
 	if (!preload.empty())

@@ -67,6 +67,17 @@ void populate(Context &c, const TempFile &f, std::uint32_t shared_qpn)
 	NEED(c.create_qp(qc));
 	NEED(c.create_ah(pd, local_av()));
 
+	// The connection manager: a channel and a listening ID on it.
+	Command cmch(UABI_OBJ_CM_CHANNEL, UABI_METHOD_CREATE);
+	cmch.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
+	Handle chan = NEED(c.call(std::move(cmch))).result(0).out_handle;
+	uabi_cm_id_create cc{};
+	cc.ps = UABI_CM_PS_TCP;
+	Command id(UABI_OBJ_CM_ID, UABI_METHOD_CREATE);
+	id.add_handle(UABI_ATTR_CM_ID_CHANNEL, chan).add_in(UABI_ATTR_CM_ID_CREATE, cc);
+	Handle cm = NEED(c.call(std::move(id))).result(0).out_handle;
+	NEED(c.call(Command(UABI_OBJ_CM_ID, UABI_CM_ID_LISTEN, cm)));
+
 	// XRC: a private domain with an XRC SRQ and its own receive QP, and
 	// the shared domain with a registration on someone else's QP.
 	Handle anon = NEED(c.open_xrcd(-1, 0));

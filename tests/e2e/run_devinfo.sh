@@ -4,9 +4,10 @@
 # exit status 0, nothing on stderr, and the device's attributes as the
 # software device has them (one ACTIVE port, LID 1, the GID from the node
 # GUID, MTU 4096, XRC among the capabilities).  And what a program that
-# needs the RDMA connection manager sees (librdmacm, which we do not
-# provide, starts by asking libibverbs where sysfs is): perftest's
-# `ib_send_bw -R` must fail with its own error, not crash.
+# needs the RDMA connection manager sees with the drop-in library alone,
+# without the ucma shim `uabi run` adds (docs/cm.md; librdmacm starts by
+# asking libibverbs where sysfs is): perftest's `ib_send_bw -R` must fail
+# with its own error, not crash.
 #
 #   run_devinfo.sh LIB UABI_TOOL
 set -u

@@ -93,7 +93,8 @@ const char *object_name(unsigned type)
 {
 	static const char *const names[] = {"?",   "device",	   "pd",	  "mr",
 					    "cq",  "comp_channel", "async_event", "qp",
-					    "srq", "ah",	   "xrcd",	  "mw"};
+					    "srq", "ah",	   "xrcd",	  "mw",
+					    "cm_channel", "cm_id"};
 	return type < std::size(names) ? names[type] : "?";
 }
 

@@ -31,6 +31,9 @@ Result<Entered> prepare_for_run(Backend b)
 	NodeSources src;
 	if (b == Backend::Kernel)
 		src.uverbs = UABI_DEVICE_PATH;
+	// librdmacm's node: `uabi run` preloads the ucma shim, which serves
+	// its opens by path (docs/cm.md); the node makes it visible.
+	src.rdma_cm = "/dev/null";
 	auto tree = make_tree(snap, src);
 	if (!tree)
 		return make_error(tree.error());

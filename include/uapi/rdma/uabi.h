@@ -24,6 +24,7 @@
 #include <rdma/uabi_msg.h>
 #include <rdma/uabi_cmds.h>
 #include <rdma/uabi_verbs.h>
+#include <rdma/uabi_cm.h>
 #include <rdma/uabi_ioctl.h>
 
 #endif /* RDMA_UABI_H */

@@ -25,6 +25,8 @@ enum uabi_object {
 	UABI_OBJ_AH = 9,
 	UABI_OBJ_XRCD = 10,
 	UABI_OBJ_MW = 11,
+	UABI_OBJ_CM_CHANNEL = 12,
+	UABI_OBJ_CM_ID = 13,
 	UABI_OBJ_MAX_CORE,
 };
 
@@ -188,6 +190,52 @@ enum {
 	UABI_ATTR_MW_MR,		/* BIND: in handle */
 	UABI_ATTR_MW_QP,		/* BIND: in handle */
 	UABI_ATTR_MW_BIND,		/* BIND: in struct uabi_mw_bind */
+};
+
+/* ------------------------------------------------------------ CM channel */
+/* CREATE hands out a pollable fd, readable while events are pending
+ * (<rdma/uabi_cm.h>, docs/cm.md).  GET_EVENT takes the oldest event:
+ * -EAGAIN when there is none; a connect request creates the new CM ID in
+ * the caller's context (its handle is in the event). */
+enum {
+	UABI_CM_CHANNEL_GET_EVENT = UABI_METHOD_OBJECT_FIRST,
+};
+
+enum {
+	UABI_ATTR_CM_CHANNEL_FD = 1,	/* CREATE: out __s32 (UABI_ATTR_F_FD) */
+	UABI_ATTR_CM_CHANNEL_EVENT,	/* GET_EVENT: out struct uabi_cm_event */
+};
+
+/* ----------------------------------------------------------------- CM ID */
+/* CREATE (CHANNEL, ID_CREATE in), QUERY (ID_INFO out), DESTROY (ID_INFO
+ * out: events_reported is final, the ID's pending events are dropped). */
+enum {
+	UABI_CM_ID_BIND = UABI_METHOD_OBJECT_FIRST, /* ADDR in */
+	UABI_CM_ID_RESOLVE_ADDR,	/* RESOLVE in */
+	UABI_CM_ID_RESOLVE_ROUTE,	/* no attributes */
+	UABI_CM_ID_LISTEN,		/* BACKLOG in */
+	UABI_CM_ID_CONNECT,		/* CONN in */
+	UABI_CM_ID_ACCEPT,		/* CONN in, UID in (optional) */
+	UABI_CM_ID_REJECT,		/* REJECT in */
+	UABI_CM_ID_DISCONNECT,		/* no attributes */
+	UABI_CM_ID_INIT_QP_ATTR,	/* QP_STATE in, QP_ATTR out */
+	UABI_CM_ID_NOTIFY,		/* EVENT_TYPE in */
+	UABI_CM_ID_MIGRATE,		/* CHANNEL in (of the same context), ID_INFO out */
+};
+
+enum {
+	UABI_ATTR_CM_ID_CHANNEL = 1,	/* CREATE: in handle */
+	UABI_ATTR_CM_ID_CREATE,		/* CREATE: in struct uabi_cm_id_create */
+	UABI_ATTR_CM_ID_INFO,		/* out struct uabi_cm_id_info */
+	UABI_ATTR_CM_ID_ADDR,		/* in struct uabi_cm_addr */
+	UABI_ATTR_CM_ID_RESOLVE,	/* in struct uabi_cm_resolve */
+	UABI_ATTR_CM_ID_BACKLOG,	/* in __u32 */
+	UABI_ATTR_CM_ID_CONN,		/* in struct uabi_cm_conn_param */
+	UABI_ATTR_CM_ID_UID,		/* in __u64 */
+	UABI_ATTR_CM_ID_REJECT,		/* in struct uabi_cm_reject */
+	UABI_ATTR_CM_ID_QP_STATE,	/* in __u32 UABI_QPS_* */
+	UABI_ATTR_CM_ID_QP_ATTR,	/* out struct uabi_cm_qp_attr */
+	UABI_ATTR_CM_ID_EVENT_TYPE,	/* in __u32 */
 };
 
 #endif /* RDMA_UABI_CMDS_H */

@@ -407,6 +407,7 @@ struct uabi_device {
 	struct list_head rcv_qps;	/* struct uabi_qp with type XRC_RECV */
 	struct list_head contexts;	/* for async events to every context */
 	struct list_head users;		/* struct uabi_user */
+	struct list_head cm_ids;	/* every CM ID (types_cm.c), under lock */
 	atomic_t counts[16];
 	atomic_t num_contexts;
 	u32 last_context_id;		/* under lock */
@@ -583,6 +584,8 @@ extern const struct uabi_object_def uabi_type_srq;
 extern const struct uabi_object_def uabi_type_ah;
 extern const struct uabi_object_def uabi_type_xrcd;
 extern const struct uabi_object_def uabi_type_mw;
+extern const struct uabi_object_def uabi_type_cm_channel;
+extern const struct uabi_object_def uabi_type_cm_id;
 
 /* XRC (types_xrcd.c) */
 /* Registers the calling context on receive QP *qpn of @xrcd, creating it

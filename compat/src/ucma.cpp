@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The ucma write() ABI onto the uAPI's CM objects (docs/cm.md).  Each
+// command is checked as Linux's ucma checks it (the errno it answers for
+// bad input), then becomes one uAPI command on the CM ID or the channel.
+#include <uabi/legacy.hpp>
+#include <uabi/ucma.hpp>
+
+#include <rdma/ib_user_sa.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_cm.h>
+#include <rdma/uabi.h>
+
+#include <ifaddrs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+namespace uabi::legacy
+{
+
+namespace
+{
+
+constexpr std::uint16_t kAfInet = 2, kAfInet6 = 10;
+constexpr std::size_t kSockaddrIn = 16, kSockaddrIn6 = 28;
+
+// The bytes of the sockaddr at @p that its family says it has (0: a family
+// Linux's rdma_addr_size() does not know).
+std::size_t addr_size(const void *p)
+{
+	std::uint16_t f;
+	std::memcpy(&f, p, sizeof(f));
+	return f == kAfInet ? kSockaddrIn : f == kAfInet6 ? kSockaddrIn6 : 0;
+}
+
+// Is the IP address of @a this host's (loopback, or an interface's)?  The
+// wildcard counts as local.  Every local address is our one device's.
+bool is_local(const uabi_cm_addr &a)
+{
+	std::uint16_t f;
+	std::memcpy(&f, a.bytes, sizeof(f));
+	const std::uint8_t *ip = a.bytes + (f == kAfInet ? 4 : 8);
+	std::size_t len = f == kAfInet ? 4 : f == kAfInet6 ? 16 : 0;
+	if (!len)
+		return false;
+	static const std::uint8_t zero[16] = {}, loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+							     0, 0, 0, 0, 0, 0, 0, 1};
+	if (!std::memcmp(ip, zero, len) || (f == kAfInet && ip[0] == 127) ||
+	    (f == kAfInet6 && !std::memcmp(ip, loop6, 16)))
+		return true;
+	ifaddrs *list = nullptr;
+	if (::getifaddrs(&list) != 0)
+		return true; // cannot tell: take it as ours, as before
+	bool found = false;
+	for (ifaddrs *i = list; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != f)
+			continue;
+		const auto *b = reinterpret_cast<const std::uint8_t *>(i->ifa_addr);
+		found = !std::memcmp(b + (f == kAfInet ? 4 : 8), ip, len);
+	}
+	::freeifaddrs(list);
+	return found;
+}
+
+uabi_cm_addr to_addr(const void *p, std::size_t len)
+{
+	uabi_cm_addr a{};
+	std::memcpy(a.bytes, p, std::min(len, sizeof(a.bytes)));
+	return a;
+}
+
+// A command struct from the bytes the caller wrote: what is missing reads
+// as zero (Linux copies the whole struct; librdmacm always sends it).
+template <class T> T in_struct(const std::byte *in, std::size_t in_len)
+{
+	T v{};
+	std::memcpy(&v, in, std::min(in_len, sizeof(T)));
+	return v;
+}
+
+long put(std::uint64_t to, const void *src, std::size_t len)
+{
+	return copy_to_user(to, src, len) ? -EFAULT : 0;
+}
+
+ib_uverbs_ah_attr legacy_ah(const uabi_ah_attr &a)
+{
+	ib_uverbs_ah_attr o{};
+	std::memcpy(o.grh.dgid, a.grh.dgid, sizeof(o.grh.dgid));
+	o.grh.flow_label = a.grh.flow_label;
+	o.grh.sgid_index = a.grh.sgid_index;
+	o.grh.hop_limit = a.grh.hop_limit;
+	o.grh.traffic_class = a.grh.traffic_class;
+	o.dlid = a.dlid;
+	o.sl = a.sl;
+	o.src_path_bits = a.src_path_bits;
+	o.static_rate = a.static_rate;
+	o.is_global = a.is_global;
+	o.port_num = a.port_num;
+	return o;
+}
+
+ib_uverbs_qp_attr legacy_qp_attr(const uabi_cm_qp_attr &r)
+{
+	const uabi_qp_attr &a = r.attr;
+	ib_uverbs_qp_attr o{};
+	o.qp_attr_mask = r.mask;
+	o.qp_state = a.qp_state;
+	o.cur_qp_state = a.cur_qp_state;
+	o.path_mtu = a.path_mtu;
+	o.path_mig_state = a.path_mig_state;
+	o.qkey = a.qkey;
+	o.rq_psn = a.rq_psn;
+	o.sq_psn = a.sq_psn;
+	o.dest_qp_num = a.dest_qp_num;
+	o.qp_access_flags = a.qp_access_flags;
+	o.ah_attr = legacy_ah(a.ah_attr);
+	o.alt_ah_attr = legacy_ah(a.alt_ah_attr);
+	o.pkey_index = a.pkey_index;
+	o.alt_pkey_index = a.alt_pkey_index;
+	o.max_rd_atomic = a.max_rd_atomic;
+	o.max_dest_rd_atomic = a.max_dest_rd_atomic;
+	o.min_rnr_timer = a.min_rnr_timer;
+	o.port_num = a.port_num;
+	o.timeout = a.timeout;
+	o.retry_cnt = a.retry_cnt;
+	o.rnr_retry = a.rnr_retry;
+	return o;
+}
+
+// Where the ID sits in each command that names one (SIZE_MAX: none).
+std::size_t id_offset(std::uint32_t cmd)
+{
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		return offsetof(rdma_ucm_destroy_id, id);
+	case RDMA_USER_CM_CMD_BIND_IP:
+		return offsetof(rdma_ucm_bind_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		return offsetof(rdma_ucm_resolve_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		return offsetof(rdma_ucm_resolve_route, id);
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+	case RDMA_USER_CM_CMD_QUERY:
+		return offsetof(rdma_ucm_query, id);
+	case RDMA_USER_CM_CMD_CONNECT:
+		return offsetof(rdma_ucm_connect, id);
+	case RDMA_USER_CM_CMD_LISTEN:
+		return offsetof(rdma_ucm_listen, id);
+	case RDMA_USER_CM_CMD_ACCEPT:
+		return offsetof(rdma_ucm_accept, id);
+	case RDMA_USER_CM_CMD_REJECT:
+		return offsetof(rdma_ucm_reject, id);
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		return offsetof(rdma_ucm_disconnect, id);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR:
+		return offsetof(rdma_ucm_init_qp_attr, id);
+	case RDMA_USER_CM_CMD_SET_OPTION:
+		return offsetof(rdma_ucm_set_option, id);
+	case RDMA_USER_CM_CMD_NOTIFY:
+		return offsetof(rdma_ucm_notify, id);
+	case RDMA_USER_CM_CMD_BIND:
+		return offsetof(rdma_ucm_bind, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+		return offsetof(rdma_ucm_resolve_addr, id);
+	}
+	return SIZE_MAX;
+}
+
+// The answer's least size, checked before the ID as Linux does (0: none).
+std::size_t min_out(std::uint32_t cmd)
+{
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		return sizeof(rdma_ucm_destroy_id_resp);
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+		return sizeof(rdma_ucm_query_route_resp);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR:
+		return sizeof(ib_uverbs_qp_attr);
+	}
+	return 0;
+}
+
+// The uAPI's status of a command as the negative errno write() returns.
+template <class T> long status(const Result<T> &r)
+{
+	return r ? 0 : -long(r.error());
+}
+
+} // namespace
+
+// The process's context for its rdma_cm files, and which file each ID is
+// on.  `m` serialises every command of the process (the dispatcher's
+// try-locks would answer EBUSY to two threads on one ID).
+struct Ucma::Shared {
+	explicit Shared(Context c) : ctx(std::move(c)) {}
+	Context ctx;
+	std::mutex m;
+	std::map<std::uint32_t, const Ucma *> owner;
+};
+
+namespace
+{
+std::mutex g_shared_lock;
+std::weak_ptr<Ucma::Shared> g_shared;
+pid_t g_shared_pid;
+} // namespace
+
+Result<std::unique_ptr<Ucma>> Ucma::open()
+{
+	std::shared_ptr<Shared> sh;
+	{
+		std::lock_guard<std::mutex> g(g_shared_lock);
+		// A forked child opens a context of its own.
+		if (g_shared_pid == ::getpid())
+			sh = g_shared.lock();
+		if (!sh) {
+			auto ctx = Context::open();
+			if (!ctx)
+				return make_error(ctx.error());
+			sh = std::make_shared<Shared>(std::move(*ctx));
+			g_shared = sh;
+			g_shared_pid = ::getpid();
+		}
+	}
+	std::lock_guard<std::mutex> g(sh->m);
+	Command c(UABI_OBJ_CM_CHANNEL, UABI_METHOD_CREATE);
+	OutAttr fd = c.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
+	auto m = sh->ctx.call(std::move(c));
+	if (!m)
+		return make_error(m.error());
+	std::int32_t v = -1;
+	if (!m->read(0, fd, v) || v < 0)
+		return make_error(EIO);
+	Handle ch = m->result(0).out_handle;
+	return std::unique_ptr<Ucma>(new Ucma(sh, ch, v));
+}
+
+Ucma::~Ucma()
+{
+	std::lock_guard<std::mutex> g(sh_->m);
+	for (auto it = sh_->owner.begin(); it != sh_->owner.end();) {
+		if (it->second == this) {
+			(void)sh_->ctx.destroy(UABI_OBJ_CM_ID, it->first);
+			it = sh_->owner.erase(it);
+		} else {
+			++it;
+		}
+	}
+	(void)sh_->ctx.destroy(UABI_OBJ_CM_CHANNEL, channel_);
+}
+
+long Ucma::owns(std::uint32_t id) const
+{
+	auto it = sh_->owner.find(id);
+	if (it == sh_->owner.end())
+		return -ENOENT;
+	return it->second == this ? 0 : -EINVAL;
+}
+
+long Ucma::execute(const std::byte *buf, std::size_t len, Resolver resolve) noexcept
+{
+	rdma_ucm_cmd_hdr hdr;
+	if (len < sizeof(hdr))
+		return -EINVAL;
+	std::memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.cmd > RDMA_USER_CM_CMD_JOIN_MCAST) // the last one Linux 6.1 knows
+		return -EINVAL;
+	std::size_t in_len = std::min<std::size_t>(hdr.in, len - sizeof(hdr));
+	std::lock_guard<std::mutex> g(sh_->m);
+	long r = dispatch(hdr.cmd, buf + sizeof(hdr), in_len, hdr.out, resolve);
+	return r < 0 ? r : long(len);
+}
+
+long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
+		    std::uint16_t out_len, Resolver resolve)
+{
+	Context &ctx_ = sh_->ctx;
+	// The ID must be one of this file's.
+	if (std::size_t off = id_offset(cmd); off != SIZE_MAX) {
+		if (out_len < min_out(cmd))
+			return -ENOSPC;
+		std::uint32_t id = 0;
+		if (in_len >= off + sizeof(id))
+			std::memcpy(&id, in + off, sizeof(id));
+		if (long e = owns(id))
+			return e;
+	}
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID: {
+		if (out_len < sizeof(rdma_ucm_create_id_resp))
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_create_id>(in, in_len);
+		uabi_cm_id_create cr{};
+		cr.uid = c.uid;
+		cr.ps = c.ps;
+		cr.qp_type = c.qp_type;
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_CREATE);
+		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, channel_).add_in(UABI_ATTR_CM_ID_CREATE, cr);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		rdma_ucm_create_id_resp resp{};
+		resp.id = m->result(0).out_handle;
+		if (long e = put(c.response, &resp, sizeof(resp))) {
+			(void)ctx_.destroy(UABI_OBJ_CM_ID, resp.id);
+			return e;
+		}
+		sh_->owner[resp.id] = this;
+		return 0;
+	}
+	case RDMA_USER_CM_CMD_DESTROY_ID: {
+		if (out_len < sizeof(rdma_ucm_destroy_id_resp))
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_destroy_id>(in, in_len);
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_DESTROY, c.id);
+		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		sh_->owner.erase(c.id);
+		uabi_cm_id_info info{};
+		m->read(0, o, info);
+		rdma_ucm_destroy_id_resp resp{};
+		resp.events_reported = info.events_reported;
+		return put(c.response, &resp, sizeof(resp));
+	}
+	case RDMA_USER_CM_CMD_BIND_IP:
+	case RDMA_USER_CM_CMD_BIND: {
+		std::uint32_t id;
+		uabi_cm_addr a;
+		if (cmd == RDMA_USER_CM_CMD_BIND_IP) {
+			auto c = in_struct<rdma_ucm_bind_ip>(in, in_len);
+			if (!addr_size(&c.addr))
+				return -EINVAL;
+			id = c.id;
+			a = to_addr(&c.addr, sizeof(c.addr));
+		} else {
+			auto c = in_struct<rdma_ucm_bind>(in, in_len);
+			if (c.reserved || !c.addr_size || c.addr_size != addr_size(&c.addr))
+				return -EINVAL;
+			id = c.id;
+			a = to_addr(&c.addr, c.addr_size);
+		}
+		// No interface has it: rdma_translate_ip()'s answer.
+		if (!is_local(a))
+			return -EADDRNOTAVAIL;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, id);
+		k.add_in(UABI_ATTR_CM_ID_ADDR, a);
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR: {
+		uabi_cm_resolve r{};
+		std::uint32_t id;
+		if (cmd == RDMA_USER_CM_CMD_RESOLVE_IP) {
+			auto c = in_struct<rdma_ucm_resolve_ip>(in, in_len);
+			std::uint16_t sf;
+			std::memcpy(&sf, &c.src_addr, sizeof(sf));
+			if ((sf && !addr_size(&c.src_addr)) || !addr_size(&c.dst_addr))
+				return -EINVAL;
+			r.src = to_addr(&c.src_addr, sizeof(c.src_addr));
+			r.dst = to_addr(&c.dst_addr, sizeof(c.dst_addr));
+			r.timeout_ms = c.timeout_ms;
+			id = c.id;
+		} else {
+			auto c = in_struct<rdma_ucm_resolve_addr>(in, in_len);
+			if (c.reserved || (c.src_size && c.src_size != addr_size(&c.src_addr)) ||
+			    !c.dst_size || c.dst_size != addr_size(&c.dst_addr))
+				return -EINVAL;
+			if (c.src_size)
+				r.src = to_addr(&c.src_addr, c.src_size);
+			r.dst = to_addr(&c.dst_addr, c.dst_size);
+			r.timeout_ms = c.timeout_ms;
+			id = c.id;
+		}
+		if (!is_local(r.dst))
+			r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: {
+		auto c = in_struct<rdma_ucm_resolve_route>(in, in_len);
+		return status(ctx_.call(Command(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ROUTE, c.id)));
+	}
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+	case RDMA_USER_CM_CMD_QUERY: {
+		auto c = in_struct<rdma_ucm_query>(in, in_len);
+		if (cmd == RDMA_USER_CM_CMD_QUERY && c.option != RDMA_USER_CM_QUERY_ADDR)
+			return -ENOSYS; // PATH and GID: AF_IB only, which we do not offer
+		std::size_t need = cmd == RDMA_USER_CM_CMD_QUERY
+				       ? sizeof(rdma_ucm_query_addr_resp)
+				       : sizeof(rdma_ucm_query_route_resp);
+		if (out_len < need)
+			return -ENOSPC;
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, c.id);
+		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		uabi_cm_id_info info{};
+		m->read(0, o, info);
+		std::size_t src_len = addr_size(info.src.bytes),
+			    dst_len = addr_size(info.dst.bytes);
+		if (cmd == RDMA_USER_CM_CMD_QUERY) {
+			rdma_ucm_query_addr_resp resp{};
+			resp.node_guid =
+			    htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
+			resp.port_num = info.port_num;
+			resp.pkey = info.pkey;
+			resp.src_size = std::uint16_t(src_len);
+			resp.dst_size = std::uint16_t(dst_len);
+			std::memcpy(&resp.src_addr, info.src.bytes, src_len);
+			std::memcpy(&resp.dst_addr, info.dst.bytes, dst_len);
+			resp.ibdev_index = 0xffffffffu; // match the device by its GUID alone
+			return put(c.response, &resp, sizeof(resp));
+		}
+		rdma_ucm_query_route_resp resp{};
+		resp.node_guid = htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
+		resp.port_num = info.port_num;
+		resp.num_paths = info.num_paths;
+		resp.ibdev_index = 0xffffffffu;
+		std::memcpy(&resp.src_addr, info.src.bytes, src_len);
+		std::memcpy(&resp.dst_addr, info.dst.bytes, dst_len);
+		ib_user_path_rec &p = resp.ib_route[0];
+		std::memcpy(p.sgid, info.sgid, sizeof(p.sgid));
+		std::memcpy(p.dgid, info.dgid, sizeof(p.dgid));
+		p.pkey = htobe16(info.pkey);
+		if (info.num_paths) {
+			p.slid = htobe16(info.slid);
+			p.dlid = htobe16(info.dlid);
+			p.mtu = info.mtu;
+			p.numb_path = 1;
+			p.reversible = 1;
+			p.mtu_selector = 2;
+			p.rate_selector = 2;
+			p.rate = 3; // 10 Gb/s
+			p.packet_life_time_selector = 2;
+		}
+		return put(c.response, &resp, sizeof(resp));
+	}
+	case RDMA_USER_CM_CMD_CONNECT: {
+		auto c = in_struct<rdma_ucm_connect>(in, in_len);
+		if (!c.conn_param.valid)
+			return -EINVAL;
+		uabi_cm_conn_param p;
+		static_assert(sizeof(p) == sizeof(c.conn_param));
+		std::memcpy(&p, &c.conn_param, sizeof(p));
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_CONNECT, c.id);
+		k.add_in(UABI_ATTR_CM_ID_CONN, p);
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_LISTEN: {
+		auto c = in_struct<rdma_ucm_listen>(in, in_len);
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LISTEN, c.id);
+		k.add_in(UABI_ATTR_CM_ID_BACKLOG, c.backlog);
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_ACCEPT: {
+		auto c = in_struct<rdma_ucm_accept>(in, in_len);
+		uabi_cm_conn_param p;
+		std::memcpy(&p, &c.conn_param, sizeof(p));
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_ACCEPT, c.id);
+		k.add_in(UABI_ATTR_CM_ID_CONN, p);
+		if (c.conn_param.valid)
+			k.add_in(UABI_ATTR_CM_ID_UID, std::uint64_t(c.uid));
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_REJECT: {
+		auto c = in_struct<rdma_ucm_reject>(in, in_len);
+		uabi_cm_reject r{};
+		std::size_t n = std::min<std::size_t>(c.private_data_len, sizeof(r.private_data));
+		std::memcpy(r.private_data, c.private_data, n);
+		r.private_data_len = c.private_data_len;
+		r.reason = c.reason;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_REJECT, c.id);
+		k.add_in(UABI_ATTR_CM_ID_REJECT, r);
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_DISCONNECT: {
+		auto c = in_struct<rdma_ucm_disconnect>(in, in_len);
+		return status(ctx_.call(Command(UABI_OBJ_CM_ID, UABI_CM_ID_DISCONNECT, c.id)));
+	}
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR: {
+		if (out_len < sizeof(ib_uverbs_qp_attr))
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_init_qp_attr>(in, in_len);
+		if (c.qp_state > UABI_QPS_ERR)
+			return -EINVAL;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_INIT_QP_ATTR, c.id);
+		k.add_in(UABI_ATTR_CM_ID_QP_STATE, c.qp_state);
+		OutAttr o = k.add_out<uabi_cm_qp_attr>(UABI_ATTR_CM_ID_QP_ATTR);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		uabi_cm_qp_attr r{};
+		m->read(0, o, r);
+		ib_uverbs_qp_attr resp = legacy_qp_attr(r);
+		return put(c.response, &resp, sizeof(resp));
+	}
+	case RDMA_USER_CM_CMD_GET_EVENT: {
+		constexpr std::size_t kMin =
+		    sizeof(rdma_ucm_event_resp) - sizeof(__u32) - sizeof(rdma_ucm_ece);
+		if (out_len < kMin)
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_get_event>(in, in_len);
+		// Where the event goes must be writable before one is taken:
+		// a taken event cannot be put back.
+		std::size_t n = std::min<std::size_t>(out_len, sizeof(rdma_ucm_event_resp));
+		if (probe_user_writable(c.response, n))
+			return -EFAULT;
+		Command k(UABI_OBJ_CM_CHANNEL, UABI_CM_CHANNEL_GET_EVENT, channel_);
+		OutAttr o = k.add_out<uabi_cm_event>(UABI_ATTR_CM_CHANNEL_EVENT);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		uabi_cm_event ev{};
+		m->read(0, o, ev);
+		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST)
+			sh_->owner[ev.handle] = this; // the new ID is on this file
+		rdma_ucm_event_resp resp{};
+		resp.uid = ev.uid;
+		resp.id = ev.handle;
+		resp.event = ev.event;
+		resp.status = std::uint32_t(ev.status);
+		static_assert(sizeof(resp.param.conn) == sizeof(ev.conn));
+		if (ev.qp_type == UABI_QPT_UD && (ev.event == UABI_CM_EVENT_CONNECT_REQUEST ||
+						  ev.event == UABI_CM_EVENT_ESTABLISHED)) {
+			rdma_ucm_ud_param &ud = resp.param.ud;
+			ud.qp_num = ev.conn.qp_num;
+			ud.qkey = ev.conn.qkey;
+			ud.ah_attr = legacy_ah(ev.ah);
+			std::memcpy(ud.private_data, ev.conn.private_data, sizeof(ud.private_data));
+			ud.private_data_len = ev.conn.private_data_len;
+		} else {
+			std::memcpy(&resp.param.conn, &ev.conn, sizeof(ev.conn));
+		}
+		return put(c.response, &resp, n);
+	}
+	case RDMA_USER_CM_CMD_SET_OPTION: {
+		auto c = in_struct<rdma_ucm_set_option>(in, in_len);
+		if (c.optlen > 4096)
+			return -EINVAL;
+		// The ID must exist; the options that change nothing on one
+		// host are accepted, the others are Linux's -ENOSYS.
+		Command q(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, c.id);
+		q.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		if (auto m = ctx_.call(std::move(q)); !m)
+			return -m.error();
+		if (c.level == RDMA_OPTION_ID &&
+		    (c.optname == RDMA_OPTION_ID_TOS || c.optname == RDMA_OPTION_ID_REUSEADDR ||
+		     c.optname == RDMA_OPTION_ID_AFONLY || c.optname == RDMA_OPTION_ID_ACK_TIMEOUT))
+			return 0;
+		return -ENOSYS;
+	}
+	case RDMA_USER_CM_CMD_NOTIFY: {
+		auto c = in_struct<rdma_ucm_notify>(in, in_len);
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_NOTIFY, c.id);
+		k.add_in(UABI_ATTR_CM_ID_EVENT_TYPE, c.event);
+		return status(ctx_.call(std::move(k)));
+	}
+	case RDMA_USER_CM_CMD_MIGRATE_ID: {
+		// Written to the destination file; cmd.fd names the source.
+		if (out_len < sizeof(rdma_ucm_migrate_resp))
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_migrate_id>(in, in_len);
+		int err = 0;
+		Ucma *from = resolve ? resolve(int(c.fd), &err) : nullptr;
+		if (!from)
+			return -(err ? err : EINVAL);
+		if (long e = from->owns(c.id))
+			return e;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_MIGRATE, c.id);
+		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, channel_);
+		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		auto m = ctx_.call(std::move(k));
+		if (!m)
+			return -m.error();
+		sh_->owner[c.id] = this;
+		uabi_cm_id_info info{};
+		m->read(0, o, info);
+		rdma_ucm_migrate_resp resp{};
+		resp.events_reported = info.events_reported;
+		return put(c.response, &resp, sizeof(resp));
+	}
+	default:
+		// GET_OPTION (never implemented by Linux), multicast, MIGRATE_ID,
+		// RESOLVE_IB_SERVICE, WRITE_CM_EVENT: not yet (docs/cm.md).
+		return -ENOSYS;
+	}
+}
+
+} // namespace uabi::legacy

@@ -1,0 +1,1083 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The connection manager: CM channels (event queues with a pollable fd)
+ * and CM IDs (endpoints).  Connections are made inside the core, between
+ * IDs of any contexts of the device (docs/cm.md):
+ *
+ *   active                          passive (listener's channel)
+ *   RESOLVE_ADDR, RESOLVE_ROUTE
+ *   CONNECT  ----------------------> CONNECT_REQUEST (GET_EVENT creates the ID)
+ *   CONNECT_RESPONSE <-------------- ACCEPT
+ *   ACCEPT (the RTU) --------------> ESTABLISHED
+ *   DISCONNECT or close: DISCONNECTED on both sides
+ *
+ * Locking: every CM ID's state, its peer link and the device's list of IDs
+ * are under dev->lock; a channel's pending list is also under dev->lock
+ * (events are queued and taken only with it held), and chan->lock orders
+ * the host's signal and drain as in uabi_evq_push().  An ID holds its
+ * channel (a dependency), so a channel outlives the IDs that queue on it;
+ * a peer link is cut, under dev->lock, by whichever side goes first.
+ */
+#include <uabi/core.h>
+
+#define CM_MAX_PENDING 1024		/* per channel; older events are kept */
+#define CM_PORT_FIRST 32768		/* ephemeral ports, as Linux's default */
+#define CM_PORT_LAST 60999
+#define CM_UDP_QKEY 0x01234567		/* librdmacm's RDMA_UDP_QKEY */
+#define CM_RNR_TIMER 12			/* 0.64 ms */
+#define CM_TIMEOUT 14			/* 67 ms: one host, no fabric */
+
+struct uabi_cm_channel {
+	spinlock_t lock;
+	struct list_head pending;	/* struct cm_event_node, oldest first */
+	u32 num_pending;
+	void *wait;
+	s32 fd;
+};
+
+struct uabi_cm_id {
+	struct uabi_uobject *uobj;
+	struct uabi_uobject *channel;
+	struct list_head dev_node;	/* dev->cm_ids */
+	u64 uid;
+	u16 ps;
+	u8 qp_type;
+	u32 state;			/* UABI_CM_* */
+	struct uabi_cm_addr src;
+	struct uabi_cm_addr dst;
+	bool has_port;			/* src carries a port of the device's */
+	bool on_device;			/* bound or resolved to a device address */
+	u32 backlog;
+	u32 num_requests;		/* LISTEN: requests not yet taken */
+	struct uabi_cm_id *peer;
+	struct cm_event_node *request;	/* CONNECT: ours, not yet taken */
+	u32 qpn, psn;
+	u32 peer_qpn, peer_psn;
+	u8 responder_resources;
+	u8 initiator_depth;
+	u8 retry_count;
+	u8 rnr_retry_count;
+	u32 events_reported;
+};
+
+struct cm_event_node {
+	struct list_head node;
+	struct uabi_cm_id *id;		/* whose event (a request: the listener) */
+	struct uabi_cm_id *requester;	/* CONNECT_REQUEST; NULL once it is gone */
+	struct uabi_cm_event ev;
+};
+
+static u16 next_port = CM_PORT_FIRST;	/* under dev->lock */
+
+/* ------------------------------------------------------------- addresses */
+static u16 addr_family(const struct uabi_cm_addr *a)
+{
+	u16 f;
+
+	memcpy(&f, a->bytes, sizeof(f));
+	return f;
+}
+
+static u16 addr_port(const struct uabi_cm_addr *a)
+{
+	return (u16)(a->bytes[2] << 8 | a->bytes[3]);
+}
+
+static void addr_set_port(struct uabi_cm_addr *a, u16 port)
+{
+	a->bytes[2] = (u8)(port >> 8);
+	a->bytes[3] = (u8)port;
+}
+
+/* The IP address bytes of @a: offset and length; 0 for other families. */
+static u32 addr_ip(const struct uabi_cm_addr *a, u32 *len)
+{
+	switch (addr_family(a)) {
+	case UABI_CM_AF_INET:
+		*len = 4;
+		return 4;
+	case UABI_CM_AF_INET6:
+		*len = 16;
+		return 8;
+	}
+	*len = 0;
+	return 0;
+}
+
+static bool addr_valid(const struct uabi_cm_addr *a)
+{
+	u32 len;
+
+	return addr_ip(a, &len) != 0;
+}
+
+static bool addr_any(const struct uabi_cm_addr *a)
+{
+	u32 len, off = addr_ip(a, &len), i;
+
+	for (i = 0; i < len; i++)
+		if (a->bytes[off + i])
+			return false;
+	return true;
+}
+
+/* Does an ID bound to @bound take traffic for @to? */
+static bool addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr *to)
+{
+	u32 blen, tlen, boff, toff;
+
+	if (addr_any(bound))
+		return true;
+	boff = addr_ip(bound, &blen);
+	toff = addr_ip(to, &tlen);
+	return blen == tlen && !memcmp(bound->bytes + boff, to->bytes + toff, blen);
+}
+
+/* Keeps the family, the port and the IP address of @a; the rest (flow
+ * info, scope) reads zero. */
+static void addr_clean(struct uabi_cm_addr *a)
+{
+	struct uabi_cm_addr c;
+	u32 len, off = addr_ip(a, &len);
+
+	memset(&c, 0, sizeof(c));
+	memcpy(c.bytes, a->bytes, 4);
+	if (len)
+		memcpy(c.bytes + off, a->bytes + off, len);
+	*a = c;
+}
+
+/*
+ * Ports, listeners and connections are each user's own: the software
+ * device lets a user's QPs reach only that user's (docs/security.md), so a
+ * connection between users could carry nothing, and one user could squat
+ * another's ports or fill its listeners' queues.
+ */
+static bool same_user(const struct uabi_cm_id *a, const struct uabi_cm_id *b)
+{
+	return a->uobj->ctx->user == b->uobj->ctx->user;
+}
+
+static bool port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
+		      u16 ps, u16 port, const struct uabi_cm_addr *addr, bool listeners)
+{
+	struct uabi_cm_id *o;
+
+	list_for_each_entry(o, &dev->cm_ids, dev_node) {
+		if (o == self || o->ps != ps || !o->has_port || addr_port(&o->src) != port ||
+		    !same_user(o, self))
+			continue;
+		if (listeners && o->state != UABI_CM_LISTEN)
+			continue;
+		if (!addr || addr_covers(&o->src, addr) || addr_covers(addr, &o->src))
+			return true;
+	}
+	return false;
+}
+
+/* A free port of the device in @id's port space; dev->lock held. */
+static int assign_port(struct uabi_device *dev, struct uabi_cm_id *id)
+{
+	u32 tries;
+
+	for (tries = 0; tries <= CM_PORT_LAST - CM_PORT_FIRST; tries++) {
+		u16 p = next_port;
+
+		next_port = p == CM_PORT_LAST ? CM_PORT_FIRST : p + 1;
+		if (!port_used(dev, id, id->ps, p, NULL, false)) {
+			addr_set_port(&id->src, p);
+			id->has_port = true;
+			return 0;
+		}
+	}
+	return -EADDRNOTAVAIL;
+}
+
+/* ----------------------------------------------------------------- events */
+static struct uabi_cm_channel *chan_of(struct uabi_cm_id *id)
+{
+	return uobj_data(id->channel);
+}
+
+/* Queues an event for @id; dev->lock held. */
+static struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 status,
+				     const struct uabi_cm_conn_param *conn)
+{
+	struct uabi_cm_channel *ch = chan_of(id);
+	struct cm_event_node *n;
+
+	if (ch->num_pending >= CM_MAX_PENDING)
+		return NULL;	/* a consumer that never reads must not exhaust memory */
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return NULL;
+	n->id = id;
+	if (id->qp_type == UABI_QPT_UD) {
+		/* one port, LID-addressed: the peer is reached at its LID */
+		struct uabi_port_attr pa;
+		struct uabi_device *dev = id->uobj->ctx->dev;
+
+		memset(&pa, 0, sizeof(pa));
+		if (!dev->ops->query_port(dev, 1, &pa))
+			n->ev.ah.dlid = (u16)pa.lid;
+		n->ev.ah.port_num = 1;
+	}
+	n->ev.event = event;
+	n->ev.status = status;
+	if (conn)
+		n->ev.conn = *conn;
+	spin_lock(&ch->lock);
+	list_add_tail(&n->node, &ch->pending);
+	ch->num_pending++;
+	if (ch->wait)
+		id->channel->ctx->host->evq_signal(ch->wait);
+	spin_unlock(&ch->lock);
+	return n;
+}
+
+static void cm_unlink(struct uabi_cm_channel *ch, struct cm_event_node *n)
+{
+	spin_lock(&ch->lock);
+	list_del(&n->node);
+	ch->num_pending--;
+	if (!ch->num_pending && ch->wait)
+		uabi_uobj_of(ch)->ctx->host->evq_drain(ch->wait);
+	spin_unlock(&ch->lock);
+}
+
+/* Drops @id's queued events; dev->lock held.  A request it made that the
+ * listener has not taken is forgotten there. */
+static void cm_drop_events(struct uabi_cm_id *id)
+{
+	struct uabi_cm_channel *ch = chan_of(id);
+	struct cm_event_node *n, *next;
+
+	list_for_each_entry_safe(n, next, &ch->pending, node) {
+		if (n->id != id)
+			continue;
+		if (n->requester) {
+			/* a listener going away: the requester is refused */
+			n->requester->request = NULL;
+			n->requester->state = UABI_CM_ROUTE_RESOLVED;
+			cm_push(n->requester, UABI_CM_EVENT_REJECTED,
+				UABI_CM_REJ_INVALID_SERVICE_ID, NULL);
+		}
+		cm_unlink(ch, n);
+		kfree(n);
+	}
+	if (id->request) {
+		id->request->requester = NULL;
+		id->request = NULL;
+	}
+}
+
+/* The connection parameters a peer sees of @id. */
+static void conn_of(const struct uabi_cm_id *id, const struct uabi_cm_conn_param *in,
+		    struct uabi_cm_conn_param *out)
+{
+	*out = *in;
+	out->qp_num = id->qpn;
+	out->qkey = 0;
+	out->valid = 0;
+}
+
+/* Cuts @id from its peer, telling the peer @event; dev->lock held. */
+static void cm_break(struct uabi_cm_id *id, u32 event, s32 status,
+		     const struct uabi_cm_conn_param *conn)
+{
+	struct uabi_cm_id *peer = id->peer;
+
+	if (!peer)
+		return;
+	peer->peer = NULL;
+	id->peer = NULL;
+	if (event == UABI_CM_EVENT_DISCONNECTED)
+		peer->state = UABI_CM_DISCONNECTED;
+	else
+		peer->state = UABI_CM_ROUTE_RESOLVED;
+	cm_push(peer, event, status, conn);
+}
+
+static u32 cm_psn(u32 qpn)
+{
+	return (qpn * 0x9e3779b1u) & 0xffffff;
+}
+
+static void fill_info(struct uabi_device *dev, const struct uabi_cm_id *id,
+		      struct uabi_cm_id_info *info)
+{
+	struct uabi_port_attr pa;
+
+	memset(info, 0, sizeof(*info));
+	info->state = id->state;
+	info->events_reported = id->events_reported;
+	info->qp_type = id->qp_type;
+	info->ps = id->ps;
+	info->src = id->src;
+	info->dst = id->dst;
+	info->pkey = 0xffff;
+	if (!id->on_device)
+		return;
+	info->node_guid = dev->attr.node_guid;
+	info->port_num = 1;
+	memset(&pa, 0, sizeof(pa));
+	if (!dev->ops->query_port(dev, 1, &pa)) {
+		info->slid = (u16)pa.lid;
+		info->dlid = (u16)pa.lid;
+		info->mtu = (u8)pa.active_mtu;
+	}
+	if (dev->ops->query_gid && !dev->ops->query_gid(dev, 1, 0, info->sgid))
+		memcpy(info->dgid, info->sgid, sizeof(info->dgid));
+	if (id->state >= UABI_CM_ROUTE_RESOLVED && id->state != UABI_CM_LISTEN)
+		info->num_paths = 1;
+}
+
+/* --------------------------------------------------------------- channel */
+static int chan_create(struct uabi_call *call)
+{
+	struct uabi_cm_channel *ch = uobj_data(call->created);
+	int ret;
+
+	spin_lock_init(&ch->lock);
+	INIT_LIST_HEAD(&ch->pending);
+	ch->fd = -1;
+	ret = call->ctx->host->evq_open(call, &ch->wait, &ch->fd);
+	if (ret)
+		return ret;
+	return uabi_attr_put(call, UABI_ATTR_CM_CHANNEL_FD, &ch->fd, sizeof(ch->fd));
+}
+
+/* A connect request: the new ID, in the caller's context, takes the
+ * requester as its peer.  dev->lock held. */
+static int take_request(struct uabi_call *call, struct cm_event_node *n,
+			struct uabi_cm_event *ev)
+{
+	struct uabi_cm_id *l = n->id, *r = n->requester, *id;
+	struct uabi_uobject *uobj;
+	int ret;
+
+	uobj = uabi_uobj_alloc(call->ctx, UABI_OBJ_CM_ID);
+	if (IS_ERR(uobj))
+		return PTR_ERR(uobj);
+	ret = uabi_uobj_add_dep(uobj, call->target);
+	if (ret) {
+		uabi_uobj_abort(uobj);
+		return ret;
+	}
+	id = uobj_data(uobj);
+	id->uobj = uobj;
+	id->channel = call->target;
+	id->ps = l->ps;
+	id->qp_type = l->qp_type;
+	id->uid = 0;		/* ACCEPT gives it one */
+	id->src = r->dst;
+	addr_set_port(&id->src, addr_port(&l->src));
+	id->dst = r->src;
+	id->has_port = false;	/* the listener holds the port */
+	id->on_device = true;
+	id->state = UABI_CM_REQ_RCVD;
+	id->peer = r;
+	id->peer_qpn = r->qpn;
+	id->peer_psn = r->psn;
+	/* Its own send PSN now: the QP may reach RTS before ACCEPT. */
+	id->psn = cm_psn(r->qpn ^ 0xa5a5a5);
+	/* What the requester offers is what this side may accept. */
+	id->responder_resources = n->ev.conn.initiator_depth;
+	id->initiator_depth = n->ev.conn.responder_resources;
+	id->retry_count = n->ev.conn.retry_count;
+	id->rnr_retry_count = n->ev.conn.rnr_retry_count;
+	r->peer = id;
+	r->request = NULL;
+	list_add(&id->dev_node, &call->dev->cm_ids);
+	uabi_uobj_commit(uobj);
+	ev->handle = uobj->handle;
+	return 0;
+}
+
+static int chan_get_event(struct uabi_call *call)
+{
+	struct uabi_cm_channel *ch = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_event ev;
+	struct cm_event_node *n;
+	int ret = -EAGAIN;
+
+	mutex_lock(&dev->lock);
+	while (!list_empty(&ch->pending)) {
+		n = list_first_entry(&ch->pending, struct cm_event_node, node);
+		ev = n->ev;
+		ev.uid = n->id->uid;
+		ev.handle = n->id->uobj->handle;
+		ev.qp_type = n->id->qp_type;
+		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST) {
+			if (!n->requester) {	/* gave up meanwhile */
+				n->id->num_requests--;
+				cm_unlink(ch, n);
+				kfree(n);
+				continue;
+			}
+			ret = take_request(call, n, &ev);
+			if (ret)
+				break;	/* stays queued */
+			n->id->num_requests--;
+		}
+		n->id->events_reported++;
+		cm_unlink(ch, n);
+		kfree(n);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&dev->lock);
+	if (ret)
+		return ret;
+	return uabi_attr_put(call, UABI_ATTR_CM_CHANNEL_EVENT, &ev, sizeof(ev));
+}
+
+static int chan_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
+{
+	struct uabi_cm_channel *ch = uobj_data(uobj);
+	struct uabi_device *dev = uobj->ctx->dev;
+	struct cm_event_node *n, *next;
+
+	/* Its IDs are gone (they depend on it), and their events with them. */
+	mutex_lock(&dev->lock);
+	list_for_each_entry_safe(n, next, &ch->pending, node) {
+		cm_unlink(ch, n);
+		kfree(n);
+	}
+	mutex_unlock(&dev->lock);
+	if (ch->wait)
+		uobj->ctx->host->evq_release(ch->wait);
+	return 0;
+}
+
+const struct uabi_object_def uabi_type_cm_channel = {
+	.id = UABI_OBJ_CM_CHANNEL,
+	.name = "cm_channel",
+	.data_size = sizeof(struct uabi_cm_channel),
+	.destroy = chan_destroy,
+	UABI_METHODS(
+		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
+		  .handler = chan_create,
+		  UABI_ATTRS(UABI_FD_OUT(UABI_ATTR_CM_CHANNEL_FD, 0)) },
+		{ .id = UABI_CM_CHANNEL_GET_EVENT, .handle_access = UABI_ACCESS_READ,
+		  .handler = chan_get_event,
+		  UABI_ATTRS(UABI_OUT(UABI_ATTR_CM_CHANNEL_EVENT, struct uabi_cm_event, MAND)) },
+		UABI_DESTROY_METHOD,
+	),
+};
+
+/* -------------------------------------------------------------------- ID */
+static int id_create(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->created);
+	struct uabi_uobject *ch = uabi_attr_uobj(call, UABI_ATTR_CM_ID_CHANNEL);
+	struct uabi_cm_id_create c;
+	int ret;
+
+	ret = uabi_attr_get(call, UABI_ATTR_CM_ID_CREATE, &c, sizeof(c));
+	if (ret)
+		return ret;
+	/* The port space decides the QP type, but for PS_IB (as Linux's
+	 * ucma_get_qp_type()). */
+	switch (c.ps) {
+	case UABI_CM_PS_TCP:
+		c.qp_type = UABI_QPT_RC;
+		break;
+	case UABI_CM_PS_UDP:
+	case UABI_CM_PS_IPOIB:
+		c.qp_type = UABI_QPT_UD;
+		break;
+	case UABI_CM_PS_IB:
+		if (c.qp_type != UABI_QPT_RC && c.qp_type != UABI_QPT_UC &&
+		    c.qp_type != UABI_QPT_UD)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	ret = uabi_uobj_add_dep(call->created, ch);
+	if (ret)
+		return ret;
+	id->uobj = call->created;
+	id->channel = ch;
+	id->uid = c.uid;
+	id->ps = c.ps;
+	id->qp_type = c.qp_type;
+	id->state = UABI_CM_IDLE;
+	call->created->user_handle = c.uid;
+	mutex_lock(&call->dev->lock);
+	list_add(&id->dev_node, &call->dev->cm_ids);
+	mutex_unlock(&call->dev->lock);
+	return 0;
+}
+
+static int id_query(struct uabi_call *call)
+{
+	struct uabi_cm_id_info info;
+
+	mutex_lock(&call->dev->lock);
+	fill_info(call->dev, uobj_data(call->target), &info);
+	mutex_unlock(&call->dev->lock);
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_INFO, &info, sizeof(info));
+}
+
+/* DESTROY: the count of events reported is final once the ID's queued
+ * events are dropped, which happens here, before the answer. */
+static int id_destroy_cmd(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_cm_id_info info;
+
+	mutex_lock(&call->dev->lock);
+	cm_drop_events(id);
+	fill_info(call->dev, id, &info);
+	mutex_unlock(&call->dev->lock);
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_INFO, &info, sizeof(info));
+}
+
+static int id_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
+{
+	struct uabi_cm_id *id = uobj_data(uobj);
+	struct uabi_device *dev = uobj->ctx->dev;
+
+	if (!id->uobj)
+		return 0;	/* rolled back before it was set up */
+	mutex_lock(&dev->lock);
+	cm_drop_events(id);
+	switch (id->state) {
+	case UABI_CM_REQ_RCVD:
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
+		break;
+	case UABI_CM_REP_SENT:
+	case UABI_CM_REP_RCVD:
+	case UABI_CM_CONNECT:
+		cm_break(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		break;
+	default:
+		cm_break(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+		break;
+	}
+	list_del(&id->dev_node);
+	mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int id_bind(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_addr a;
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_ADDR, &a, sizeof(a));
+	if (!addr_valid(&a))
+		return -EAFNOSUPPORT;
+	addr_clean(&a);
+	mutex_lock(&dev->lock);
+	if (id->state != UABI_CM_IDLE) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (addr_port(&a) && port_used(dev, id, id->ps, addr_port(&a), &a, false)) {
+		ret = -EADDRINUSE;
+		goto out;
+	}
+	id->src = a;
+	if (addr_port(&a))
+		id->has_port = true;
+	else
+		ret = assign_port(dev, id);
+	if (ret) {
+		memset(&id->src, 0, sizeof(id->src));
+		goto out;
+	}
+	id->on_device = !addr_any(&a);
+	id->state = UABI_CM_BOUND;
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int id_resolve_addr(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_resolve r;
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_RESOLVE, &r, sizeof(r));
+	if (r.flags & ~UABI_CM_RESOLVE_F_NOT_LOCAL)
+		return -EINVAL;
+	if (!addr_valid(&r.dst) || (addr_family(&r.src) && !addr_valid(&r.src)))
+		return -EAFNOSUPPORT;
+	if (addr_family(&r.src) && addr_family(&r.src) != addr_family(&r.dst))
+		return -EINVAL;
+	addr_clean(&r.src);
+	addr_clean(&r.dst);
+	mutex_lock(&dev->lock);
+	if (id->state != UABI_CM_IDLE && id->state != UABI_CM_BOUND &&
+	    id->state != UABI_CM_ADDR_RESOLVED) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (r.flags & UABI_CM_RESOLVE_F_NOT_LOCAL) {
+		/* no device of ours behind that address, as Linux answers */
+		cm_push(id, UABI_CM_EVENT_ADDR_ERROR, -ENODEV, NULL);
+		goto out;
+	}
+	if (id->state == UABI_CM_IDLE) {
+		/* The source: the one given, else the destination itself
+		 * (every address resolves to this host). */
+		id->src = addr_family(&r.src) ? r.src : r.dst;
+		addr_set_port(&id->src, addr_port(&r.src));
+		if (addr_port(&id->src) &&
+		    port_used(dev, id, id->ps, addr_port(&id->src), &id->src, false)) {
+			memset(&id->src, 0, sizeof(id->src));
+			ret = -EADDRINUSE;
+			goto out;
+		}
+		if (addr_port(&id->src))
+			id->has_port = true;
+		else
+			ret = assign_port(dev, id);
+		if (ret)
+			goto out;
+	} else if (addr_any(&id->src)) {
+		u16 port = addr_port(&id->src);
+
+		id->src = r.dst;
+		addr_set_port(&id->src, port);
+	}
+	id->dst = r.dst;
+	id->on_device = true;
+	id->state = UABI_CM_ADDR_RESOLVED;
+	cm_push(id, UABI_CM_EVENT_ADDR_RESOLVED, 0, NULL);
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int id_resolve_route(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	int ret = 0;
+
+	mutex_lock(&call->dev->lock);
+	if (id->state == UABI_CM_ADDR_RESOLVED || id->state == UABI_CM_ROUTE_RESOLVED) {
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		cm_push(id, UABI_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&call->dev->lock);
+	return ret;
+}
+
+static int id_listen(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	u32 backlog = uabi_attr_get_u32(call, UABI_ATTR_CM_ID_BACKLOG, 0);
+	int ret = 0;
+
+	mutex_lock(&dev->lock);
+	if (id->state == UABI_CM_IDLE) {
+		/* Linux binds an unbound listener to the IPv4 wildcard */
+		memset(&id->src, 0, sizeof(id->src));
+		id->src.bytes[0] = UABI_CM_AF_INET;
+		ret = assign_port(dev, id);
+		if (ret)
+			goto out;
+		id->state = UABI_CM_BOUND;
+	}
+	if (id->state != UABI_CM_BOUND && id->state != UABI_CM_LISTEN) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (id->state == UABI_CM_BOUND &&
+	    port_used(dev, id, id->ps, addr_port(&id->src), &id->src, true)) {
+		ret = -EADDRINUSE;
+		goto out;
+	}
+	id->backlog = backlog ? backlog : 128;
+	if (id->backlog > CM_MAX_PENDING)
+		id->backlog = CM_MAX_PENDING;
+	id->state = UABI_CM_LISTEN;
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static struct uabi_cm_id *find_listener(struct uabi_device *dev, const struct uabi_cm_id *from)
+{
+	struct uabi_cm_id *l;
+
+	list_for_each_entry(l, &dev->cm_ids, dev_node)
+		if (l->state == UABI_CM_LISTEN && l->ps == from->ps && same_user(l, from) &&
+		    addr_port(&l->src) == addr_port(&from->dst) &&
+		    addr_covers(&l->src, &from->dst))
+			return l;
+	return NULL;
+}
+
+static int id_connect(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target), *l;
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_conn_param c, out;
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_CONN, &c, sizeof(c));
+	if (c.private_data_len > UABI_CM_PRIVATE_DATA_MAX - 56)
+		return -EINVAL;	/* an IB CM REQ carries 92 bytes; rdma_cm's header 36 */
+	mutex_lock(&dev->lock);
+	if (id->state != UABI_CM_ROUTE_RESOLVED) {
+		ret = -EINVAL;
+		goto out;
+	}
+	id->qpn = c.qp_num;
+	id->psn = cm_psn(c.qp_num);
+	id->responder_resources = c.responder_resources;
+	id->initiator_depth = c.initiator_depth;
+	id->retry_count = c.retry_count;
+	id->rnr_retry_count = c.rnr_retry_count;
+	id->state = UABI_CM_CONNECT;
+	l = find_listener(dev, id);
+	if (!l) {
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		/* UD: the SIDR REP's "unsupported", which Linux reports so */
+		if (id->qp_type == UABI_QPT_UD)
+			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
+		else
+			cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_INVALID_SERVICE_ID,
+				NULL);
+		goto out;
+	}
+	if (l->num_requests >= l->backlog) {
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		goto out;
+	}
+	conn_of(id, &c, &out);
+	if (id->qp_type == UABI_QPT_UD)
+		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c.qkey;
+	id->request = cm_push(l, UABI_CM_EVENT_CONNECT_REQUEST, 0, &out);
+	if (!id->request) {
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		goto out;
+	}
+	id->request->requester = id;
+	l->num_requests++;
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int id_accept(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target), *peer;
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_conn_param c, out;
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_CONN, &c, sizeof(c));
+	if (c.private_data_len > UABI_CM_PRIVATE_DATA_MAX - 60)
+		return -EINVAL;	/* an IB CM REP carries 196 bytes */
+	mutex_lock(&dev->lock);
+	peer = id->peer;
+	if (id->qp_type == UABI_QPT_UD) {
+		/* SIDR: the answer is the requester's ESTABLISHED; no
+		 * connection remains between the two IDs. */
+		if (id->state != UABI_CM_REQ_RCVD || !peer) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (uabi_attr_present(call, UABI_ATTR_CM_ID_UID)) {
+			id->uid = uabi_attr_get_u64(call, UABI_ATTR_CM_ID_UID, 0);
+			id->uobj->user_handle = id->uid;
+		}
+		id->qpn = c.qp_num;
+		conn_of(id, &c, &out);
+		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c.qkey;
+		peer->peer = NULL;
+		id->peer = NULL;
+		peer->state = UABI_CM_ESTABLISHED;
+		id->state = UABI_CM_ESTABLISHED;
+		cm_push(peer, UABI_CM_EVENT_ESTABLISHED, 0, &out);
+	} else if (id->state == UABI_CM_REQ_RCVD && peer) {
+		if (uabi_attr_present(call, UABI_ATTR_CM_ID_UID)) {
+			id->uid = uabi_attr_get_u64(call, UABI_ATTR_CM_ID_UID, 0);
+			id->uobj->user_handle = id->uid;
+		}
+		id->qpn = c.qp_num;
+		id->responder_resources = c.responder_resources;
+		id->initiator_depth = c.initiator_depth;
+		conn_of(id, &c, &out);
+		id->state = UABI_CM_REP_SENT;
+		peer->state = UABI_CM_REP_RCVD;
+		peer->peer_qpn = id->qpn;
+		peer->peer_psn = id->psn;
+		peer->responder_resources = c.initiator_depth;
+		peer->initiator_depth = c.responder_resources;
+		cm_push(peer, UABI_CM_EVENT_CONNECT_RESPONSE, 0, &out);
+	} else if (id->state == UABI_CM_REP_RCVD && peer) {
+		/* The active side's ACCEPT is its RTU. */
+		memset(&out, 0, sizeof(out));
+		out.qp_num = id->qpn;
+		id->state = UABI_CM_ESTABLISHED;
+		peer->state = UABI_CM_ESTABLISHED;
+		cm_push(peer, UABI_CM_EVENT_ESTABLISHED, 0, &out);
+	} else {
+		ret = -EINVAL;
+	}
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int id_reject(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_conn_param out;
+	struct uabi_cm_reject r;
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_REJECT, &r, sizeof(r));
+	if (r.private_data_len > 148)
+		return -EINVAL;	/* an IB CM REJ carries 148 bytes */
+	memset(&out, 0, sizeof(out));
+	memcpy(out.private_data, r.private_data, r.private_data_len);
+	out.private_data_len = r.private_data_len;
+	mutex_lock(&dev->lock);
+	if ((id->state == UABI_CM_REQ_RCVD || id->state == UABI_CM_REP_RCVD) && id->peer) {
+		if (id->qp_type == UABI_QPT_UD)
+			cm_break(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, &out);
+		else
+			cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED,
+				 &out);
+		id->state = UABI_CM_DISCONNECTED;
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int id_disconnect(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	int ret = 0;
+
+	mutex_lock(&dev->lock);
+	switch (id->state) {
+	case UABI_CM_ESTABLISHED:
+	case UABI_CM_REP_SENT:
+	case UABI_CM_REP_RCVD:
+		cm_break(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+		id->state = UABI_CM_DISCONNECTED;
+		cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+		break;
+	case UABI_CM_DISCONNECTED:
+		break;		/* the peer went first */
+	default:
+		ret = -EINVAL;
+	}
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int id_init_qp_attr(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	u32 state = uabi_attr_get_u32(call, UABI_ATTR_CM_ID_QP_STATE, 0);
+	struct uabi_cm_qp_attr r;
+	struct uabi_qp_attr *a = &r.attr;
+	struct uabi_port_attr pa;
+	bool ud = id->qp_type == UABI_QPT_UD;
+	int ret = 0;
+
+	memset(&r, 0, sizeof(r));
+	memset(&pa, 0, sizeof(pa));
+	ret = dev->ops->query_port(dev, 1, &pa);
+	if (ret)
+		return ret;
+	mutex_lock(&dev->lock);
+	a->qp_state = state;
+	switch (state) {
+	case UABI_QPS_INIT:
+		a->port_num = 1;
+		a->pkey_index = 0;
+		r.mask = UABI_QP_STATE | UABI_QP_PKEY_INDEX | UABI_QP_PORT;
+		if (ud) {
+			a->qkey = CM_UDP_QKEY;
+			r.mask |= UABI_QP_QKEY;
+		} else {
+			a->qp_access_flags = UABI_ACCESS_REMOTE_WRITE;
+			if (id->responder_resources)
+				a->qp_access_flags |= UABI_ACCESS_REMOTE_READ |
+						      UABI_ACCESS_REMOTE_ATOMIC;
+			r.mask |= UABI_QP_ACCESS_FLAGS;
+		}
+		break;
+	case UABI_QPS_RTR:
+		if (ud) {
+			r.mask = UABI_QP_STATE;
+			break;
+		}
+		if (id->state != UABI_CM_REQ_RCVD && id->state != UABI_CM_REP_SENT &&
+		    id->state != UABI_CM_REP_RCVD && id->state != UABI_CM_ESTABLISHED) {
+			ret = -EINVAL;
+			break;
+		}
+		a->path_mtu = pa.active_mtu;
+		a->dest_qp_num = id->peer_qpn;
+		a->rq_psn = id->peer_psn;
+		a->ah_attr.dlid = (u16)pa.lid;
+		a->ah_attr.port_num = 1;
+		a->max_dest_rd_atomic = id->responder_resources;
+		a->min_rnr_timer = CM_RNR_TIMER;
+		r.mask = UABI_QP_STATE | UABI_QP_AV | UABI_QP_PATH_MTU | UABI_QP_DEST_QPN |
+			 UABI_QP_RQ_PSN | UABI_QP_MAX_DEST_RD_ATOMIC | UABI_QP_MIN_RNR_TIMER;
+		break;
+	case UABI_QPS_RTS:
+		if (ud) {
+			r.mask = UABI_QP_STATE | UABI_QP_SQ_PSN;
+			break;
+		}
+		if (id->state != UABI_CM_REQ_RCVD && id->state != UABI_CM_REP_SENT &&
+		    id->state != UABI_CM_REP_RCVD && id->state != UABI_CM_ESTABLISHED) {
+			ret = -EINVAL;
+			break;
+		}
+		a->sq_psn = id->psn;
+		a->timeout = CM_TIMEOUT;
+		a->retry_cnt = id->retry_count;
+		a->rnr_retry = id->rnr_retry_count;
+		a->max_rd_atomic = id->initiator_depth;
+		r.mask = UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_RETRY_CNT |
+			 UABI_QP_RNR_RETRY | UABI_QP_SQ_PSN | UABI_QP_MAX_QP_RD_ATOMIC;
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	mutex_unlock(&dev->lock);
+	if (ret)
+		return ret;
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_QP_ATTR, &r, sizeof(r));
+}
+
+/* Moves the ID, and its queued events in their order, to another channel
+ * of the context (rdma_migrate_id(3)); answers the count of events
+ * reported, as DESTROY does. */
+static int id_migrate(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_uobject *to = uabi_attr_uobj(call, UABI_ATTR_CM_ID_CHANNEL);
+	struct uabi_cm_channel *from_ch = chan_of(id), *to_ch = uobj_data(to);
+	struct uabi_device *dev = call->dev;
+	struct cm_event_node *n, *next;
+	struct uabi_cm_id_info info;
+	struct list_head moved;
+
+	INIT_LIST_HEAD(&moved);
+	mutex_lock(&dev->lock);
+	if (to != id->channel) {
+		list_for_each_entry_safe(n, next, &from_ch->pending, node) {
+			if (n->id != id)
+				continue;
+			cm_unlink(from_ch, n);
+			list_add_tail(&n->node, &moved);
+		}
+		uabi_uobj_replace_dep(id->uobj, id->channel, to);
+		id->channel = to;
+		list_for_each_entry_safe(n, next, &moved, node) {
+			list_del(&n->node);
+			spin_lock(&to_ch->lock);
+			list_add_tail(&n->node, &to_ch->pending);
+			to_ch->num_pending++;
+			if (to_ch->wait)
+				to->ctx->host->evq_signal(to_ch->wait);
+			spin_unlock(&to_ch->lock);
+		}
+	}
+	fill_info(dev, id, &info);
+	mutex_unlock(&dev->lock);
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_INFO, &info, sizeof(info));
+}
+
+/* rdma_notify(3): the QP saw traffic before ESTABLISHED; the core makes
+ * the connection before any can flow, so there is nothing to do. */
+static int id_notify(struct uabi_call *call)
+{
+	return 0;
+}
+
+static void id_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *info)
+{
+	struct uabi_cm_id *id = uobj_data(uobj);
+
+	info->qp_type = id->qp_type;
+	info->qpn = id->qpn;
+}
+
+const struct uabi_object_def uabi_type_cm_id = {
+	.id = UABI_OBJ_CM_ID,
+	.name = "cm_id",
+	.data_size = sizeof(struct uabi_cm_id),
+	.destroy = id_destroy,
+	.fill_info = id_fill_info,
+	UABI_METHODS(
+		{ .id = UABI_METHOD_CREATE, .flags = UABI_SPEC_F_METHOD_CREATES,
+		  .handler = id_create,
+		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_CM_ID_CHANNEL, UABI_OBJ_CM_CHANNEL,
+					 UABI_ACCESS_READ, MAND),
+			     UABI_IN(UABI_ATTR_CM_ID_CREATE, struct uabi_cm_id_create, MAND)) },
+		{ .id = UABI_METHOD_QUERY, .flags = UABI_SPEC_F_METHOD_READONLY,
+		  .handle_access = UABI_ACCESS_READ, .handler = id_query,
+		  UABI_ATTRS(UABI_OUT(UABI_ATTR_CM_ID_INFO, struct uabi_cm_id_info, MAND)) },
+		{ .id = UABI_METHOD_DESTROY, .handle_access = UABI_ACCESS_DESTROY,
+		  .handler = id_destroy_cmd,
+		  UABI_ATTRS(UABI_OUT(UABI_ATTR_CM_ID_INFO, struct uabi_cm_id_info, 0)) },
+		{ .id = UABI_CM_ID_BIND, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_bind,
+		  UABI_ATTRS(UABI_IN_MIN(UABI_ATTR_CM_ID_ADDR, struct uabi_cm_addr, 2, MAND)) },
+		{ .id = UABI_CM_ID_RESOLVE_ADDR, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_resolve_addr,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_RESOLVE, struct uabi_cm_resolve, MAND)) },
+		{ .id = UABI_CM_ID_RESOLVE_ROUTE, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_resolve_route },
+		{ .id = UABI_CM_ID_LISTEN, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_listen,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_BACKLOG, u32, 0)) },
+		{ .id = UABI_CM_ID_CONNECT, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_connect,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_CONN, struct uabi_cm_conn_param, MAND)) },
+		{ .id = UABI_CM_ID_ACCEPT, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_accept,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_CONN, struct uabi_cm_conn_param, MAND),
+			     UABI_IN(UABI_ATTR_CM_ID_UID, u64, 0)) },
+		{ .id = UABI_CM_ID_REJECT, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_reject,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_REJECT, struct uabi_cm_reject, MAND)) },
+		{ .id = UABI_CM_ID_DISCONNECT, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_disconnect },
+		{ .id = UABI_CM_ID_INIT_QP_ATTR, .handle_access = UABI_ACCESS_READ,
+		  .handler = id_init_qp_attr,
+		  UABI_ATTRS(UABI_IN_ENUM(UABI_ATTR_CM_ID_QP_STATE, UABI_QPS_RESET,
+					  UABI_QPS_ERR, MAND),
+			     UABI_OUT(UABI_ATTR_CM_ID_QP_ATTR, struct uabi_cm_qp_attr, MAND)) },
+		{ .id = UABI_CM_ID_NOTIFY, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_notify,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_EVENT_TYPE, u32, 0)) },
+		{ .id = UABI_CM_ID_MIGRATE, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_migrate,
+		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_CM_ID_CHANNEL, UABI_OBJ_CM_CHANNEL,
+					 UABI_ACCESS_READ, MAND),
+			     UABI_OUT(UABI_ATTR_CM_ID_INFO, struct uabi_cm_id_info, 0)) },
+	),
+};

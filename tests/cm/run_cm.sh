@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Unmodified librdmacm programs (rdmacm-utils, perftest -R) under
+# `uabi run`, server and client on one host, each case with its own uabid
+# (docs/cm.md).  Asserts what a user sees: exit statuses, the payload rping
+# verified, events, and that nothing is left behind.
+#
+#   run_cm.sh UABI_TOOL CASE [PROGRAM]
+set -u
+tool=$(realpath "$1") case=$2 prog=${3:+$(realpath "$3")}
+dir=$(mktemp -d /tmp/uabi-cm.XXXXXX)
+export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=${UABI_BACKEND:-daemon} UABI_IDLE_EXIT=30
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	"$tool" --socket "$UABI_SOCKET" daemon stop >/dev/null 2>&1
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; cat "$f"; done; exit 1; }
+need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed (rdmacm-utils, perftest)"; exit 77; }; }
+
+if [[ $UABI_BACKEND == daemon ]] &&
+   ! "$tool" --socket "$UABI_SOCKET" daemon start >"$dir/daemon.out" 2>&1; then
+	fail "cannot start uabid"
+fi
+
+# server NAME SECONDS CMD...: starts CMD under `uabi run` in the background.
+server() {
+	local name=$1 secs=$2
+	shift 2
+	# stdout and stderr apart: rping's stderr lines would land inside
+	# its buffered stdout's lines.
+	timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err" &
+	spid=$!
+	pids+=("$spid")
+	sleep 0.5 # the listener is in the core before the client starts
+}
+# client NAME SECONDS CMD...: runs CMD under `uabi run`; its status in crc.
+client() {
+	local name=$1 secs=$2
+	shift 2
+	timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+	crc=$?
+}
+wait_server() {
+	wait "$spid"
+	src=$?
+}
+# Nothing of the user's is left in the core.
+no_objects() {
+	local out
+	out=$("$tool" --socket "$UABI_SOCKET" objects 2>&1)
+	[[ $out == *"no live objects"* ]] || fail "objects left behind: $out"
+}
+# The lines rping -v prints for COUNT pings of 64 bytes: "rdma-ping-N: "
+# then letters from 'A' + N, wrapping after 'z' (rping.c's pattern).
+rping_expect() {
+	awk -v n="$1" -v prefix="$2" 'BEGIN {
+		start = 65
+		for (p = 0; p < n; p++) {
+			s = sprintf("rdma-ping-%d: ", p); c = start
+			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
+			print prefix s
+			start++; if (start > 122) start = 65
+		}
+	}'
+}
+
+case $case in
+rping)
+	need rping
+	server server 30 rping -s -a 127.0.0.1 -p 7000 -v -C 100
+	client client 30 rping -c -a 127.0.0.1 -p 7000 -v -C 100
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	rping_expect 100 "ping data: " >"$dir/expect"
+	diff <(grep 'ping data: ' "$dir/client.out") "$dir/expect" >/dev/null ||
+		fail "the client's payload is not what rping sent"
+	rping_expect 100 "server ping data: " >"$dir/expect"
+	diff <(grep 'server ping data: ' "$dir/server.out") "$dir/expect" >/dev/null ||
+		fail "the server did not read what rping sent"
+	no_objects
+	;;
+rping-ipv6)
+	need rping
+	server server 30 rping -s -a ::1 -p 7001 -v -C 10
+	client client 30 rping -c -a ::1 -p 7001 -v -C 10
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	[[ $(grep -c 'ping data: rdma-ping-' "$dir/client.out") == 10 ]] || fail "10 pings"
+	;;
+host-address)
+	# This host's own address resolves to the device too.
+	need rping
+	ip=$(hostname -I 2>/dev/null | awk '{print $1}')
+	[[ -n $ip ]] || { echo "SKIP: no address on any interface"; exit 77; }
+	server server 30 rping -s -a "$ip" -p 7006 -v -C 5
+	client client 30 rping -c -a "$ip" -p 7006 -v -C 5
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	[[ $(grep -c 'ping data: rdma-ping-' "$dir/client.out") == 5 ]] || fail "5 pings"
+	;;
+not-local)
+	# An address of no interface here: ADDR_ERROR (-ENODEV), and binding
+	# to one EADDRNOTAVAIL, as Linux answers for an address without an
+	# RDMA device.  198.51.100.0/24 is TEST-NET-2.
+	need rping
+	if hostname -I 2>/dev/null | grep -qw '198.51.100.77'; then
+		echo "SKIP: 198.51.100.77 is local here"; exit 77
+	fi
+	client client 30 rping -c -a 198.51.100.77 -p 7007 -C 1
+	((crc != 0)) || fail "rping connected to a non-local address"
+	grep -q 'RDMA_CM_EVENT_ADDR_ERROR, error -19' "$dir/client.err" || fail "no ADDR_ERROR -19"
+	client server 30 rping -s -a 198.51.100.77 -p 7007 -C 1
+	((crc != 0)) || fail "rping bound a non-local address"
+	grep -q 'rdma_bind_addr: Cannot assign requested address' "$dir/server.err" ||
+		fail "bind: not EADDRNOTAVAIL"
+	no_objects
+	;;
+no-listener)
+	need rping
+	client client 30 rping -c -a 127.0.0.1 -p 7002 -C 1
+	((crc != 0)) || fail "rping connected to nobody"
+	grep -q 'RDMA_CM_EVENT_REJECTED' "$dir/client.err" || fail "no REJECTED event"
+	no_objects
+	;;
+killed-client)
+	need rping
+	server server 30 rping -s -a 127.0.0.1 -p 7003 -v
+	# `uabi run` execs rping: $! is rping's pid.
+	"$tool" run -- rping -c -a 127.0.0.1 -p 7003 -C 100000000 \
+		>"$dir/client.out" 2>"$dir/client.err" &
+	cpid=$!
+	pids+=("$cpid")
+	# Killed in the middle of its pings.
+	sleep 2
+	kill -0 "$cpid" 2>/dev/null || fail "the client is gone before it was killed"
+	kill -9 "$cpid"
+	wait "$cpid" 2>/dev/null
+	wait_server
+	grep -q 'DISCONNECT EVENT' "$dir/server.err" || fail "the server saw no DISCONNECTED"
+	((src == 0)) || fail "server exit $src"
+	no_objects
+	;;
+ucmatose)
+	need ucmatose
+	server server 30 ucmatose -c 4 -C 20
+	client client 30 ucmatose -s 127.0.0.1 -c 4 -C 20
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'return status 0' "$dir/client.out" || fail "client status"
+	grep -q 'disconnected' "$dir/server.out" || fail "server saw no disconnect"
+	no_objects
+	;;
+udaddy)
+	need udaddy
+	server server 30 udaddy -c 2
+	client client 30 udaddy -s 127.0.0.1 -c 2
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'return status 0' "$dir/client.out" || fail "client status"
+	no_objects
+	;;
+cmtime)
+	need cmtime
+	server server 60 cmtime
+	client client 60 cmtime -s 127.0.0.1 -c 200
+	((crc == 0)) || fail "client exit $crc"
+	grep -Eq '^connect +:' "$dir/client.out" || fail "no timings"
+	;;
+rdma-server-client)
+	need rdma_server
+	server server 30 rdma_server
+	client client 30 rdma_client -s 127.0.0.1
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'rdma_client: end 0' "$dir/client.out" || fail "client status"
+	no_objects
+	;;
+send-bw)
+	need ib_send_bw
+	server server 60 ib_send_bw -R -p 7004 -n 2000
+	client client 60 ib_send_bw -R -p 7004 -n 2000 127.0.0.1
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
+	grep -Eq '^ 65536 +2000 ' "$dir/client.out" || fail "no result line"
+	;;
+other-user)
+	# On a shared uabid, uid 65534 finds no listener of root's: each
+	# user's ports and listeners are its own (docs/cm.md, "Whose").
+	need rping
+	need setpriv
+	((EUID == 0)) || { echo "SKIP: needs root (setpriv to uid 65534)"; exit 77; }
+	"$tool" --socket "$UABI_SOCKET" daemon stop >/dev/null 2>&1
+	chmod 1777 "$dir"
+	uabid=$(dirname "$tool")/../daemon/uabid
+	"$uabid" --shared --socket "$UABI_SOCKET" --idle-exit 0 >"$dir/shared.out" 2>&1 ||
+		fail "cannot start uabid --shared"
+	for _ in $(seq 100); do [[ -S $UABI_SOCKET ]] && break; sleep 0.05; done
+	dpid=$(head -1 "$UABI_SOCKET.lock" 2>/dev/null | tr -dc 0-9)
+	export UABI_DAEMON_PID=$dpid
+	pids+=("$dpid")
+	server server 30 rping -s -a 127.0.0.1 -p 7005 -v -C 1
+	(cd / && timeout 30 setpriv --reuid 65534 --regid 65534 --clear-groups \
+		env UABI_FSVIEW=off "$tool" run -- rping -c -a 127.0.0.1 -p 7005 -C 1) \
+		>"$dir/nobody.out" 2>"$dir/nobody.err"
+	nrc=$?
+	((nrc != 0)) || fail "uid 65534 connected to root's listener"
+	grep -q 'RDMA_CM_EVENT_REJECTED' "$dir/nobody.err" || fail "no REJECTED for uid 65534"
+	client client 30 rping -c -a 127.0.0.1 -p 7005 -v -C 1
+	wait_server
+	((crc == 0 && src == 0)) || fail "root's own pair: client $crc server $src"
+	;;
+abuse)
+	client client 30 "$prog"
+	((crc == 0)) || fail "exit $crc"
+	no_objects
+	;;
+*)
+	echo "unknown case $case"; exit 2 ;;
+esac
+echo PASS

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The connection manager's objects (docs/cm.md): a connection made between
+// two contexts inside the core, its events, the attributes it gives QPs,
+// what a closing context leaves its peer, and the errors of bad input.
+#include "support/uabi_test.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+
+using namespace uabi;
+using namespace uabi::test;
+
+namespace
+{
+
+uabi_cm_addr ipv4(const char *ip, std::uint16_t port)
+{
+	sockaddr_in s{};
+	s.sin_family = AF_INET;
+	s.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	uabi_cm_addr a{};
+	std::memcpy(a.bytes, &s, sizeof(s));
+	return a;
+}
+
+bool readable(int fd)
+{
+	pollfd p{fd, POLLIN, 0};
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+// One side: a channel and its IDs in one context.
+struct Side {
+	Context *ctx;
+	Handle ch = 0;
+	int fd = -1;
+
+	explicit Side(Context &c) : ctx(&c)
+	{
+		Command k(UABI_OBJ_CM_CHANNEL, UABI_METHOD_CREATE);
+		OutAttr o =
+		    k.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
+		Message m = NEED(ctx->call(std::move(k)));
+		ch = m.result(0).out_handle;
+		m.read(0, o, fd);
+	}
+	Result<Handle> create(std::uint16_t ps = UABI_CM_PS_TCP, std::uint64_t uid = 0x1234)
+	{
+		uabi_cm_id_create c{};
+		c.uid = uid;
+		c.ps = ps;
+		c.qp_type = UABI_QPT_RC;
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_CREATE);
+		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, ch).add_in(UABI_ATTR_CM_ID_CREATE, c);
+		auto m = ctx->call(std::move(k));
+		if (!m)
+			return make_error(m.error());
+		return m->result(0).out_handle;
+	}
+	Result<Message> simple(Handle id, std::uint16_t method)
+	{
+		return ctx->call(Command(UABI_OBJ_CM_ID, method, id));
+	}
+	Result<Message> bind(Handle id, const uabi_cm_addr &a)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, id);
+		k.add_in(UABI_ATTR_CM_ID_ADDR, a);
+		return ctx->call(std::move(k));
+	}
+	Result<Message> listen(Handle id)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LISTEN, id);
+		k.add_in(UABI_ATTR_CM_ID_BACKLOG, std::uint32_t(8));
+		return ctx->call(std::move(k));
+	}
+	Result<Message> resolve(Handle id, const uabi_cm_addr &dst)
+	{
+		uabi_cm_resolve r{};
+		r.dst = dst;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+		return ctx->call(std::move(k));
+	}
+	Result<Message> conn(Handle id, std::uint16_t method, std::uint32_t qpn, const char *pd)
+	{
+		uabi_cm_conn_param p{};
+		p.qp_num = qpn;
+		p.private_data_len = std::uint8_t(std::strlen(pd));
+		std::memcpy(p.private_data, pd, p.private_data_len);
+		p.responder_resources = 1;
+		p.initiator_depth = 1;
+		p.retry_count = 7;
+		p.rnr_retry_count = 7;
+		p.valid = 1;
+		Command k(UABI_OBJ_CM_ID, method, id);
+		k.add_in(UABI_ATTR_CM_ID_CONN, p);
+		return ctx->call(std::move(k));
+	}
+	Result<uabi_cm_event> event()
+	{
+		Command k(UABI_OBJ_CM_CHANNEL, UABI_CM_CHANNEL_GET_EVENT, ch);
+		OutAttr o = k.add_out<uabi_cm_event>(UABI_ATTR_CM_CHANNEL_EVENT);
+		auto m = ctx->call(std::move(k));
+		if (!m)
+			return make_error(m.error());
+		uabi_cm_event ev{};
+		m->read(0, o, ev);
+		return ev;
+	}
+	uabi_cm_qp_attr qp_attr(Handle id, std::uint32_t state)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_INIT_QP_ATTR, id);
+		k.add_in(UABI_ATTR_CM_ID_QP_STATE, state);
+		OutAttr o = k.add_out<uabi_cm_qp_attr>(UABI_ATTR_CM_ID_QP_ATTR);
+		Message m = NEED(ctx->call(std::move(k)));
+		uabi_cm_qp_attr r{};
+		m.read(0, o, r);
+		return r;
+	}
+	uabi_cm_id_info destroy(Handle id)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_DESTROY, id);
+		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		Message m = NEED(ctx->call(std::move(k)));
+		uabi_cm_id_info info{};
+		m.read(0, o, info);
+		return info;
+	}
+};
+
+class Cm : public UabiTest
+{
+      protected:
+	// A listener on 127.0.0.1:port in ctx(), a client ID resolved to it in
+	// another context: the two sides and their IDs.
+	void connect_pair(Side &srv, Side &cli, Handle *listener, Handle *client,
+			  std::uint16_t port)
+	{
+		*listener = NEED(srv.create());
+		NEED(srv.bind(*listener, ipv4("127.0.0.1", port)));
+		NEED(srv.listen(*listener));
+		*client = NEED(cli.create(UABI_CM_PS_TCP, 0x5678));
+		NEED(cli.resolve(*client, ipv4("127.0.0.1", port)));
+		EXPECT_EQ(NEED(cli.event()).event, UABI_CM_EVENT_ADDR_RESOLVED);
+		NEED(cli.simple(*client, UABI_CM_ID_RESOLVE_ROUTE));
+		EXPECT_EQ(NEED(cli.event()).event, UABI_CM_EVENT_ROUTE_RESOLVED);
+	}
+};
+
+} // namespace
+
+TEST_F(Cm, ConnectAcceptEstablishDisconnect)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l, c;
+	connect_pair(srv, cli, &l, &c, 7000);
+	EXPECT_FALSE(readable(srv.fd));
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 0x111, "hello"));
+	EXPECT_TRUE(readable(srv.fd)) << "a pending request makes the fd readable";
+
+	uabi_cm_event req = NEED(srv.event());
+	EXPECT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.uid, 0x1234u) << "a request carries the listener's uid";
+	EXPECT_NE(req.handle, l) << "and the new ID's handle";
+	EXPECT_EQ(req.conn.qp_num, 0x111u);
+	EXPECT_EQ(
+	    std::string(reinterpret_cast<char *>(req.conn.private_data), req.conn.private_data_len),
+	    "hello");
+	EXPECT_FALSE(readable(srv.fd));
+	Handle s = req.handle;
+
+	NEED(srv.conn(s, UABI_CM_ID_ACCEPT, 0x222, "world"));
+	uabi_cm_event rep = NEED(cli.event());
+	EXPECT_EQ(rep.event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	EXPECT_EQ(rep.uid, 0x5678u);
+	EXPECT_EQ(rep.conn.qp_num, 0x222u);
+	EXPECT_EQ(
+	    std::string(reinterpret_cast<char *>(rep.conn.private_data), rep.conn.private_data_len),
+	    "world");
+
+	// What each QP is given: the peer's QPN and the peer's send PSN.
+	uabi_cm_qp_attr crtr = cli.qp_attr(c, UABI_QPS_RTR), srtr = srv.qp_attr(s, UABI_QPS_RTR);
+	uabi_cm_qp_attr crts = cli.qp_attr(c, UABI_QPS_RTS), srts = srv.qp_attr(s, UABI_QPS_RTS);
+	EXPECT_EQ(crtr.attr.dest_qp_num, 0x222u);
+	EXPECT_EQ(srtr.attr.dest_qp_num, 0x111u);
+	EXPECT_EQ(crtr.attr.rq_psn, srts.attr.sq_psn);
+	EXPECT_EQ(srtr.attr.rq_psn, crts.attr.sq_psn);
+	EXPECT_TRUE(crtr.mask & UABI_QP_AV);
+	EXPECT_EQ(crtr.attr.ah_attr.port_num, 1);
+	EXPECT_NE(crtr.attr.ah_attr.dlid, 0) << "LID-addressed";
+	uabi_cm_qp_attr init = cli.qp_attr(c, UABI_QPS_INIT);
+	EXPECT_EQ(init.mask, unsigned(UABI_QP_STATE | UABI_QP_ACCESS_FLAGS | UABI_QP_PKEY_INDEX |
+				      UABI_QP_PORT));
+	EXPECT_EQ(init.attr.port_num, 1);
+
+	NEED(cli.conn(c, UABI_CM_ID_ACCEPT, 0x111, "")); // the RTU
+	EXPECT_EQ(NEED(srv.event()).event, UABI_CM_EVENT_ESTABLISHED);
+
+	NEED(cli.simple(c, UABI_CM_ID_DISCONNECT));
+	EXPECT_EQ(NEED(cli.event()).event, UABI_CM_EVENT_DISCONNECTED);
+	uabi_cm_event d = NEED(srv.event());
+	EXPECT_EQ(d.event, UABI_CM_EVENT_DISCONNECTED);
+	EXPECT_EQ(d.handle, s);
+	EXPECT_ERRNO(srv.event(), EAGAIN);
+
+	EXPECT_EQ(srv.destroy(s).events_reported, 2u) << "ESTABLISHED, DISCONNECTED";
+	EXPECT_EQ(srv.destroy(l).events_reported, 1u) << "the request";
+	EXPECT_EQ(cli.destroy(c).events_reported, 4u);
+}
+
+TEST_F(Cm, NoListenerIsRejected)
+{
+	Side cli(ctx());
+	Handle c = NEED(cli.create());
+	NEED(cli.resolve(c, ipv4("127.0.0.1", 7001)));
+	NEED(cli.event());
+	NEED(cli.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	uabi_cm_event ev = NEED(cli.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_REJECTED);
+	EXPECT_EQ(ev.status, UABI_CM_REJ_INVALID_SERVICE_ID);
+}
+
+TEST_F(Cm, RejectCarriesPrivateData)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l, c;
+	connect_pair(srv, cli, &l, &c, 7002);
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	Handle s = NEED(srv.event()).handle;
+	uabi_cm_reject r{};
+	std::memcpy(r.private_data, "busy", 4);
+	r.private_data_len = 4;
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_REJECT, s);
+	k.add_in(UABI_ATTR_CM_ID_REJECT, r);
+	NEED(ctx().call(std::move(k)));
+	uabi_cm_event ev = NEED(cli.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_REJECTED);
+	EXPECT_EQ(ev.status, UABI_CM_REJ_CONSUMER_DEFINED);
+	EXPECT_EQ(std::string(reinterpret_cast<char *>(ev.conn.private_data), 4), "busy");
+}
+
+TEST_F(Cm, ClosingContextDisconnectsPeer)
+{
+	Context &other = open_extra();
+	Side srv(ctx()), cli(other);
+	Handle l, c;
+	connect_pair(srv, cli, &l, &c, 7003);
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	Handle s = NEED(srv.event()).handle;
+	NEED(srv.conn(s, UABI_CM_ID_ACCEPT, 2, ""));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_ACCEPT, 1, ""));
+	NEED(srv.event());
+	close_extra(other); // the client's process dies
+	uabi_cm_event ev = NEED(srv.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_DISCONNECTED);
+	EXPECT_EQ(ev.handle, s);
+	EXPECT_OK(srv.simple(s, UABI_CM_ID_DISCONNECT)) << "disconnecting after the peer: no error";
+}
+
+TEST_F(Cm, ClosingContextWithPendingRequest)
+{
+	Context &other = open_extra();
+	Side srv(ctx()), cli(other);
+	Handle l, c;
+	connect_pair(srv, cli, &l, &c, 7004);
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	close_extra(other); // gone before the listener took the request
+	EXPECT_ERRNO(srv.event(), EAGAIN) << "the request went with its requester";
+}
+
+TEST_F(Cm, BadInput)
+{
+	Side a(ctx());
+	EXPECT_ERRNO(a.create(0x9999), EINVAL) << "unknown port space";
+	Handle id = NEED(a.create());
+	uabi_cm_addr bad{};
+	bad.bytes[0] = 27; // AF_IB
+	EXPECT_ERRNO(a.bind(id, bad), EAFNOSUPPORT);
+	EXPECT_ERRNO(a.simple(id, UABI_CM_ID_RESOLVE_ROUTE), EINVAL) << "no address yet";
+	EXPECT_ERRNO(a.conn(id, UABI_CM_ID_CONNECT, 1, ""), EINVAL) << "no route yet";
+	EXPECT_ERRNO(a.conn(id, UABI_CM_ID_ACCEPT, 1, ""), EINVAL) << "no request";
+	EXPECT_ERRNO(a.simple(id, UABI_CM_ID_DISCONNECT), EINVAL);
+	NEED(a.bind(id, ipv4("0.0.0.0", 7005)));
+	EXPECT_ERRNO(a.bind(id, ipv4("0.0.0.0", 7006)), EINVAL) << "bound already";
+	NEED(a.listen(id));
+	Handle id2 = NEED(a.create());
+	EXPECT_ERRNO(a.bind(id2, ipv4("127.0.0.1", 7005)), EADDRINUSE);
+	EXPECT_ERRNO(a.event(), EAGAIN);
+	EXPECT_ERRNO(ctx().destroy(UABI_OBJ_CM_CHANNEL, a.ch), EBUSY) << "its IDs hold it";
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_INIT_QP_ATTR, id);
+	k.add_in(UABI_ATTR_CM_ID_QP_STATE, std::uint32_t(99));
+	k.add_out<uabi_cm_qp_attr>(UABI_ATTR_CM_ID_QP_ATTR);
+	EXPECT_ERRNO(ctx().call(std::move(k)), EINVAL);
+	Side b(open_extra());
+	EXPECT_ERRNO(b.simple(id2, UABI_CM_ID_RESOLVE_ROUTE), ENOENT)
+	    << "another context's ID is not there";
+}
+
+TEST_F(Cm, UdRequestAndAnswer)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l = NEED(srv.create(UABI_CM_PS_UDP));
+	NEED(srv.bind(l, ipv4("0.0.0.0", 7010)));
+	NEED(srv.listen(l));
+	Handle c = NEED(cli.create(UABI_CM_PS_UDP));
+	NEED(cli.resolve(c, ipv4("127.0.0.1", 7010)));
+	NEED(cli.event());
+	NEED(cli.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 0x301, "ud?"));
+	uabi_cm_event req = NEED(srv.event());
+	EXPECT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.qp_type, UABI_QPT_UD);
+	EXPECT_EQ(req.conn.qp_num, 0x301u);
+	EXPECT_EQ(req.conn.qkey, 0x01234567u) << "the UDP port space's QKey";
+	EXPECT_EQ(req.ah.port_num, 1);
+	EXPECT_NE(req.ah.dlid, 0);
+	NEED(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 0x302, "ud!"));
+	uabi_cm_event est = NEED(cli.event());
+	EXPECT_EQ(est.event, UABI_CM_EVENT_ESTABLISHED);
+	EXPECT_EQ(est.conn.qp_num, 0x302u);
+	EXPECT_EQ(std::string(reinterpret_cast<char *>(est.conn.private_data), 3), "ud!");
+	uabi_cm_qp_attr init = cli.qp_attr(c, UABI_QPS_INIT);
+	EXPECT_TRUE(init.mask & UABI_QP_QKEY);
+	EXPECT_EQ(init.attr.qkey, 0x01234567u);
+	// No connection remains: destroying one side tells the other nothing.
+	srv.destroy(req.handle);
+	EXPECT_ERRNO(cli.event(), EAGAIN);
+}
+
+TEST_F(Cm, MigrateMovesTheIdAndItsEvents)
+{
+	Side a(ctx());
+	Side b(ctx());
+	Handle id = NEED(a.create());
+	NEED(a.resolve(id, ipv4("127.0.0.1", 7011)));
+	EXPECT_TRUE(readable(a.fd));
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_MIGRATE, id);
+	k.add_handle(UABI_ATTR_CM_ID_CHANNEL, b.ch);
+	k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+	NEED(ctx().call(std::move(k)));
+	EXPECT_FALSE(readable(a.fd)) << "the event moved with the ID";
+	EXPECT_TRUE(readable(b.fd));
+	EXPECT_EQ(NEED(b.event()).event, UABI_CM_EVENT_ADDR_RESOLVED);
+	EXPECT_ERRNO(ctx().destroy(UABI_OBJ_CM_CHANNEL, b.ch), EBUSY) << "the ID holds b now";
+	EXPECT_OK(ctx().destroy(UABI_OBJ_CM_CHANNEL, a.ch)) << "and no longer a";
+	EXPECT_EQ(b.destroy(id).events_reported, 1u);
+}
+
+TEST_F(Cm, ListenerGoingAwayRefusesQueuedRequests)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l, c;
+	connect_pair(srv, cli, &l, &c, 7012);
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	srv.destroy(l);
+	uabi_cm_event ev = NEED(cli.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_REJECTED);
+	EXPECT_ERRNO(srv.event(), EAGAIN);
+}
+
+TEST_F(Cm, ListenersConflict)
+{
+	Side a(ctx()), b(open_extra());
+	Handle l1 = NEED(a.create());
+	NEED(a.bind(l1, ipv4("127.0.0.1", 7013)));
+	NEED(a.listen(l1));
+	Handle l2 = NEED(b.create());
+	EXPECT_ERRNO(b.bind(l2, ipv4("0.0.0.0", 7013)), EADDRINUSE)
+	    << "another context's listener holds the port";
+	Handle l3 = NEED(b.create(UABI_CM_PS_IB));
+	EXPECT_OK(b.bind(l3, ipv4("127.0.0.1", 7013))) << "another port space";
+}
+
+TEST_F(Cm, NotLocalIsAnAddressError)
+{
+	Side a(ctx());
+	Handle id = NEED(a.create());
+	uabi_cm_resolve r{};
+	r.dst = ipv4("198.51.100.77", 7014);
+	r.flags = UABI_CM_RESOLVE_F_NOT_LOCAL;
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+	k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+	NEED(ctx().call(std::move(k)));
+	uabi_cm_event ev = NEED(a.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_ADDR_ERROR);
+	EXPECT_EQ(ev.status, -ENODEV);
+	EXPECT_ERRNO(a.simple(id, UABI_CM_ID_RESOLVE_ROUTE), EINVAL) << "nothing was resolved";
+	r.flags = 0x80;
+	Command k2(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+	k2.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+	EXPECT_ERRNO(ctx().call(std::move(k2)), EINVAL) << "unknown flag";
+}
