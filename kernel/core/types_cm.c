@@ -17,6 +17,10 @@
  * the host's signal and drain as in uabi_evq_push().  An ID holds its
  * channel (a dependency), so a channel outlives the IDs that queue on it;
  * a peer link is cut, under dev->lock, by whichever side goes first.
+ *
+ * One file past 800 lines: the state machine above, its events and the
+ * listener table share every lock and helper; it splits when connection
+ * management over the wire (CM MADs on QP1, docs/cm.md) adds a transport.
  */
 #include <uabi/core.h>
 
