@@ -36,6 +36,12 @@ if ! "$uabid" --shared --socket "$sock" --idle-exit 0 >"$dir/start.out" 2>&1 || 
 	cat "$dir/start.out"
 	exit 1
 fi
+for f in "$tool" "$traffic"; do
+	if ! $sp --reuid=65534 --regid=65534 --clear-groups test -x "$f" 2>/dev/null; then
+		echo "FAIL: uid 65534 cannot run $f: the build tree must lie where every user may read it"
+		exit 1
+	fi
+done
 nobody="$sp --reuid=65534 --regid=65534 --clear-groups env HOME=$dir TMPDIR=$dir \
 $tool run -- $traffic --expect-fresh"
 timeout 180 "$tool" run -- "$traffic" --keep --then "$nobody"

@@ -51,7 +51,10 @@ if [ "$as" = nobody ]; then
 			break
 		fi
 	done
-	if [ -n "$sp" ]; then
+	if [ -n "$sp" ] && ! "$sp" --reuid=65534 --regid=65534 --clear-groups test -x "$tool" 2>/dev/null; then
+		echo "FAIL: uid 65534 cannot run $tool: the build tree must lie where every user may read it"
+		rc=1
+	elif [ -n "$sp" ]; then
 		"$sp" --reuid=65534 --regid=65534 --clear-groups \
 			env HOME="$d" TMPDIR="$d" UABI_PROBES_DIR="$d" \
 			sh "$0" "$tool" "$check" --backend "$backend" --view "$view" \

@@ -19,6 +19,14 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "FAIL: run_security.sh needs root (it runs the attacker as uid $attacker)"
 	exit 1
 fi
+# The attacker runs programs of the build tree: say so plainly when that
+# user cannot (a clone inside a 0700 directory, as mktemp -d makes).
+for f in "$tool" "$attacks" "$placement" "$uabid"; do
+	if ! setpriv --reuid=$attacker --regid=$attacker --clear-groups test -x "$f" 2>/dev/null; then
+		echo "FAIL: uid $attacker cannot run $f: the build tree must lie where every user may read it"
+		exit 1
+	fi
+done
 dir=$(mktemp -d /tmp/uabi-security.XXXXXX)
 chmod 1777 "$dir"	# a shared directory, as /tmp is
 sock=$dir/uabid.sock

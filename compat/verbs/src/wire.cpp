@@ -276,22 +276,38 @@ int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t typ
 
 sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t state)
 {
+	// Only the fields @mask names: the others may hold anything (an
+	// application need not initialise them; an enum among them read
+	// uninitialised is undefined behaviour).
 	sw::QpModify m;
 	m.mask = std::uint32_t(mask);
 	m.state = state;
-	std::memcpy(m.dgid, a.ah_attr.grh.dgid.raw, 16);
-	m.is_global = a.ah_attr.is_global;
-	m.dest_qpn = a.dest_qp_num;
-	m.rq_psn = a.rq_psn;
-	m.sq_psn = a.sq_psn;
-	m.path_mtu = a.path_mtu;
-	m.qkey = a.qkey;
-	m.access = a.qp_access_flags;
-	m.timeout = a.timeout;
-	m.retry_cnt = a.retry_cnt;
-	m.rnr_retry = a.rnr_retry;
-	m.min_rnr_timer = a.min_rnr_timer;
-	m.max_rd_atomic = a.max_rd_atomic;
+	if (mask & IBV_QP_AV) {
+		std::memcpy(m.dgid, a.ah_attr.grh.dgid.raw, 16);
+		m.is_global = a.ah_attr.is_global;
+	}
+	if (mask & IBV_QP_DEST_QPN)
+		m.dest_qpn = a.dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN)
+		m.rq_psn = a.rq_psn;
+	if (mask & IBV_QP_SQ_PSN)
+		m.sq_psn = a.sq_psn;
+	if (mask & IBV_QP_PATH_MTU)
+		m.path_mtu = a.path_mtu;
+	if (mask & IBV_QP_QKEY)
+		m.qkey = a.qkey;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		m.access = a.qp_access_flags;
+	if (mask & IBV_QP_TIMEOUT)
+		m.timeout = a.timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		m.retry_cnt = a.retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		m.rnr_retry = a.rnr_retry;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		m.min_rnr_timer = a.min_rnr_timer;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		m.max_rd_atomic = a.max_rd_atomic;
 	return m;
 }
 

@@ -73,7 +73,7 @@ void copy_range(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uin
 			for (std::size_t i = 0; i < n; i++)
 				__atomic_store_n(dp + i, sp[i], __ATOMIC_RELEASE);
 		else
-			std::memcpy(dp, sp, n);
+			std::memmove(dp, sp, n);	// an application may overlap them
 		doff += n;
 		soff += n;
 		if (doff == d[di].iov_len) {
@@ -128,7 +128,10 @@ void local_copy(const iovec *dst, int ndst, const iovec *src, int nsrc, std::uin
 	if (ndst == 1 && nsrc == 1) {	// the common case, without slicing
 		auto *d = static_cast<std::uint8_t *>(dst[0].iov_base);
 		const auto *s = static_cast<const std::uint8_t *>(src[0].iov_base);
-		std::memcpy(d, s, body);
+		// memmove: source and destination may overlap (an RDMA WRITE of
+		// a buffer onto itself in one process: its result is undefined
+		// in RDMA, but must not be undefined behaviour here).
+		std::memmove(d, s, body);
 		if (body > kFenceBody)
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		for (std::uint64_t i = body; i < total; i++)
