@@ -36,11 +36,19 @@ server() {
 	sleep 0.5 # the listener is in the core before the client starts
 }
 # client NAME SECONDS CMD...: runs CMD under `uabi run`; its status in crc.
+# While a server of this case is still starting (a loaded machine can take
+# longer than the half second above to reach rdma_listen), a client
+# REJECTED for want of a listener (reason 8) tries again, for up to 10 s.
 client() {
-	local name=$1 secs=$2
+	local name=$1 secs=$2 try
 	shift 2
-	timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
-	crc=$?
+	for try in $(seq 40); do
+		timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+		crc=$?
+		((crc != 0)) && [[ -n ${spid:-} ]] && kill -0 "$spid" 2>/dev/null &&
+			grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$dir/$name.err" || break
+		sleep 0.25
+	done
 }
 wait_server() {
 	wait "$spid"

@@ -76,11 +76,21 @@ pair() {
 	done
 	wait $spid
 	local src=$?
+	# On a lossy link ibv_rc_pingpong can end this way by itself: the
+	# server got every message and exits, while the ACK of the client's
+	# last one was lost; the client's retries then reach nobody.  Only
+	# when the server finished every iteration (so every message arrived).
+	if [[ $name == netem_* ]] && ((src == 0 && crc != 0)) &&
+		grep -q "retry counter exceeded" "$log/$name.client" &&
+		grep -qE "iters in|^ +[0-9]+ +[0-9]+ " "$log/$name.server"; then
+		echo "run-two-hosts: $name: PASS (the server finished; the client's last ACK was lost after it left)"
+		return
+	fi
 	if ((crc == 0 && src == 0)); then
 		echo "run-two-hosts: $name: PASS ($(grep -hE 'usec/iter|^ [0-9]+ +[0-9]+' "$log/$name.client" | tail -1 | tr -s ' '))"
 	else
 		echo "run-two-hosts: $name: FAIL (server $src, client $crc)"
-		tail -5 "$log/$name.server" "$log/$name.client"
+		tail -n 5 "$log/$name.server" "$log/$name.client"
 		fails=$((fails + 1))
 	fi
 }
@@ -141,7 +151,7 @@ if ((crc != 0)) && grep -q "retry counter exceeded" "$log/vanish.client" && ((ms
 	echo "run-two-hosts: vanished peer: PASS (transport retry counter exceeded after ${ms} ms)"
 else
 	echo "run-two-hosts: vanished peer: FAIL (exit $crc after ${ms} ms)"
-	tail -3 "$log/vanish.client"
+	tail -n 3 "$log/vanish.client"
 	fails=$((fails + 1))
 fi
 
