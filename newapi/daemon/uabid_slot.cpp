@@ -151,7 +151,7 @@ void Daemon::serve_slot(Conn &c, std::uint32_t seq)
 	const std::uint32_t n = __atomic_load_n(&c.slot->req_len, __ATOMIC_RELAXED);
 	std::byte *p = buf_.data();
 	std::uint32_t rlen = n;
-	if (n < sizeof(uabi_msg_hdr) || n > kSlotCap) {
+	if (n < sizeof(uabi_msg_hdr) || n > kSlotCap || n > buf_.size()) {
 		LOG_INPUT("connection %u: slot request of %u bytes", c.id, n);
 		uabi_msg_hdr h{};
 		h.magic = UABI_MSG_MAGIC;

@@ -152,7 +152,10 @@ inline constexpr std::size_t kSlotDataOff = 64;
 // The memfd: room for the largest message (sparse: only the pages a
 // message touched take memory).
 inline constexpr std::size_t kSlotBytes = UABI_MAX_MSG_BYTES + 4096;
-inline constexpr std::size_t kSlotCap = kSlotBytes - kSlotDataOff;
+// The longest request or reply: the longest message, which is also all
+// uabid's own buffer holds (the slot's last bytes stay unused).
+inline constexpr std::size_t kSlotCap = UABI_MAX_MSG_BYTES;
+static_assert(kSlotDataOff + kSlotCap <= kSlotBytes);
 
 // One page for all connections, read-only for clients (F_SEAL_FUTURE_WRITE).
 struct DaemonPage {
