@@ -234,7 +234,10 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 	std::uint64_t skip = off, want = len;
 	if (wr.is_inline && len)
 		parts.emplace_back(wr.inline_data.data() + off, len);
-	for (const Sge &s : wr.is_inline ? std::vector<Sge>{} : wr.sges) {
+	static const std::vector<Sge> kNoSges;
+	// A reference, not the ternary's copy of the list for every packet.
+	const std::vector<Sge> &sges = wr.is_inline ? kNoSges : wr.sges;
+	for (const Sge &s : sges) {
 		if (!want)
 			break;
 		if (skip >= s.length) {
