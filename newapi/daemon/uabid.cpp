@@ -240,6 +240,9 @@ int Daemon::run()
 	::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
 	ev.data.fd = signal_fd_;
 	::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, signal_fd_, &ev);
+	// RoCE devices (UABI_LINKS) and the address monitor.
+	monitor_open();
+	links_sync();
 
 	epoll_event events[64];
 	// After a request, poll a moment for the next one (the client that
@@ -263,7 +266,7 @@ int Daemon::run()
 			timeout = 0;
 		} else if (idle_wait != UINT64_MAX) {
 			timeout = int(idle_wait / 1000000) + 1;
-		} else if (conns_.empty() && cfg_.idle_exit_s) {
+		} else if (conns_.empty() && links_.empty() && cfg_.idle_exit_s) {
 			std::uint64_t deadline = idle_since_ + cfg_.idle_exit_s * 1000000000ull;
 			if (now >= deadline) {
 				LOG("no clients for %us: exiting", cfg_.idle_exit_s);
@@ -317,6 +320,10 @@ int Daemon::run()
 				}
 			} else if (auto it = conns_.find(fd); it != conns_.end()) {
 				on_readable(*it->second);
+			} else if (link_fds_.count(fd)) {
+				on_link_readable(fd);
+			} else if (fd == nl_fd_) {
+				on_monitor();
 			} else if (auto b = doorbells_.find(fd); b != doorbells_.end()) {
 				std::uint64_t v;
 				if (::read(fd, &v, sizeof(v)) < 0) {

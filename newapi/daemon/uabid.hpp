@@ -197,6 +197,19 @@ struct Conn {
 	SlotHdr *slot = nullptr;
 	int doorbell = -1;	     // eventfd the client writes; in epoll
 	std::uint32_t last_seq = 0; // the req_seq last served (our copy)
+	unsigned device = 0;	     // the core's index of the context's device
+	int relay = -1;		     // our end of the wire relay (uabid_links.cpp)
+};
+
+// A RoCE device whose port uabid owns (uabid_links.cpp).
+struct Link {
+	unsigned index = 0;	// the core's device index
+	std::string name;
+	int fd = -1;		// the UDP socket at addr:port, in epoll
+	unsigned char addr[16] = {};
+	std::uint16_t port = 0;
+	int bind_err = 0;
+	std::uint64_t rx_relayed = 0, rx_dropped = 0;
 };
 
 // One fd attribute of the message being executed.
@@ -223,7 +236,7 @@ private:
 	bool handle(Conn &c, std::size_t n, std::vector<int> &fds, int mflags);
 	bool exec_uabi(Conn &c, std::size_t n, std::vector<int> &fds);
 	bool handle_admin(Conn &c, std::size_t n, std::vector<int> &fds);
-	bool open_context(Conn &c);
+	bool open_context(Conn &c, unsigned device_pos);
 	bool import_context(Conn &c, std::vector<int> &fds);
 	bool send_context_fd(Conn &c);
 	// The request slot (uabid_slot.cpp, docs/daemon.md "Request slot").
@@ -255,6 +268,19 @@ private:
 	std::vector<uabi_object_info> objects_of(uabi_context *ctx);
 	bool do_status(Conn &c);
 	bool do_objects(Conn &c, std::size_t n);
+	// RoCE devices (uabid_links.cpp, docs/wire.md "Devices on uabid").
+	int device_at(unsigned pos);
+	void link_bind(Link &l, const uabi_user_device_info &d);
+	void link_forget(unsigned index);
+	void links_sync();
+	void monitor_open();
+	void on_monitor();
+	void on_link_readable(int fd);
+	bool do_links(Conn &c);
+	bool do_link_change(Conn &c, std::uint16_t op, std::size_t n);
+	bool give_relay(Conn &c);
+	bool wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn);
+	void release_relay(Conn &c);
 
 	Config cfg_;
 	Paths paths_;
@@ -285,6 +311,10 @@ private:
 	std::uint64_t idle_since_ = 0; // monotonic, when the last client left
 	std::uint64_t requests_ = 0;
 	bool stop_ = false;
+	std::map<unsigned, Link> links_;		    // by core index
+	std::unordered_map<int, unsigned> link_fds_;	    // UDP fd -> core index
+	std::unordered_map<std::uint64_t, Conn *> wire_qps_; // (index, QPN) -> owner
+	int nl_fd_ = -1;				    // the address monitor
 	char device_name_[64] = {};
 	std::uint64_t node_guid_ = 0;
 };

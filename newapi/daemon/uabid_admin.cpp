@@ -218,7 +218,15 @@ bool Daemon::handle_admin(Conn &c, std::size_t n, std::vector<int> &fds)
 			if (!import_context(c, fds)) // closes fds
 				return false;
 		} else if (h.arg == kHelloContext) {
-			if (!open_context(c))
+			// An optional HelloRequest names the device.
+			HelloRequest req{};
+			if (n == sizeof(h) + sizeof(req))
+				std::memcpy(&req, buf_.data() + sizeof(h), sizeof(req));
+			else if (n != sizeof(h))
+				return admin_reply(c, kOpHello, -EINVAL, nullptr, 0);
+			if (req.reserved)
+				return admin_reply(c, kOpHello, -EINVAL, nullptr, 0);
+			if (!open_context(c, req.device))
 				return false;
 		} else {
 			c.kind = Conn::Admin;
@@ -247,6 +255,16 @@ bool Daemon::handle_admin(Conn &c, std::size_t n, std::vector<int> &fds)
 		return send_context_fd(c);
 	case kOpSlot:
 		return give_slot(c);
+	case kOpLinks:
+		return do_links(c);
+	case kOpLinkAdd:
+	case kOpLinkDel:
+		return do_link_change(c, h.op, n);
+	case kOpWireRelay:
+		return give_relay(c);
+	case kOpWireBind:
+	case kOpWireUnbind:
+		return wire_bind(c, h.op, h.arg);
 	case kOpClose:
 		close_context(c);
 		if (admin_reply(c, kOpClose, 0, nullptr, 0))

@@ -116,6 +116,7 @@ void Daemon::drop(Conn &c, const char *why, int refusal)
 		DEBUG("connection %u closed", c.id);
 	::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
 	release_slot(c);
+	release_relay(c);
 	if (refusal)
 		refuse(c.fd, refusal);
 	else
@@ -238,7 +239,7 @@ bool Daemon::handle(Conn &c, std::size_t n, std::vector<int> &fds, int mflags)
 		DEBUG("connection %u: %zu-byte message", c.id, n);
 		return error_reply(c, UABI_MSG_MAGIC, -EINVAL);
 	}
-	if (c.kind == Conn::New && !open_context(c)) {
+	if (c.kind == Conn::New && !open_context(c, 0)) {
 		wire::close_all(fds);
 		return false;
 	}
@@ -256,9 +257,10 @@ unsigned Daemon::per_uid_limit() const
 	return cfg_.shared ? std::max(1u, cfg_.max_contexts / 4) : cfg_.max_contexts;
 }
 
-bool Daemon::open_context(Conn &c)
+bool Daemon::open_context(Conn &c, unsigned device_pos)
 {
 	int err = 0;
+	const int device = device_at(device_pos);
 	auto it = uid_contexts_.find(c.cred.uid);
 	unsigned mine = it == uid_contexts_.end() ? 0 : it->second;
 	if (contexts_ >= cfg_.max_contexts) {
@@ -269,11 +271,14 @@ bool Daemon::open_context(Conn &c)
 		LOG("connection %u (pid %d uid %u): per-uid context limit %u reached", c.id,
 		    int(c.cred.pid), unsigned(c.cred.uid), per_uid_limit());
 		err = -EUSERS;
+	} else if (device < 0) {
+		err = -ENODEV;
 	} else {
 		uabi_user_peer peer{c.cred.pid, c.cred.uid, c.cred.gid};
-		c.ctx = uabi_user_open(&peer);
+		c.ctx = uabi_user_open_device(unsigned(device), &peer);
 		if (!c.ctx)
 			err = -errno;
+		c.device = unsigned(device);
 	}
 	if (!err) {
 		try {

@@ -22,6 +22,16 @@ int Transport::context_fd()
 	return -1;
 }
 
+Result<int> Transport::wire_relay(std::uint16_t *)
+{
+	return make_error(EOPNOTSUPP);
+}
+
+int Transport::wire_bind(std::uint32_t, bool)
+{
+	return EOPNOTSUPP;
+}
+
 // The kind of file says the backend: the module's device node (the open
 // file is the context, as libibverbs' cmd_fd), a socket (uabid's name for
 // a context), a memfd (the in-process table's).  rdma-core's import
@@ -102,7 +112,7 @@ Result<std::unique_ptr<Transport>> open_transport(Backend b)
 	case Backend::Inproc:
 		return open_transport(b, 0);
 	case Backend::Daemon: {
-		auto t = DaemonTransport::open();
+		auto t = DaemonTransport::open(0);
 		if (!t)
 			return make_error(t.error());
 		return std::unique_ptr<Transport>(std::move(*t));
@@ -125,6 +135,13 @@ Result<std::unique_ptr<Transport>> open_transport(Backend b, unsigned device)
 			return make_error(t.error());
 		return std::unique_ptr<Transport>(std::move(*t));
 	}
+	if (b == Backend::Daemon ||
+	    (b == Backend::Auto && device != 0 && ::access(UABI_DEVICE_PATH, F_OK) != 0)) {
+		auto t = DaemonTransport::open(device);
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
 	if (device != 0)
 		return make_error(ENODEV);
 	return open_transport(b);
@@ -134,6 +151,8 @@ Result<std::vector<std::string>> device_names(Backend b)
 {
 	if (b == Backend::Inproc)
 		return InprocTransport::device_names();
+	if (b == Backend::Daemon || (b == Backend::Auto && ::access(UABI_DEVICE_PATH, F_OK) != 0))
+		return DaemonTransport::device_names();
 	return std::vector<std::string>{"uabi_sw0"};
 }
 

@@ -290,7 +290,7 @@ Result<std::vector<std::byte>> admin_call(int fd, AdmOp op, std::uint32_t arg, c
 	return rep;
 }
 
-Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd)
+Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd, unsigned device)
 {
 	int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -310,7 +310,11 @@ Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd)
 		::close(fd);
 		return make_error(e);
 	}
-	auto rep = admin_call(fd, kOpHello, kind, nullptr, 0, 5000,
+	// Only a device other than uabi_sw0 is named (an older uabid takes
+	// a hello without payload).
+	HelloRequest req{device, 0};
+	const bool named = kind == kHelloContext && device != 0;
+	auto rep = admin_call(fd, kOpHello, kind, named ? &req : nullptr, named ? sizeof(req) : 0, 5000,
 			      kind == kHelloImport ? import_fd : -1);
 	if (!rep) {
 		::close(fd);
@@ -416,11 +420,11 @@ int spawn_daemon(const Paths &p)
 
 } // namespace
 
-Result<Connection> connect_or_start(const Paths &p, HelloKind kind)
+Result<Connection> connect_or_start(const Paths &p, HelloKind kind, unsigned device)
 {
 	int last = ECONNREFUSED;
 	for (int attempt = 0; attempt < 5; attempt++) {
-		auto c = connect(p, kind);
+		auto c = connect(p, kind, -1, device);
 		if (c || !no_daemon(c.error()))
 			return c;
 		last = c.error();
@@ -431,7 +435,7 @@ Result<Connection> connect_or_start(const Paths &p, HelloKind kind)
 		FileLock lk;
 		if (int e = lk.lock(p.start_lock, 15000))
 			return make_error(e);
-		c = connect(p, kind);
+		c = connect(p, kind, -1, device);
 		if (c || !no_daemon(c.error()))
 			return c;
 		if (int e = spawn_daemon(p))
@@ -486,6 +490,46 @@ Result<std::vector<ObjEntry>> query_objects(const Connection &c)
 	return all;
 }
 
+Result<std::vector<LinkEntry>> query_links(const Connection &c)
+{
+	auto rep = admin_call(c.fd(), kOpLinks, 0, nullptr, 0);
+	if (!rep)
+		return make_error(rep.error());
+	std::vector<LinkEntry> out(rep->size() / sizeof(LinkEntry));
+	if (!out.empty())
+		std::memcpy(out.data(), rep->data(), out.size() * sizeof(LinkEntry));
+	return out;
+}
+
+namespace {
+
+Result<void> link_op(const Connection &c, AdmOp op, const std::string &name, const std::string &netdev)
+{
+	LinkRequest r{};
+	if (name.empty() || name.size() >= sizeof(r.name) || netdev.size() >= sizeof(r.netdev))
+		return make_error(EINVAL);
+	std::memcpy(r.name, name.data(), name.size());
+	std::memcpy(r.netdev, netdev.data(), netdev.size());
+	auto rep = admin_call(c.fd(), op, 0, &r, sizeof(r));
+	if (!rep)
+		return make_error(rep.error());
+	return {};
+}
+
+} // namespace
+
+Result<void> link_add(const Connection &c, const std::string &name, const std::string &netdev)
+{
+	if (netdev.empty())
+		return make_error(EINVAL);
+	return link_op(c, kOpLinkAdd, name, netdev);
+}
+
+Result<void> link_del(const Connection &c, const std::string &name)
+{
+	return link_op(c, kOpLinkDel, name, "");
+}
+
 Result<void> shutdown(Connection c, int timeout_ms)
 {
 	pid_t pid = pid_t(c.hello().daemon_pid);
@@ -527,21 +571,21 @@ constexpr std::int32_t kBadFd = -EBADF;
 
 } // namespace
 
-Result<std::unique_ptr<DaemonTransport>> DaemonTransport::open()
+Result<std::unique_ptr<DaemonTransport>> DaemonTransport::open(unsigned device)
 {
 	auto p = daemon::resolve_paths();
 	if (!p)
 		return make_error(p.error());
 	const char *a = std::getenv("UABI_AUTOSTART");
 	bool autostart = !(a && std::strcmp(a, "0") == 0);
-	return open(*p, autostart);
+	return open(*p, autostart, device);
 }
 
 Result<std::unique_ptr<DaemonTransport>> DaemonTransport::open(const daemon::Paths &p,
-							       bool autostart)
+							       bool autostart, unsigned device)
 {
-	auto c = autostart ? daemon::connect_or_start(p, daemon::kHelloContext)
-			   : daemon::connect(p, daemon::kHelloContext);
+	auto c = autostart ? daemon::connect_or_start(p, daemon::kHelloContext, device)
+			   : daemon::connect(p, daemon::kHelloContext, -1, device);
 	if (!c)
 		return make_error(c.error());
 	return std::unique_ptr<DaemonTransport>(new DaemonTransport(std::move(*c)));
@@ -559,6 +603,51 @@ Result<std::unique_ptr<DaemonTransport>> DaemonTransport::import(int fd)
 	auto t = std::unique_ptr<DaemonTransport>(new DaemonTransport(std::move(*c)));
 	t->ctx_fd_ = fd; // the same file uabid answers kOpContextFd with
 	return t;
+}
+
+Result<std::vector<std::string>> DaemonTransport::device_names()
+{
+	std::vector<std::string> names{"uabi_sw0"};
+	auto p = daemon::resolve_paths();
+	if (!p)
+		return names;
+	auto c = daemon::connect(*p, daemon::kHelloAdmin);
+	if (!c)
+		return names;
+	auto l = daemon::query_links(*c);
+	if (!l || l->empty())
+		return names;
+	names.clear();
+	for (const daemon::LinkEntry &e : *l)
+		names.emplace_back(e.name, strnlen(e.name, sizeof(e.name)));
+	return names;
+}
+
+Result<int> DaemonTransport::wire_relay(std::uint16_t *port)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (dead_)
+		return make_error(ENOTCONN);
+	std::vector<int> fds;
+	auto r = daemon::admin_call(fd_, daemon::kOpWireRelay, 0, nullptr, 0, 5000, -1, &fds);
+	if (!r || fds.size() != 1 || r->size() < sizeof(daemon::RelayReply)) {
+		daemon::wire::close_all(fds);
+		return make_error(r ? EPROTO : r.error());
+	}
+	daemon::RelayReply rep;
+	std::memcpy(&rep, r->data(), sizeof(rep));
+	*port = rep.port;
+	return fds[0];
+}
+
+int DaemonTransport::wire_bind(std::uint32_t qpn, bool on)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (dead_)
+		return ENOTCONN;
+	auto r = daemon::admin_call(fd_, on ? daemon::kOpWireBind : daemon::kOpWireUnbind, qpn, nullptr,
+				    0);
+	return r ? 0 : r.error();
 }
 
 int DaemonTransport::context_fd()

@@ -5,9 +5,11 @@
 //   uabi objects [--json] [--socket PATH]
 //   uabi run [--socket PATH] [--backend NAME] [--] CMD [ARGS...]
 //   uabi daemon start|stop [--socket PATH]
+//   uabi link [add NAME netdev IFNAME | del NAME]   (uabi_link.cpp)
 //   uabi --version | --help
 // The options may come before or after the command (before CMD for run).
 #include "paths.hpp"
+#include "uabi_tool.hpp"
 
 #include <uabi/client.hpp>
 #include <uabi/fsview.hpp>
@@ -22,14 +24,39 @@
 #include <unistd.h>
 #include <vector>
 
+namespace uabi::tool {
+
+std::string json_str(const std::string &s)
+{
+	std::string o = "\"";
+	for (unsigned char ch : s) {
+		if (ch == '"' || ch == '\\') {
+			o += '\\';
+			o += char(ch);
+		} else if (ch < 0x20) {
+			char b[8];
+			std::snprintf(b, sizeof(b), "\\u%04x", ch);
+			o += b;
+		} else {
+			o += char(ch);
+		}
+	}
+	return o + "\"";
+}
+
+// "uabi: <message>" and a hint, on stderr; the usage exit status.
+int usage_error(const std::string &msg)
+{
+	std::fprintf(stderr, "uabi: %s\nTry 'uabi --help'.\n", msg.c_str());
+	return kExitUsage;
+}
+
+} // namespace uabi::tool
+
 namespace {
 
 using namespace uabi;
-
-// Exit codes: 0 fine, 1 failed, 2 usage, 3 the backend is not running.
-constexpr int kExitFail = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitNotRunning = 3;
+using namespace uabi::tool;
 
 bool g_json = false;
 
@@ -79,25 +106,6 @@ std::string guid(std::uint64_t g)
 	std::snprintf(b, sizeof(b), "%04x:%04x:%04x:%04x", unsigned(g >> 48) & 0xffff,
 		      unsigned(g >> 32) & 0xffff, unsigned(g >> 16) & 0xffff, unsigned(g) & 0xffff);
 	return b;
-}
-
-std::string json_str(const char *s)
-{
-	std::string o = "\"";
-	for (; *s; s++) {
-		unsigned char c = static_cast<unsigned char>(*s);
-		if (c == '"' || c == '\\') {
-			o += '\\';
-			o += char(c);
-		} else if (c < 0x20) {
-			char b[8];
-			std::snprintf(b, sizeof(b), "\\u%04x", c);
-			o += b;
-		} else {
-			o += char(c);
-		}
-	}
-	return o + "\"";
 }
 
 std::string json_counts(const std::uint32_t c[16])
@@ -662,6 +670,8 @@ void usage(FILE *f)
 			"                     with UABI_BACKEND / UABI_SOCKET set, seeing the\n"
 			"                     device in /dev/infiniband and /sys (UABI_FSVIEW)\n"
 			"  daemon start|stop  start or stop uabid\n"
+			"  link [add NAME netdev IFNAME | del NAME]\n"
+			"                     RoCE devices on a network interface (uabid)\n"
 			"options (before or after the command; for run, before CMD):\n"
 			"  --json             machine-readable output (status, objects)\n"
 			"  --socket PATH      the daemon's socket (sets UABI_SOCKET)\n"
@@ -670,13 +680,6 @@ void usage(FILE *f)
 			"  -h, --help         print this help\n"
 			"exit status: 0 ok, 1 failed, 2 usage, 3 backend not running\n"
 			"See uabi(1).\n");
-}
-
-// "uabi: <message>" and a hint, on stderr; the usage exit status.
-int usage_error(const std::string &msg)
-{
-	std::fprintf(stderr, "uabi: %s\nTry 'uabi --help'.\n", msg.c_str());
-	return kExitUsage;
 }
 
 // The option at argv[*i] (and its value): 0 taken, -1 not an option of
@@ -787,6 +790,12 @@ int main(int argc, char **argv)
 	}
 	if (cmd == "run")
 		return cmd_run(run_argv);
+	if (cmd == "link") {
+		auto r = resolve_backend();
+		if (!r)
+			return kExitUsage;
+		return cmd_link(words, r->backend, g_json);
+	}
 	if (cmd == "help") {
 		usage(stdout);
 		return 0;

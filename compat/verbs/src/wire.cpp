@@ -7,6 +7,7 @@
 // QPs work as on uabi_sw0.
 #include "verbs_impl.hpp"
 
+#include <uabi/transport_daemon.hpp>
 #include <uabi/wire/engine.hpp>
 
 #include <arpa/inet.h>
@@ -19,14 +20,23 @@
 
 namespace uabi::verbs {
 
-// One UDP endpoint per context, bound to the device's first address at
-// port 4791 (UABI_WIRE_PORT: another port, for tests), opened with the
-// context's first QP.
+// One UDP endpoint per context, opened with the context's first QP: bound
+// to the device's first address at port 4791 (UABI_WIRE_PORT: another
+// port, for tests); or, when a process of the host owns that port (uabid,
+// docs/wire.md "Devices on uabid"), sending from a port of its own and
+// receiving what uabid relays for this context's QPs.
 struct WireEndpoint {
 	std::unique_ptr<wire::Endpoint> ep;
 	unsigned ifindex = 0;
 	std::uint16_t port = wire::kRoceV2Port;
+	Transport *relayed = nullptr; // whose wire_bind() routes our QPs
 };
+
+static_assert(sizeof(wire::RelayHdr) == sizeof(daemon::RelayHdr));
+static_assert(offsetof(wire::RelayHdr, src_port) == offsetof(daemon::RelayHdr, src_port));
+static_assert(offsetof(wire::RelayHdr, dst_port) == offsetof(daemon::RelayHdr, dst_port));
+static_assert(offsetof(wire::RelayHdr, src) == offsetof(daemon::RelayHdr, src));
+static_assert(offsetof(wire::RelayHdr, dst) == offsetof(daemon::RelayHdr, dst));
 
 namespace {
 
@@ -132,6 +142,21 @@ public:
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
 		if (qp_)
 			qp_->set_sq_sig_all(caps.sq_sig_all);
+		// Relayed: uabid hands this QP's datagrams to us from now on.
+		if (qp_ && ep_->relayed) {
+			if (int e = ep_->relayed->wire_bind(qpn_, true)) {
+				qp_.reset();
+				errno = e;
+			} else {
+				bound_ = true;
+			}
+		}
+	}
+
+	~WireQp() override
+	{
+		if (bound_)
+			(void)ep_->relayed->wire_bind(qpn_, false);
 	}
 
 	bool ok() const override { return qp_ != nullptr; }
@@ -221,6 +246,7 @@ private:
 	bool sq_sig_all_;
 	wire::QpAttr attr_;
 	std::unique_ptr<wire::Qp> qp_;
+	bool bound_ = false;
 };
 
 // The context's endpoint, opened on first use: ENODATA if the device has
@@ -249,7 +275,17 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	auto w = std::make_shared<WireEndpoint>();
 	w->port = wire_port();
 	w->ifindex = ifindex_of(gid.raw);
-	w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
+	Transport &t = impl->ctl.raw().transport();
+	std::uint16_t port = 0;
+	if (auto relay = t.wire_relay(&port)) {
+		w->port = port;
+		w->relayed = &t;
+		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay);
+	} else if (relay.error() == EOPNOTSUPP) {
+		w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
+	} else {
+		return relay.error();
+	}
 	if (!w->ep)
 		return errno ? errno : EIO;
 	impl->wire = w;

@@ -49,6 +49,27 @@ void uabi_user_links_from_env(const struct uabi_shm_ops *shm, size_t heap_bytes)
  * such device, or not a RoCE one). */
 int uabi_user_device_link(unsigned index, struct uabi_sw_link *link);
 
+/* Device indexes run below this; a removed RoCE device leaves a hole. */
+#define UABI_USER_MAX_DEVICES 4
+
+/* What `uabi link` shows of a device (uabid). */
+struct uabi_user_device_info {
+	char name[64];
+	char netdev[16];
+	int roce;
+	unsigned ip_mtu, carrier, num_gids, contexts;
+	unsigned char gids[16][16];
+};
+/* Device @index, its interface read again: 0 or -ENODEV (none there). */
+int uabi_user_device_query(unsigned index, struct uabi_user_device_info *out);
+/* `uabi link add NAME netdev IFNAME`: the new device's index, or -EINVAL
+ * (a bad name), -EEXIST (the name is taken), -ENODEV (no such interface
+ * here), -ENOSPC (no room for another device). */
+int uabi_user_link_add(const char *name, const char *ifname);
+/* `uabi link del NAME`: 0, -ENODEV (no such device), -EOPNOTSUPP (not a
+ * RoCE device), -EBUSY (contexts are open on it). */
+int uabi_user_link_del(const char *name);
+
 /*
  * Executes one message in place: msg holds len bytes that the caller owns;
  * outputs are written into it.  Returns the message status (0, or the -errno

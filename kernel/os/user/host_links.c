@@ -33,7 +33,7 @@ int uabi_user_link_read(const char *ifname, struct uabi_sw_link *out)
 	char path[64];
 	FILE *f;
 
-	if (!ifname || !*ifname || strlen(ifname) >= sizeof(out->netdev))
+	if (!ifname || !*ifname || strlen(ifname) >= sizeof(out->netdev) || strchr(ifname, '/'))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	memcpy(out->netdev, ifname, strlen(ifname));
@@ -92,15 +92,118 @@ int uabi_user_link_read(const char *ifname, struct uabi_sw_link *out)
 	return 0;
 }
 
+/* What RoCE devices are made with (the host's shared memory). */
+static const struct uabi_shm_ops *link_shm;
+static size_t link_heap;
+
+/* A device name: 1 to 63 bytes of letters, digits, '_', '-' and '.', not
+ * "." or "..", so that it is a file name in the sysfs view. */
+static int link_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (!n || n >= 64 || !strcmp(name, ".") || !strcmp(name, ".."))
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+int uabi_user_link_add(const char *name, const char *ifname)
+{
+	struct uabi_sw_link link;
+	struct uabi_device *dev;
+	char other[64];
+	unsigned i;
+	int ret = uabi_user_init();
+
+	if (ret)
+		return ret;
+	if (!name || !link_name_ok(name))
+		return -EINVAL;
+	for (i = 0; i < UABI_USER_MAX_DEVICES; i++)
+		if (!uabi_user_device_name(i, other, sizeof(other)) && !strcmp(other, name))
+			return -EEXIST;
+	ret = uabi_user_link_read(ifname, &link);
+	if (ret)
+		return ret;
+	dev = uabi_sw_create_roce(link_shm, link_heap, name, &link);
+	if (IS_ERR(dev))
+		return (int)PTR_ERR(dev);
+	for (i = 0; i < UABI_USER_MAX_DEVICES; i++)
+		if (uabi_device_get(i) == dev)
+			return (int)i;
+	return -EIO;
+}
+
+int uabi_user_link_del(const char *name)
+{
+	struct uabi_device *dev;
+	struct uabi_sw_link link;
+	unsigned i;
+	int ret = uabi_user_init();
+
+	if (ret)
+		return ret;
+	for (i = 0; i < UABI_USER_MAX_DEVICES; i++) {
+		dev = uabi_device_get(i);
+		if (!dev || strcmp(dev->name, name))
+			continue;
+		if (uabi_sw_link_get(dev, &link))
+			return -EOPNOTSUPP;	/* uabi_sw0 is no link */
+		mutex_lock(&dev->lock);
+		ret = atomic_read(&dev->num_contexts) || !list_empty(&dev->rcv_qps) ? -EBUSY : 0;
+		mutex_unlock(&dev->lock);
+		if (ret)
+			return ret;
+		uabi_sw_destroy(dev);
+		return 0;
+	}
+	return -ENODEV;
+}
+
+int uabi_user_device_query(unsigned index, struct uabi_user_device_info *out)
+{
+	struct uabi_device *dev;
+	struct uabi_sw_link link;
+	int ret = uabi_user_init();
+
+	if (ret)
+		return ret;
+	dev = uabi_device_get(index);
+	if (!dev)
+		return -ENODEV;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", dev->name);
+	out->contexts = (unsigned)atomic_read(&dev->num_contexts);
+	if (uabi_user_device_link(index, &link))
+		return 0;
+	out->roce = 1;
+	memcpy(out->netdev, link.netdev, sizeof(out->netdev));
+	out->netdev[sizeof(out->netdev) - 1] = 0;
+	out->ip_mtu = link.ip_mtu;
+	out->carrier = link.carrier;
+	out->num_gids = link.num_gids;
+	memcpy(out->gids, link.gids, sizeof(out->gids));
+	return 0;
+}
+
 /* UABI_LINKS="NAME:IFNAME[,NAME:IFNAME...]": the RoCE devices this host
  * creates beside uabi_sw0 (the in-process backend's way to `uabi link
- * add`).  A malformed entry or a missing interface is reported and
- * skipped. */
+ * add`; uabid takes them too).  A malformed entry or a missing interface
+ * is reported and skipped. */
 void uabi_user_links_from_env(const struct uabi_shm_ops *shm, size_t heap_bytes)
 {
 	const char *env = getenv("UABI_LINKS");
 	char buf[256], *save = NULL, *tok;
 
+	link_shm = shm;
+	link_heap = heap_bytes;
 	if (!env || !*env)
 		return;
 	snprintf(buf, sizeof(buf), "%s", env);
@@ -115,6 +218,10 @@ void uabi_user_links_from_env(const struct uabi_shm_ops *shm, size_t heap_bytes)
 			continue;
 		}
 		*colon = 0;
+		if (!link_name_ok(tok)) {
+			fprintf(stderr, "uabi: UABI_LINKS: \"%s\" is not a device name\n", tok);
+			continue;
+		}
 		ret = uabi_user_link_read(colon + 1, &link);
 		if (ret) {
 			fprintf(stderr, "uabi: UABI_LINKS: %s: %s\n", colon + 1, strerror(-ret));
@@ -142,6 +249,7 @@ int uabi_user_device_name(unsigned index, char *buf, size_t len)
 
 int uabi_user_device_link(unsigned index, struct uabi_sw_link *link)
 {
+	char ifname[sizeof(link->netdev)];
 	struct uabi_device *dev;
 	int ret = uabi_user_init();
 
@@ -153,8 +261,13 @@ int uabi_user_device_link(unsigned index, struct uabi_sw_link *link)
 	ret = uabi_sw_link_get(dev, link);
 	if (ret)
 		return ret;
-	/* Read the interface again: addresses and carrier may have changed. */
-	if (!uabi_user_link_read(link->netdev, link))
+	/* Read the interface again: addresses and carrier may have changed
+	 * (the read starts by clearing its output: the name goes first). */
+	memcpy(ifname, link->netdev, sizeof(ifname));
+	ifname[sizeof(ifname) - 1] = 0;
+	if (!uabi_user_link_read(ifname, link))
 		uabi_sw_link_update(dev, link);
+	else if (!uabi_sw_link_get(dev, link))
+		link->carrier = 0;	/* the interface is gone */
 	return 0;
 }

@@ -32,6 +32,13 @@ public:
 	// it was passed to, reaches the same context (ibv_import_device(3)).
 	// Owned by the transport; -1 and errno if the backend has none.
 	virtual int context_fd();
+	// RoCE devices whose port a host process owns (uabid): a socket that
+	// delivers the datagrams of this context's QPs (each behind a
+	// daemon::RelayHdr) and the device's UDP port; and the QPs whose
+	// datagrams go there (docs/wire.md, "Devices on uabid").  EOPNOTSUPP:
+	// the context receives on a socket of its own.
+	virtual Result<int> wire_relay(std::uint16_t *port);
+	virtual int wire_bind(std::uint32_t qpn, bool on);
 };
 
 // A transport on the context @fd names (a duplicate of some transport's

@@ -43,6 +43,17 @@ enum AdmOp : std::uint16_t {
 			  // connection's context (docs/daemon.md, "Imported contexts")
 	kOpSlot = 7,	  // reply SlotReply + three fds (SCM_RIGHTS): the request
 			  // slot, its doorbell, the daemon page ("Request slot")
+	// RoCE devices (docs/wire.md, "Devices on uabid").
+	kOpLinks = 8,	  // reply LinkEntry[]: every device, uabi_sw0 first
+	kOpLinkAdd = 9,	  // payload LinkRequest (caller: uabid's uid or root)
+	kOpLinkDel = 10,  // payload LinkRequest (name only; same callers)
+	kOpWireRelay = 11, // context connection of a RoCE device: reply
+			   // RelayReply + one fd (SCM_RIGHTS): the datagrams
+			   // uabid receives at the device's port for this
+			   // connection's QPs, each behind a RelayHdr
+	kOpWireBind = 12,  // arg = QPN of a QP of this connection's context:
+			   // its datagrams go to this connection's relay
+	kOpWireUnbind = 13, // arg = QPN
 };
 
 enum HelloKind : std::uint32_t {
@@ -64,6 +75,55 @@ struct AdmHdr {
 
 inline constexpr std::uint32_t kDaemonShared = 1u << 0;	  // --shared: every uid may connect
 inline constexpr std::uint32_t kCallerFiltered = 1u << 1; // listings: the caller's uid only
+
+// kHelloContext may carry one: the device to open (its position in the
+// kOpLinks list; 0, uabi_sw0, without it).
+struct HelloRequest {
+	std::uint32_t device;
+	std::uint32_t reserved; // zero
+};
+
+// A device of uabid: uabi_sw0, and RoCE devices made with kOpLinkAdd.
+struct LinkEntry {
+	std::uint32_t index;	// position (what HelloRequest::device names)
+	std::uint32_t roce;	// 1: bound to netdev
+	char name[64];
+	char netdev[16];
+	std::uint32_t carrier;	// RoCE: the interface's carrier
+	std::uint32_t ip_mtu;	// RoCE: the interface's MTU
+	std::uint32_t num_gids;
+	std::uint32_t contexts; // open on it
+	std::uint8_t addr[16];	// RoCE: where uabid receives (IPv4-mapped or
+				// IPv6), zero when it cannot (no address)
+	std::uint16_t port;	// ... at this UDP port (4791)
+	std::uint16_t reserved0;
+	std::int32_t relay_error; // -errno of the last bind, 0: bound
+	std::uint64_t rx_relayed; // datagrams handed to a process
+	std::uint64_t rx_dropped; // no such QP, malformed, relay full
+};
+
+struct LinkRequest {
+	char name[64];	 // NUL-terminated
+	char netdev[16]; // kOpLinkAdd: the interface (IFNAMSIZ)
+};
+
+struct RelayReply {
+	std::uint16_t port;	// the device's UDP port
+	std::uint16_t reserved0;
+	std::uint32_t reserved;
+};
+
+// What precedes each datagram on a relay socket: its IP addresses and
+// UDP ports as uabid received it (the ICRC covers them).
+struct RelayHdr {
+	std::uint8_t v6;	// 0: IPv4 (addresses in the first 4 bytes)
+	std::uint8_t reserved[3];
+	std::uint16_t src_port; // host order
+	std::uint16_t dst_port;
+	std::uint8_t src[16];
+	std::uint8_t dst[16];
+};
+static_assert(sizeof(RelayHdr) == 40);
 
 struct HelloReply {
 	std::uint32_t daemon_pid;
@@ -278,11 +338,12 @@ private:
 // Connects and says hello.  ENOENT / ECONNREFUSED: no daemon; EACCES: the
 // socket or the daemon refused us; EUSERS: the daemon's context limit.
 // kHelloImport sends @import_fd with the hello.
-Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd = -1);
+// kHelloContext opens device @device (a position in query_links()).
+Result<Connection> connect(const Paths &p, HelloKind kind, int import_fd = -1, unsigned device = 0);
 // connect(), starting uabid first when no daemon answers (an flock on
 // p.start_lock keeps two processes from starting two).  Also used by
 // `uabi daemon start`.
-Result<Connection> connect_or_start(const Paths &p, HelloKind kind);
+Result<Connection> connect_or_start(const Paths &p, HelloKind kind, unsigned device = 0);
 
 // One admin request/reply on a connection (any kind).
 // @send_fd (if >= 0) travels with the request; fds of the reply land in
@@ -297,6 +358,10 @@ struct Status {
 };
 Result<Status> query_status(const Connection &c);
 Result<std::vector<ObjEntry>> query_objects(const Connection &c);
+// The daemon's devices (kOpLinks), and `uabi link add/del`.
+Result<std::vector<LinkEntry>> query_links(const Connection &c);
+Result<void> link_add(const Connection &c, const std::string &name, const std::string &netdev);
+Result<void> link_del(const Connection &c, const std::string &name);
 // Asks uabid to exit and waits until its pid is gone (ETIMEDOUT).
 Result<void> shutdown(Connection c, int timeout_ms = 5000);
 
@@ -314,9 +379,12 @@ class DaemonTransport final : public Transport {
 public:
 	// UABI_SOCKET etc. from the environment; starts uabid if needed
 	// (unless UABI_AUTOSTART=0).
-	static Result<std::unique_ptr<DaemonTransport>> open();
+	static Result<std::unique_ptr<DaemonTransport>> open(unsigned device = 0);
 	static Result<std::unique_ptr<DaemonTransport>> open(const daemon::Paths &p,
-							     bool autostart);
+							     bool autostart, unsigned device = 0);
+	// The names of uabid's devices (UABI_SOCKET etc.), in position order;
+	// uabi_sw0 alone when no daemon runs (one is not started for this).
+	static Result<std::vector<std::string>> device_names();
 	// A connection of our own to the context @fd names (a duplicate of
 	// some DaemonTransport's context_fd()), on the daemon of UABI_SOCKET
 	// etc.; never starts one.  Takes @fd over on success.
@@ -329,6 +397,8 @@ public:
 	const char *name() const override { return "daemon"; }
 	// Asked of uabid once (kOpContextFd), then kept.
 	int context_fd() override;
+	Result<int> wire_relay(std::uint16_t *port) override;
+	int wire_bind(std::uint32_t qpn, bool on) override;
 
 	pid_t daemon_pid() const { return pid_t(hello_.daemon_pid); }
 	std::uint32_t connection_id() const { return hello_.conn_id; }

@@ -55,7 +55,13 @@ constexpr std::size_t kMaxPacket = 4096 + 256;
 
 std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 {
+	return open_impl(local, -1);
+}
+
+std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd)
+{
 	std::unique_ptr<Endpoint> ep(new Endpoint());
+	ep->relay_fd_ = relay_fd;
 	int fam = local.v6() ? AF_INET6 : AF_INET;
 	ep->fd_ = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (ep->fd_ < 0)
@@ -95,6 +101,16 @@ std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 	return ep;
 }
 
+std::unique_ptr<Endpoint> Endpoint::open_relayed(const PeerAddr &local, int relay_fd)
+{
+	if (relay_fd < 0) {
+		errno = EBADF;
+		return nullptr;
+	}
+	// Closed with the endpoint, also when open_impl() fails.
+	return open_impl(local, relay_fd);
+}
+
 Endpoint::~Endpoint()
 {
 	stop_ = true;
@@ -103,6 +119,8 @@ Endpoint::~Endpoint()
 		thread_.join();
 	if (fd_ >= 0)
 		close(fd_);
+	if (relay_fd_ >= 0)
+		close(relay_fd_);
 	if (wake_fd_ >= 0)
 		close(wake_fd_);
 	if (trace_)
@@ -290,7 +308,10 @@ void Endpoint::run()
 				timeout = next <= now ? 0 : int((next - now + 999999) / 1000000);
 			}
 		}
-		pollfd p[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+		// Relayed: only what the relay brings is ours (the socket only
+		// sends).
+		const int in = relay_fd_ >= 0 ? relay_fd_ : fd_;
+		pollfd p[2] = {{in, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
 		int n = poll(p, 2, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -354,6 +375,10 @@ void Endpoint::flush_acks()
 
 void Endpoint::receive_batch()
 {
+	if (relay_fd_ >= 0) {
+		receive_relayed();
+		return;
+	}
 	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
 	sockaddr_storage from[kBatch];
 	alignas(cmsghdr) std::uint8_t ctl[kBatch][64];
@@ -397,6 +422,61 @@ void Endpoint::receive_batch()
 			}
 		}
 		deliver({bufs[i], msgs[i].msg_len}, src, ip);
+	}
+	flush_acks();
+}
+
+// Datagrams from the relay: each behind the RelayHdr its owner of the port
+// received it with.  The relay is the daemon's; what it says is believed
+// as a socket's msg_name and IP_PKTINFO would be.
+void Endpoint::receive_relayed()
+{
+	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
+	RelayHdr hdr[kBatch];
+	iovec iov[kBatch][2];
+	mmsghdr msgs[kBatch];
+	for (int i = 0; i < kBatch; i++) {
+		iov[i][0] = {&hdr[i], sizeof(hdr[i])};
+		iov[i][1] = {bufs[i], sizeof(bufs[i])};
+		msgs[i] = {};
+		msgs[i].msg_hdr.msg_iov = iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 2;
+	}
+	int n = recvmmsg(relay_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	if (n <= 0)
+		return;
+	std::lock_guard<std::mutex> g(qps_lock_);
+	for (int i = 0; i < n; i++) {
+		counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
+		if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) || msgs[i].msg_len < sizeof(RelayHdr)) {
+			counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
+			continue;
+		}
+		const RelayHdr &h = hdr[i];
+		IpInfo ip;
+		ip.v6 = h.v6 != 0;
+		ip.ip_id_unknown = !ip.v6;
+		std::memcpy(ip.src, h.src, ip.v6 ? 16 : 4);
+		std::memcpy(ip.dst, h.dst, ip.v6 ? 16 : 4);
+		ip.src_port = h.src_port;
+		ip.dst_port = h.dst_port;
+		sockaddr_storage ss{};
+		socklen_t len;
+		if (ip.v6) {
+			auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+			a->sin6_family = AF_INET6;
+			a->sin6_port = htons(h.src_port);
+			std::memcpy(&a->sin6_addr, h.src, 16);
+			len = sizeof(*a);
+		} else {
+			auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+			a->sin_family = AF_INET;
+			a->sin_port = htons(h.src_port);
+			std::memcpy(&a->sin_addr, h.src, 4);
+			len = sizeof(*a);
+		}
+		PeerAddr src = PeerAddr::from(reinterpret_cast<sockaddr *>(&ss), len);
+		deliver({bufs[i], msgs[i].msg_len - sizeof(RelayHdr)}, src, ip);
 	}
 	flush_acks();
 }

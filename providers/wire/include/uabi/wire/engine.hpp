@@ -277,11 +277,28 @@ private:
 	std::uint32_t atomic_next_ = 0;
 };
 
+// What precedes each datagram on a relay socket: the addresses and UDP
+// ports it was received with (the ICRC covers them).
+struct RelayHdr {
+	std::uint8_t v6;	// 0: IPv4, in the first 4 bytes of src/dst
+	std::uint8_t reserved[3];
+	std::uint16_t src_port; // host order
+	std::uint16_t dst_port;
+	std::uint8_t src[16];
+	std::uint8_t dst[16];
+};
+static_assert(sizeof(RelayHdr) == 40);
+
 class Endpoint {
 public:
 	// Binds a UDP socket to @local (its port: 4791 on a real network, any
 	// for tests).  nullptr and errno on failure.
 	static std::unique_ptr<Endpoint> open(const PeerAddr &local);
+	// Receiving through another process that owns the port (uabid,
+	// docs/wire.md "Devices on uabid"): datagrams come from @relay_fd,
+	// each behind a RelayHdr; this endpoint sends from a socket bound to
+	// @local (port 0: any).  Takes @relay_fd over, also on failure.
+	static std::unique_ptr<Endpoint> open_relayed(const PeerAddr &local, int relay_fd);
 	~Endpoint();
 	const PeerAddr &local() const { return local_; }
 	Counters &counters() { return counters_; }
@@ -305,8 +322,10 @@ public:
 private:
 	friend class Qp;
 	Endpoint() = default;
+	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd);
 	void run();
 	void receive_batch();
+	void receive_relayed();
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
 	void timers();
 	void flush_acks();
@@ -320,6 +339,7 @@ private:
 	void wake();
 
 	int fd_ = -1;
+	int relay_fd_ = -1; // open_relayed(): where datagrams come from
 	int wake_fd_ = -1;
 	PeerAddr local_;
 	Counters counters_;

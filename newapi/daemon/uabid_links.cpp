@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// uabid: RoCE devices and their port (docs/wire.md, "Devices on uabid").
+//
+// `uabi link add NAME netdev IFNAME` makes a RoCE device of the core bound
+// to an interface of uabid's network namespace.  uabid owns the device's
+// UDP port (4791 at the interface's first address) for every process it
+// serves: it reads each datagram's destination QP from its BTH and hands
+// the datagram to the connection whose context owns that QP, over a
+// socket that connection asked for (kOpWireRelay).  Processes send from
+// sockets of their own; only receiving goes through uabid.  A netlink
+// socket tells uabid when addresses or carrier change; the GID tables and
+// the bound address follow.
+#include "uabid.hpp"
+
+#include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+namespace uabid {
+
+namespace {
+
+constexpr std::uint16_t kRoceV2Port = 4791;
+constexpr int kRelayBatch = 32;
+// The largest RoCEv2 datagram: headers, a 4096-byte MTU payload, ICRC.
+constexpr std::size_t kRelayMax = 4096 + 256;
+
+std::uint16_t wire_port()
+{
+	const char *p = std::getenv("UABI_WIRE_PORT");
+	long v = p && *p ? std::strtol(p, nullptr, 10) : 0;
+	return v > 0 && v < 65536 ? std::uint16_t(v) : kRoceV2Port;
+}
+
+bool v4_mapped(const unsigned char *g)
+{
+	static const unsigned char prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	return !std::memcmp(g, prefix, sizeof(prefix));
+}
+
+// The address a device receives at: its first IPv4 GID, else its first
+// IPv6 one (the order uabi_user_link_read() gives: link-local last).
+bool receive_addr(const uabi_user_device_info &d, unsigned char out[16])
+{
+	static const unsigned char zero[16] = {};
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < d.num_gids && i < 16; i++) {
+			if ((pass == 0) != v4_mapped(d.gids[i]) || !std::memcmp(d.gids[i], zero, 16))
+				continue;
+			std::memcpy(out, d.gids[i], 16);
+			return true;
+		}
+	return false;
+}
+
+std::uint64_t qp_key(unsigned device, std::uint32_t qpn)
+{
+	return (std::uint64_t(device) << 32) | (qpn & 0xffffff);
+}
+
+} // namespace
+
+// The device at position @pos of the kOpLinks list: its core index, -1.
+int Daemon::device_at(unsigned pos)
+{
+	uabi_user_device_info d;
+	for (unsigned i = 0, k = 0; i < UABI_USER_MAX_DEVICES; i++) {
+		if (uabi_user_device_query(i, &d))
+			continue;
+		if (k++ == pos)
+			return int(i);
+	}
+	return -1;
+}
+
+// Binds (again) the UDP socket of device @index to its receive address,
+// when that changed; a device without an address has none.
+void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
+{
+	unsigned char addr[16] = {};
+	bool have = receive_addr(d, addr);
+	if (l.fd >= 0 && have && !std::memcmp(addr, l.addr, 16))
+		return;
+	if (l.fd >= 0) {
+		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l.fd, nullptr);
+		link_fds_.erase(l.fd);
+		::close(l.fd);
+		l.fd = -1;
+	}
+	std::memcpy(l.addr, addr, 16);
+	if (!have) {
+		l.bind_err = -EADDRNOTAVAIL;
+		return;
+	}
+	const bool v6 = !v4_mapped(addr);
+	int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		l.bind_err = -errno;
+		return;
+	}
+	int one = 1, buf = 4 << 20;
+	if (v6) {
+		::setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	} else {
+		::setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	}
+	::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	sockaddr_storage ss{};
+	socklen_t len;
+	if (v6) {
+		auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(l.port);
+		std::memcpy(&a->sin6_addr, addr, 16);
+		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
+			a->sin6_scope_id = if_nametoindex(d.netdev);
+		len = sizeof(*a);
+	} else {
+		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+		a->sin_family = AF_INET;
+		a->sin_port = htons(l.port);
+		std::memcpy(&a->sin_addr, addr + 12, 4);
+		len = sizeof(*a);
+	}
+	if (::bind(fd, reinterpret_cast<sockaddr *>(&ss), len) < 0) {
+		l.bind_err = -errno;
+		::close(fd);
+		LOG("device %s: cannot receive at port %u of %s: %s", l.name.c_str(), l.port, d.netdev,
+		    std::strerror(-l.bind_err));
+		return;
+	}
+	epoll_event ev{};
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		l.bind_err = -errno;
+		::close(fd);
+		return;
+	}
+	l.fd = fd;
+	l.bind_err = 0;
+	link_fds_[fd] = l.index;
+}
+
+void Daemon::link_forget(unsigned index)
+{
+	auto it = links_.find(index);
+	if (it == links_.end())
+		return;
+	if (it->second.fd >= 0) {
+		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
+		link_fds_.erase(it->second.fd);
+		::close(it->second.fd);
+	}
+	for (auto q = wire_qps_.begin(); q != wire_qps_.end();)
+		q = (q->first >> 32) == index ? wire_qps_.erase(q) : std::next(q);
+	links_.erase(it);
+}
+
+// Brings links_ in line with the core's RoCE devices (those of UABI_LINKS
+// included) and their interfaces: GIDs, carrier, the bound address.
+void Daemon::links_sync()
+{
+	for (unsigned i = 0; i < UABI_USER_MAX_DEVICES; i++) {
+		uabi_user_device_info d;
+		if (uabi_user_device_query(i, &d) || !d.roce) {
+			link_forget(i);
+			continue;
+		}
+		auto it = links_.find(i);
+		if (it == links_.end()) {
+			Link l;
+			l.index = i;
+			l.name = d.name;
+			l.port = wire_port();
+			it = links_.emplace(i, std::move(l)).first;
+		}
+		link_bind(it->second, d);
+	}
+}
+
+// The address monitor: any change of a link or an address of this
+// network namespace makes every device read its interface again.
+void Daemon::monitor_open()
+{
+	nl_fd_ = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (nl_fd_ < 0)
+		return;
+	sockaddr_nl sa{};
+	sa.nl_family = AF_NETLINK;
+	sa.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+	epoll_event ev{};
+	ev.events = EPOLLIN;
+	ev.data.fd = nl_fd_;
+	if (::bind(nl_fd_, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) < 0 ||
+	    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, nl_fd_, &ev) < 0) {
+		LOG("address monitor: %s (GIDs are read again per context only)", std::strerror(errno));
+		::close(nl_fd_);
+		nl_fd_ = -1;
+	}
+}
+
+void Daemon::on_monitor()
+{
+	// What changed does not matter: read everything again.  Only the
+	// kernel (nl_pid 0) is listened to.
+	alignas(nlmsghdr) char buf[8192];
+	bool any = false;
+	for (int i = 0; i < 64; i++) {
+		sockaddr_nl from{};
+		iovec iov{buf, sizeof(buf)};
+		msghdr mh{};
+		mh.msg_name = &from;
+		mh.msg_namelen = sizeof(from);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		ssize_t n = ::recvmsg(nl_fd_, &mh, MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS) {
+			any = true; // overrun: something changed
+			continue;
+		}
+		if (n <= 0)
+			break;
+		if (from.nl_pid == 0)
+			any = true;
+	}
+	if (any && !links_.empty())
+		links_sync();
+}
+
+// Datagrams at a device's port, to the connections that own their QPs.
+void Daemon::on_link_readable(int fd)
+{
+	auto li = link_fds_.find(fd);
+	if (li == link_fds_.end())
+		return;
+	Link &l = links_.at(li->second);
+	static std::uint8_t bufs[kRelayBatch][kRelayMax];
+	sockaddr_storage from[kRelayBatch];
+	alignas(cmsghdr) std::uint8_t ctl[kRelayBatch][64];
+	iovec iov[kRelayBatch];
+	mmsghdr msgs[kRelayBatch];
+	for (int i = 0; i < kRelayBatch; i++) {
+		iov[i] = {bufs[i], sizeof(bufs[i])};
+		msgs[i] = {};
+		msgs[i].msg_hdr.msg_name = &from[i];
+		msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+		msgs[i].msg_hdr.msg_control = ctl[i];
+		msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+	}
+	// A turn of at most four batches: the sockets of the other clients
+	// wait meanwhile.
+	for (int turn = 0; turn < 4; turn++) {
+		int n = ::recvmmsg(fd, msgs, kRelayBatch, MSG_DONTWAIT, nullptr);
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++) {
+			const std::size_t len = msgs[i].msg_len;
+			// The BTH (12 bytes) and the ICRC at least; the rest is
+			// the receiving process's to check.
+			if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) || len < 16) {
+				l.rx_dropped++;
+				continue;
+			}
+			const std::uint8_t *b = bufs[i];
+			std::uint32_t qpn = (std::uint32_t(b[5]) << 16) | (std::uint32_t(b[6]) << 8) | b[7];
+			auto q = wire_qps_.find(qp_key(l.index, qpn));
+			if (q == wire_qps_.end() || q->second->relay < 0) {
+				l.rx_dropped++;
+				continue;
+			}
+			RelayHdr h{};
+			const sockaddr_storage &s = from[i];
+			if (s.ss_family == AF_INET6) {
+				const auto *a = reinterpret_cast<const sockaddr_in6 *>(&s);
+				h.v6 = 1;
+				h.src_port = ntohs(a->sin6_port);
+				std::memcpy(h.src, &a->sin6_addr, 16);
+			} else {
+				const auto *a = reinterpret_cast<const sockaddr_in *>(&s);
+				h.src_port = ntohs(a->sin_port);
+				std::memcpy(h.src, &a->sin_addr, 4);
+			}
+			h.dst_port = l.port;
+			std::memcpy(h.dst, h.v6 ? l.addr : l.addr + 12, h.v6 ? 16 : 4);
+			for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
+			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+				if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+					in_pktinfo pi;
+					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+					std::memcpy(h.dst, &pi.ipi_addr, 4);
+				} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+					in6_pktinfo pi;
+					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+					std::memcpy(h.dst, &pi.ipi6_addr, 16);
+				}
+			}
+			iovec out[2] = {{&h, sizeof(h)}, {bufs[i], len}};
+			msghdr mh{};
+			mh.msg_iov = out;
+			mh.msg_iovlen = 2;
+			// A process that does not read loses datagrams, as a
+			// full receive queue on a NIC would: never waited for.
+			if (::sendmsg(q->second->relay, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+				l.rx_dropped++;
+			else
+				l.rx_relayed++;
+		}
+		if (n < kRelayBatch)
+			return;
+	}
+}
+
+bool Daemon::do_links(Conn &c)
+{
+	std::vector<LinkEntry> out;
+	for (unsigned i = 0, pos = 0; i < UABI_USER_MAX_DEVICES; i++) {
+		uabi_user_device_info d;
+		if (uabi_user_device_query(i, &d))
+			continue;
+		LinkEntry e{};
+		e.index = pos++;
+		e.roce = d.roce ? 1 : 0;
+		std::snprintf(e.name, sizeof(e.name), "%s", d.name);
+		std::snprintf(e.netdev, sizeof(e.netdev), "%s", d.netdev);
+		e.carrier = d.carrier;
+		e.ip_mtu = d.ip_mtu;
+		e.num_gids = d.num_gids;
+		e.contexts = d.contexts;
+		if (auto it = links_.find(i); it != links_.end()) {
+			std::memcpy(e.addr, it->second.addr, 16);
+			e.port = it->second.port;
+			e.relay_error = it->second.bind_err;
+			e.rx_relayed = it->second.rx_relayed;
+			e.rx_dropped = it->second.rx_dropped;
+		}
+		out.push_back(e);
+	}
+	return admin_reply(c, kOpLinks, 0, out.data(), out.size() * sizeof(LinkEntry));
+}
+
+bool Daemon::do_link_change(Conn &c, std::uint16_t op, std::size_t n)
+{
+	// Devices are the daemon's: its owner and root change them.
+	if (c.cred.uid != ::geteuid() && c.cred.uid != 0)
+		return admin_reply(c, op, -EPERM, nullptr, 0);
+	LinkRequest r{};
+	if (n != sizeof(AdmHdr) + sizeof(r))
+		return admin_reply(c, op, -EINVAL, nullptr, 0);
+	std::memcpy(&r, buf_.data() + sizeof(AdmHdr), sizeof(r));
+	if (!std::memchr(r.name, 0, sizeof(r.name)) || !std::memchr(r.netdev, 0, sizeof(r.netdev)))
+		return admin_reply(c, op, -EINVAL, nullptr, 0);
+	int ret;
+	if (op == kOpLinkAdd) {
+		ret = uabi_user_link_add(r.name, r.netdev);
+		if (ret >= 0) {
+			links_sync();
+			auto it = links_.find(unsigned(ret));
+			LOG("device %s added on %s by pid %d uid %u%s%s", r.name, r.netdev, int(c.cred.pid),
+			    unsigned(c.cred.uid), it != links_.end() && it->second.bind_err ? ": " : "",
+			    it != links_.end() && it->second.bind_err ? std::strerror(-it->second.bind_err)
+								       : "");
+			ret = 0;
+		}
+	} else {
+		int index = -1;
+		for (unsigned i = 0; i < UABI_USER_MAX_DEVICES && index < 0; i++) {
+			uabi_user_device_info d;
+			if (!uabi_user_device_query(i, &d) && !std::strcmp(d.name, r.name))
+				index = int(i);
+		}
+		ret = uabi_user_link_del(r.name);
+		if (!ret) {
+			link_forget(unsigned(index));
+			LOG("device %s deleted by pid %d uid %u", r.name, int(c.cred.pid), unsigned(c.cred.uid));
+		}
+	}
+	return admin_reply(c, op, ret, nullptr, 0);
+}
+
+bool Daemon::give_relay(Conn &c)
+{
+	auto it = links_.find(c.device);
+	if (c.kind != Conn::Context || it == links_.end())
+		return admin_reply(c, kOpWireRelay, -EOPNOTSUPP, nullptr, 0);
+	if (it->second.fd < 0)
+		return admin_reply(c, kOpWireRelay, it->second.bind_err ? it->second.bind_err : -EADDRNOTAVAIL,
+				   nullptr, 0);
+	// A new socket each time (an earlier one of this connection is
+	// closed: its QPs' datagrams come here now).
+	int sv[2];
+	if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+		return admin_reply(c, kOpWireRelay, -errno, nullptr, 0);
+	// Ours only sends: what the client writes into it is refused
+	// (EPIPE), never queued here.
+	::shutdown(sv[0], SHUT_RD);
+	int buf = 4 << 20;
+	if (::setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) < 0)
+		::setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (c.relay >= 0)
+		::close(c.relay);
+	c.relay = sv[0];
+	RelayReply r{};
+	r.port = it->second.port;
+	AdmHdr h{kAdmMagic, std::uint32_t(sizeof(AdmHdr) + sizeof(r)), kProtoVersion, kOpWireRelay, 0, 0, 0};
+	std::memcpy(buf_.data(), &h, sizeof(h));
+	std::memcpy(buf_.data() + sizeof(h), &r, sizeof(r));
+	bool ok = send_reply(c, buf_.data(), sizeof(h) + sizeof(r), &sv[1], 1);
+	::close(sv[1]);
+	return ok;
+}
+
+bool Daemon::wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn)
+{
+	if (c.kind != Conn::Context || !links_.count(c.device) || c.relay < 0)
+		return admin_reply(c, op, -EOPNOTSUPP, nullptr, 0);
+	if (qpn > 0xffffff)
+		return admin_reply(c, op, -EINVAL, nullptr, 0);
+	const std::uint64_t key = qp_key(c.device, qpn);
+	if (op == kOpWireUnbind) {
+		auto it = wire_qps_.find(key);
+		if (it == wire_qps_.end() || it->second != &c)
+			return admin_reply(c, op, -ENOENT, nullptr, 0);
+		wire_qps_.erase(it);
+		return admin_reply(c, op, 0, nullptr, 0);
+	}
+	// Only a QP of this connection's own context: found among its
+	// objects, never by the number alone.
+	bool mine = false;
+	for (const uabi_object_info &o : objects_of(c.ctx))
+		if (o.type == UABI_OBJ_QP && (o.qpn & 0xffffff) == qpn)
+			mine = true;
+	if (!mine)
+		return admin_reply(c, op, -ENOENT, nullptr, 0);
+	wire_qps_[key] = &c;
+	return admin_reply(c, op, 0, nullptr, 0);
+}
+
+void Daemon::release_relay(Conn &c)
+{
+	for (auto q = wire_qps_.begin(); q != wire_qps_.end();)
+		q = q->second == &c ? wire_qps_.erase(q) : std::next(q);
+	if (c.relay >= 0)
+		::close(c.relay);
+	c.relay = -1;
+}
+
+} // namespace uabid

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// uabi link: RoCE devices on a network interface (docs/wire.md, uabi(1)).
+//
+//   uabi link                              list the devices
+//   uabi link add NAME netdev IFNAME       a RoCE device on IFNAME
+//   uabi link del NAME
+// As `rdma link add NAME type rxe netdev IFNAME` does for Linux's rxe.  On
+// uabid (started if needed for add), by its owner or root; the in-process
+// backend takes UABI_LINKS=NAME:IFNAME instead, the module none yet.
+#include "uabi_tool.hpp"
+
+#include <uabi/transport_daemon.hpp>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace uabi::tool {
+
+namespace {
+
+std::string addr_text(const std::uint8_t *a, std::uint16_t port)
+{
+	static const std::uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const std::uint8_t zero[16] = {};
+	if (!std::memcmp(a, zero, 16))
+		return "-";
+	char b[INET6_ADDRSTRLEN + 16];
+	if (!std::memcmp(a, prefix, 12)) {
+		inet_ntop(AF_INET, a + 12, b, sizeof(b));
+		return std::string(b) + ":" + std::to_string(port);
+	}
+	inet_ntop(AF_INET6, a, b, sizeof(b));
+	return "[" + std::string(b) + "]:" + std::to_string(port);
+}
+
+int list(const daemon::Connection &c, bool json)
+{
+	auto l = daemon::query_links(c);
+	if (!l) {
+		std::fprintf(stderr, "uabi: link: %s\n", std::strerror(l.error()));
+		return kExitFail;
+	}
+	std::string o = "[";
+	for (const daemon::LinkEntry &e : *l) {
+		const std::string name(e.name, strnlen(e.name, sizeof(e.name)));
+		const std::string netdev(e.netdev, strnlen(e.netdev, sizeof(e.netdev)));
+		const char *state = !e.roce || e.carrier ? "ACTIVE" : "DOWN";
+		const char *phys = !e.roce || e.carrier ? "LINK_UP" : "DISABLED";
+		if (json) {
+			o += o.size() > 1 ? "," : "";
+			o += "{\"ifindex\":" + std::to_string(e.index) + ",\"ifname\":" + json_str(name) +
+			     ",\"port\":1,\"state\":" + json_str(state) +
+			     ",\"physical_state\":" + json_str(phys);
+			if (e.roce)
+				o += ",\"netdev\":" + json_str(netdev) + ",\"mtu\":" + std::to_string(e.ip_mtu) +
+				     ",\"gids\":" + std::to_string(e.num_gids) +
+				     ",\"receives_at\":" + json_str(addr_text(e.addr, e.port)) +
+				     ",\"receive_error\":" +
+				     json_str(e.relay_error ? std::strerror(-e.relay_error) : "") +
+				     ",\"relayed\":" + std::to_string(e.rx_relayed) +
+				     ",\"dropped\":" + std::to_string(e.rx_dropped);
+			o += ",\"contexts\":" + std::to_string(e.contexts) + "}";
+			continue;
+		}
+		std::printf("link %s/1 state %s physical_state %s", name.c_str(), state, phys);
+		if (e.roce) {
+			std::printf(" netdev %s mtu %u gids %u receives %s", netdev.c_str(), e.ip_mtu,
+				    e.num_gids, addr_text(e.addr, e.port).c_str());
+			if (e.relay_error)
+				std::printf(" (cannot: %s)", std::strerror(-e.relay_error));
+			std::printf(" relayed %llu dropped %llu", (unsigned long long)e.rx_relayed,
+				    (unsigned long long)e.rx_dropped);
+		}
+		std::printf(" contexts %u\n", e.contexts);
+	}
+	if (json)
+		std::printf("%s]\n", o.c_str());
+	return 0;
+}
+
+int explain(const char *what, const std::string &name, int err)
+{
+	const char *why = std::strerror(err);
+	switch (err) {
+	case EEXIST:
+		why = "a device of that name exists";
+		break;
+	case ENODEV:
+		why = what[0] == 'a' ? "no such network interface in uabid's network namespace"
+				      : "no such device";
+		break;
+	case ENOSPC:
+		why = "no room for another device (uabi_sw0 and three links at most)";
+		break;
+	case EBUSY:
+		why = "contexts are open on it";
+		break;
+	case EOPNOTSUPP:
+		why = "not a RoCE device";
+		break;
+	case EPERM:
+		why = "only uabid's owner or root may change its devices";
+		break;
+	case EINVAL:
+		why = "invalid name (letters, digits, '_', '-', '.'; at most 63) or interface";
+		break;
+	}
+	std::fprintf(stderr, "uabi: link %s %s: %s\n", what, name.c_str(), why);
+	return kExitFail;
+}
+
+} // namespace
+
+int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
+{
+	// words[0] == "link"
+	const std::string what = words.size() > 1 ? words[1] : "show";
+	if (what == "add" && !(words.size() == 5 && words[3] == "netdev"))
+		return usage_error("usage: uabi link add NAME netdev IFNAME");
+	if (what == "del" && words.size() != 3)
+		return usage_error("usage: uabi link del NAME");
+	if ((what == "show" || what == "list") && words.size() > 2)
+		return usage_error("link: unexpected argument '" + words[2] + "'");
+	if (what != "add" && what != "del" && what != "show" && what != "list")
+		return usage_error("link: unknown action '" + what + "' (add, del or show)");
+	if (backend == Backend::Inproc) {
+		if (what == "add" || what == "del") {
+			std::fprintf(stderr, "uabi: link: the in-process backend has no devices to "
+					     "change: each process makes its own from "
+					     "UABI_LINKS=NAME:IFNAME[,...]\n");
+			return kExitFail;
+		}
+		auto names = InprocTransport::device_names();
+		if (!names) {
+			std::fprintf(stderr, "uabi: link: %s\n", std::strerror(names.error()));
+			return kExitFail;
+		}
+		for (const std::string &n : *names)
+			std::printf("link %s/1 (in-process: UABI_LINKS)\n", n.c_str());
+		return 0;
+	}
+	if (backend == Backend::Kernel) {
+		std::fprintf(stderr, "uabi: link: the kernel module has no RoCE devices yet "
+				     "(docs/wire.md)\n");
+		return kExitFail;
+	}
+	auto p = daemon::resolve_paths();
+	if (!p) {
+		std::fprintf(stderr, "uabi: socket path: %s\n", std::strerror(p.error()));
+		return kExitFail;
+	}
+	// Adding starts uabid: the device lives in it.
+	auto c = what == "add" ? daemon::connect_or_start(*p, daemon::kHelloAdmin)
+			       : daemon::connect(*p, daemon::kHelloAdmin);
+	if (!c) {
+		if (what == "show" || what == "list") {
+			// No daemon: only what a new one would have.
+			std::printf("link uabi_sw0/1 state ACTIVE physical_state LINK_UP "
+				    "(uabid is not running)\n");
+			return 0;
+		}
+		std::fprintf(stderr, "uabi: link: cannot reach uabid at %s: %s\n", p->socket.c_str(),
+			     std::strerror(c.error()));
+		return kExitNotRunning;
+	}
+	if (what == "add") {
+		if (auto r = daemon::link_add(*c, words[2], words[4]); !r)
+			return explain("add", words[2], r.error());
+		return list(*c, json);
+	}
+	if (what == "del") {
+		if (auto r = daemon::link_del(*c, words[2]); !r)
+			return explain("del", words[2], r.error());
+		return 0;
+	}
+	return list(*c, json);
+}
+
+} // namespace uabi::tool
