@@ -12,19 +12,28 @@
 # killed mid-transfer ends its partner in "transport retry counter
 # exceeded" within the QP's timeout budget.
 #
-# Usage: run-two-hosts.sh --verbs-lib LIB --inproc-lib LIB [--quick]
+# With --daemon UABI_TOOL, each host runs a uabid of its own instead (the
+# default backend), made in its network namespace by `uabi link add roce0
+# netdev IF`: uabid receives at port 4791 for every process of its host
+# and relays each datagram to the process that owns its QP.  The same
+# programs run across; then two pairs at once, whose two servers (and two
+# clients) share their host's port.
+#
+# Usage: run-two-hosts.sh --verbs-lib LIB --inproc-lib LIB [--daemon UABI_TOOL] [--quick]
 set -uo pipefail
 
-verbs="" inproc="" quick=0
+verbs="" inproc="" quick=0 tool=""
 while (($#)); do
 	case $1 in
 	--verbs-lib) verbs=$2; shift 2 ;;
 	--inproc-lib) inproc=$2; shift 2 ;;
+	--daemon) tool=$2; shift 2 ;;
 	--quick) quick=1; shift ;;
 	*) echo "run-two-hosts: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 [[ -f $verbs && -f $inproc ]] || { echo "run-two-hosts: --verbs-lib and --inproc-lib are required" >&2; exit 2; }
+[[ -z $tool || -x $tool ]] || { echo "run-two-hosts: --daemon $tool is not executable" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "run-two-hosts: FAIL: needs root (network namespaces)"; exit 1; }
 for p in ip tc unshare ibv_rc_pingpong ib_write_bw timeout; do
 	command -v "$p" >/dev/null || { echo "run-two-hosts: FAIL: missing $p"; exit 1; }
@@ -48,13 +57,33 @@ ip -n $A link set uabi-h1 up && ip -n $B link set uabi-h2 up
 
 fails=0
 # host NS IF PROGRAM...: PROGRAM on host NS's RoCE device, in its own pid
-# and mount namespace, over the drop-in library and the in-process core.
+# and mount namespace, over the drop-in library and the in-process core
+# (or the host's uabid).
 host() {
 	local ns=$1 ifname=$2
 	shift 2
+	if [[ -n $tool ]]; then
+		ip netns exec "$ns" env UABI_BACKEND=daemon UABI_SOCKET="$log/$ns/uabid.sock" \
+			UABI_AUTOSTART=0 LD_PRELOAD="$verbs" unshare --pid --fork --mount --mount-proc "$@"
+		return
+	fi
 	ip netns exec "$ns" env UABI_BACKEND=inproc UABI_WIRE_NETEM="${UABI_WIRE_NETEM:-}" UABI_INPROC_LIB="$inproc" UABI_LINKS="roce0:$ifname" \
 		LD_PRELOAD="$verbs" unshare --pid --fork --mount --mount-proc "$@"
 }
+if [[ -n $tool ]]; then
+	for h in "$A uabi-h1" "$B uabi-h2"; do
+		set -- $h
+		mkdir -p "$log/$1"
+		if ! ip netns exec "$1" env UABI_SOCKET="$log/$1/uabid.sock" UABI_IDLE_EXIT=0 \
+			"$tool" link add roce0 netdev "$2" >"$log/$1/link" 2>&1 ||
+			! grep -q "roce0/1 state ACTIVE .*receives 10.88.0.[12]:4791" "$log/$1/link"; then
+			echo "run-two-hosts: FAIL: uabi link add roce0 netdev $2 in $1"
+			cat "$log/$1/link"
+			exit 1
+		fi
+	done
+	echo "run-two-hosts: uabid in each host: $(grep roce0 "$log/$A/link" | cut -d' ' -f1-13)"
+fi
 # pair NAME SERVER-ARGS... -- CLIENT-ARGS...: the server on host 1, the
 # client on host 2 (connecting to 10.88.0.1); both must exit 0.
 pair() {
@@ -104,7 +133,7 @@ pair() {
 
 n=1000
 ((quick)) && n=200
-pair rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n $n -- ibv_rc_pingpong -d roce0 -g 0 -n $n
+pair rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n $n -c -- ibv_rc_pingpong -d roce0 -g 0 -n $n -c
 pair rc_pingpong_64k ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536 -- ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536
 pair rc_pingpong_events ibv_rc_pingpong -d roce0 -g 0 -n $n -e -- ibv_rc_pingpong -d roce0 -g 0 -n $n -e
 pair uc_pingpong ibv_uc_pingpong -d roce0 -g 0 -n $n -- ibv_uc_pingpong -d roce0 -g 0 -n $n
@@ -113,6 +142,52 @@ for t in send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_l
 	pair "ib_$t" "ib_$t" -d roce0 -x 0 -F -n $n -p 19650 -- "ib_$t" -d roce0 -x 0 -F -n $n -p 19650
 done
 pair ib_send_bw_imm ib_send_bw -d roce0 -x 0 -F -n $n -p 19650 -I 0 -- ib_send_bw -d roce0 -x 0 -F -n $n -p 19650 -I 0
+
+if [[ -n $tool ]]; then
+	# Two pairs at once: two servers on host 1 and two clients on host 2,
+	# each side's two processes receiving at their uabid's one port.
+	host $A uabi-h1 timeout 120 ibv_rc_pingpong -d roce0 -g 0 -n $n -c -s 8192 -p 18601 >"$log/two.s1" 2>&1 &
+	s1=$!
+	host $A uabi-h1 timeout 120 ib_write_bw -d roce0 -x 0 -F -n $n -p 18602 >"$log/two.s2" 2>&1 &
+	s2=$!
+	sleep 1
+	host $B uabi-h2 timeout 120 ibv_rc_pingpong -d roce0 -g 0 -n $n -c -s 8192 -p 18601 10.88.0.1 >"$log/two.c1" 2>&1 &
+	c1=$!
+	host $B uabi-h2 timeout 120 ib_write_bw -d roce0 -x 0 -F -n $n -p 18602 10.88.0.1 >"$log/two.c2" 2>&1 &
+	c2=$!
+	rcs=""
+	for p in $s1 $s2 $c1 $c2; do
+		wait $p
+		rcs+=" $?"
+	done
+	relayed=$(ip netns exec $A env UABI_SOCKET="$log/$A/uabid.sock" "$tool" link | grep -o 'relayed [0-9]*')
+	if [[ $rcs == " 0 0 0 0" ]]; then
+		echo "run-two-hosts: two pairs sharing each host's port: PASS (host 1's uabid $relayed datagrams)"
+	else
+		echo "run-two-hosts: two pairs sharing each host's port: FAIL (exit codes$rcs)"
+		tail -n 5 "$log"/two.*
+		fails=$((fails + 1))
+	fi
+	# Nothing left behind in either uabid.
+	for h in $A $B; do
+		left=$(ip netns exec $h env UABI_SOCKET="$log/$h/uabid.sock" "$tool" objects)
+		if [[ $left != "no live objects" ]]; then
+			echo "run-two-hosts: objects left in $h's uabid: FAIL"
+			echo "$left"
+			fails=$((fails + 1))
+		fi
+	done
+	for h in $A $B; do
+		ip netns exec $h env UABI_SOCKET="$log/$h/uabid.sock" "$tool" daemon stop >/dev/null
+	done
+	if ((fails)); then
+		echo "run-two-hosts: FAIL ($fails; logs in $log)"
+		exit 1
+	fi
+	rm -rf "$log"
+	echo "run-two-hosts: PASS (uabid)"
+	exit 0
+fi
 
 # A lossy wire: both ends drop, reorder, repeat and delay — with the
 # kernel's netem, or, on a kernel built without it (CONFIG_NET_SCH_NETEM),
