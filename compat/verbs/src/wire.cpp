@@ -93,14 +93,21 @@ unsigned ifindex_of(const std::uint8_t *gid)
 	return idx;
 }
 
-// Keys of this process's MRs in the arena's MR table.
+// Keys of this process's MRs in the arena's MR table.  "This process" is
+// the pid the core knows us by, which is not getpid() when we live in a
+// pid namespace of our own and the core does not (uabid): the owner the
+// core wrote into our own QP's descriptor.
 class ArenaMemory final : public wire::Memory {
 public:
-	explicit ArenaMemory(sw::Device &dev) : dev_(dev) {}
+	ArenaMemory(sw::Device &dev, std::uint32_t qpn) : dev_(dev)
+	{
+		const uabi_sw_qp *d = dev.qp_desc(qpn);
+		pid_ = d && d->pid ? d->pid : ::getpid();
+	}
 	bool lookup(std::uint32_t key, wire::Region &out) override
 	{
 		uabi_sw_mr mr;
-		if (!dev_.mr_lookup(key, mr) || mr.pid != ::getpid() || mr.type != UABI_SW_KEY_MR)
+		if (!dev_.mr_lookup(key, mr) || mr.pid != pid_ || mr.type != UABI_SW_KEY_MR)
 			return false;
 		out.iova = mr.iova;
 		out.length = mr.length;
@@ -112,13 +119,14 @@ public:
 
 private:
 	sw::Device &dev_;
+	std::int32_t pid_;
 };
 
 class WireQp final : public sw::QpProvider {
 public:
 	WireQp(ContextImpl &impl, std::shared_ptr<WireEndpoint> ep, std::uint32_t qpn, std::uint32_t type,
 	       sw::Cq *scq, sw::Cq *rcq, const sw::QpCaps &caps)
-	    : impl_(impl), ep_(std::move(ep)), mem_(*impl.dp), qpn_(qpn), sq_sig_all_(caps.sq_sig_all)
+	    : impl_(impl), ep_(std::move(ep)), mem_(*impl.dp, qpn), qpn_(qpn), sq_sig_all_(caps.sq_sig_all)
 	{
 		sw::Device &dev = *impl.dp;
 		auto sink = [&dev](sw::Cq *cq) -> wire::CqSink {
