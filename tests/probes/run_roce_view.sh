@@ -10,18 +10,43 @@
 # uabi_sw0 alone again.
 #
 #   run_roce_view.sh UABI_TOOL CHECK_DEVICES [--view namespace|sysfs-path]
+#                    [--as nobody]
+#
+# --as nobody: the same as uid 65534 (run as root; its uabid, its RoCE
+# device and its view, in a user namespace).
 set -u
 tool=$1 check=$2
 shift 2
-view=namespace
+view=namespace as=self
 while [ $# -gt 0 ]; do
 	case $1 in
 	--view) view=$2; shift 2 ;;
+	--as) as=$2; shift 2 ;;
 	*) echo "run_roce_view: unknown argument $1"; exit 2 ;;
 	esac
 done
 
-dir=$(mktemp -d /tmp/uabi-roce-view.XXXXXX)
+if [ "$as" = nobody ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: --as nobody needs root (the checks as this user are the other test)"
+		exit 77
+	fi
+	d=$(mktemp -d /tmp/uabi-roce-view-nobody.XXXXXX)
+	chown 65534:65534 "$d"
+	chmod 700 "$d"
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$tool" 2>/dev/null; then
+		echo "FAIL: uid 65534 cannot run $tool (setpriv missing, or a build tree others cannot read)"
+		rm -rf "$d"
+		exit 1
+	fi
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env HOME="$d" TMPDIR="$d" sh "$0" "$tool" "$check" --view "$view"
+	rc=$?
+	rm -rf "$d"
+	exit $rc
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/uabi-roce-view.XXXXXX")
 work=$dir/work
 mkdir -p "$work"
 export UABI_BACKEND=daemon UABI_FSVIEW=$view UABI_SOCKET=$dir/uabid.sock UABI_IDLE_EXIT=30
@@ -43,7 +68,7 @@ if ! "$tool" link add $dev netdev lo >"$work/link.out" 2>&1; then
 fi
 "$tool" link
 
-echo "=== RoCE device in the view, view $view"
+echo "=== RoCE device in the view, uid $(id -u), view $view"
 ok=1
 bad() {
 	echo "FAIL: $*"

@@ -456,6 +456,14 @@ private:
 	Tree &t_;
 };
 
+// A name that is one path component: not empty, ".", ".." or holding a
+// '/' (device names and interface names come from the backend).
+bool plain_name(const std::string &n)
+{
+	return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos &&
+	       n.find('\0') == std::string::npos;
+}
+
 bool empty_gid(const Gid &g)
 {
 	for (std::uint8_t b : g)
@@ -610,6 +618,9 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 
 Result<Tree> make_tree(const std::vector<Snapshot> &devices, const NodeSources &src)
 {
+	for (const Snapshot &s : devices)
+		if (!plain_name(s.name) || (!s.netdev.empty() && !plain_name(s.netdev)))
+			return make_error(EINVAL);
 	Tree t;
 	TreeBuilder b(t);
 	using D = TreeBuilder;
