@@ -382,4 +382,113 @@ TEST_F(Agent, UmadFileLifetime)
 	::usleep(100 * 1000); // the timers of the files gone fire on nothing
 }
 
+// Every device in one tree: uabi_sw0 (the in-process device's answers) and
+// a RoCE device made by hand — its GID types and ndevs, an unused entry,
+// no counters, parent and device/net, uverbsN and umadN in device order.
+TEST_F(Agent, TreeOfEveryDevice)
+{
+	fsview::Snapshot roce = snap;
+	roce.name = "roce_t";
+	roce.netdev = "veth9";
+	roce.traffic = nullptr;
+	ASSERT_EQ(roce.ports.size(), 1u);
+	fsview::Port &rp = roce.ports[0];
+	rp.attr.link_layer = UABI_LINK_LAYER_ETHERNET;
+	rp.gids.assign(2, Gid{});
+	rp.gids[0][10] = 0xff;
+	rp.gids[0][11] = 0xff;
+	rp.gids[0][12] = 10;
+	rp.gids[0][15] = 1; // ::ffff:10.0.0.1; entry 1 unused (zeros)
+	auto tree = fsview::make_tree(std::vector<fsview::Snapshot>{snap, roce}, fsview::NodeSources{});
+	ASSERT_TRUE(tree) << std::strerror(tree.error());
+	auto file = [&](const std::string &path) {
+		for (const auto &f : tree->files)
+			if (f.path == path)
+				return f.data;
+		return std::string("(none)");
+	};
+	const std::string sw = "class/infiniband/" + snap.name + "/ports/1/";
+	const std::string ro = "class/infiniband/roce_t/ports/1/";
+	EXPECT_EQ(file(sw + "link_layer"), "InfiniBand\n");
+	EXPECT_EQ(file(sw + "gid_attrs/types/0"), "IB/RoCE v1\n");
+	EXPECT_EQ(file(sw + "gid_attrs/ndevs/0"), "");
+	EXPECT_NE(file(sw + "counters/port_xmit_data"), "(none)");
+	EXPECT_EQ(file(ro + "link_layer"), "Ethernet\n");
+	EXPECT_EQ(file(ro + "gids/0"), "0000:0000:0000:0000:0000:ffff:0a00:0001\n");
+	EXPECT_EQ(file(ro + "gid_attrs/types/0"), "RoCE v2\n");
+	EXPECT_EQ(file(ro + "gid_attrs/ndevs/0"), "veth9\n");
+	EXPECT_EQ(file(ro + "gids/1"), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+	EXPECT_EQ(file(ro + "gid_attrs/types/1"), "");
+	EXPECT_EQ(file(ro + "gid_attrs/ndevs/1"), "");
+	for (const auto &f : tree->files)
+		EXPECT_EQ(f.path.rfind(ro + "counters", 0), std::string::npos) << f.path;
+	EXPECT_EQ(file("class/infiniband/roce_t/parent"), "veth9\n");
+	EXPECT_EQ(file("class/infiniband/" + snap.name + "/parent"), "(none)");
+	bool net = false;
+	for (const auto &l : tree->links)
+		if (l.path == "class/infiniband/roce_t/device/net/veth9")
+			net = l.target == "../../../../net/veth9";
+	EXPECT_TRUE(net);
+	EXPECT_EQ(file("class/infiniband_verbs/uverbs0/ibdev"), snap.name + "\n");
+	EXPECT_EQ(file("class/infiniband_verbs/uverbs1/ibdev"), "roce_t\n");
+	EXPECT_EQ(file("class/infiniband_mad/umad0/ibdev"), snap.name + "\n");
+	EXPECT_EQ(file("class/infiniband_mad/umad1/ibdev"), "roce_t\n");
+	EXPECT_EQ(file("class/infiniband_mad/issm1/port"), "1\n");
+	std::vector<std::string> nodes;
+	for (const auto &n : tree->nodes)
+		nodes.push_back(n.name);
+	EXPECT_EQ(nodes, (std::vector<std::string>{"uverbs0", "uverbs1", "umad0", "issm0", "umad1",
+						   "issm1"}));
+}
+
+// A RoCE port's umad file: no QP0 (EPROTONOSUPPORT, as Linux), QP1 agents
+// register, and nothing answers what is sent: the PMA Get that the
+// InfiniBand port answers at once comes back as a timeout.
+TEST_F(Agent, UmadFileOfARoCEPort)
+{
+	auto snapfn = [this]() -> Result<fsview::Snapshot> { return snap; };
+	for (bool ib : {true, false}) {
+		int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		ASSERT_GE(efd, 0);
+		auto f = std::make_shared<File>(dup(efd), port.num, O_RDWR, snapfn, ib);
+		ib_user_mad_reg_req r{};
+		r.qpn = 0;
+		r.mgmt_class = kClassSubnLid;
+		r.mgmt_class_version = 1;
+		EXPECT_EQ(f->ioctl(IB_USER_MAD_REGISTER_AGENT, &r), ib ? 0 : -EPROTONOSUPPORT);
+		r = ib_user_mad_reg_req{};
+		r.qpn = 1;
+		r.mgmt_class = kClassPerf;
+		r.mgmt_class_version = 1;
+		ASSERT_EQ(f->ioctl(IB_USER_MAD_REGISTER_AGENT, &r), 0);
+		struct {
+			ib_user_mad_hdr_old hdr;
+			std::uint8_t mad[kMadSize];
+		} u{};
+		auto m = req(kClassPerf, kMethodGet, kAttrPortCounters);
+		std::memcpy(u.mad, m.data(), kMadSize);
+		u.hdr.id = r.id;
+		u.hdr.qpn = htonl(1);
+		u.hdr.timeout_ms = 20;
+		u.hdr.lid = htons(port.attr.lid);
+		ASSERT_EQ(f->write(&u, sizeof(u)), long(sizeof(u)));
+		std::uint8_t buf[1024];
+		if (ib) {
+			// Answered before write() returns.
+			ASSERT_EQ(f->read(efd, buf, sizeof(buf), true), long(sizeof(u)));
+			EXPECT_EQ(reinterpret_cast<ib_user_mad_hdr_old *>(buf)->status, 0u);
+		} else {
+			EXPECT_EQ(f->read(efd, buf, sizeof(buf), true), -EAGAIN);
+			pollfd p{efd, POLLIN, 0};
+			ASSERT_EQ(poll(&p, 1, 5000), 1);
+			ASSERT_EQ(f->read(efd, buf, sizeof(buf), true),
+				  long(sizeof(ib_user_mad_hdr_old) + 24));
+			EXPECT_EQ(reinterpret_cast<ib_user_mad_hdr_old *>(buf)->status,
+				  std::uint32_t(ETIMEDOUT));
+		}
+		f.reset();
+		::close(efd);
+	}
+}
+
 } // namespace

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -94,10 +96,48 @@ Result<Snapshot> query(Context &ctx)
 		}
 		s.ports.push_back(std::move(p));
 	}
+	// A RoCE device's interface, as far as its addresses tell (query_all
+	// names it from the backend's own record where it has one).
+	for (const Port &p : s.ports)
+		if (s.netdev.empty() && is_ethernet(p))
+			s.netdev = netdev_of_gids(p);
 	s.node_desc = read_line("/sys/class/infiniband/" + s.name + "/node_desc", 64);
 	if (s.node_desc.empty())
 		s.node_desc = default_node_desc(s.name);
 	return s;
+}
+
+bool is_ethernet(const Port &p)
+{
+	return p.attr.link_layer == UABI_LINK_LAYER_ETHERNET;
+}
+
+std::string netdev_of_gids(const Port &p)
+{
+	struct ifaddrs *ifa = nullptr;
+	if (::getifaddrs(&ifa) != 0)
+		return {};
+	static const std::uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	std::string found;
+	for (const Gid &g : p.gids) {
+		const std::uint8_t *b = g.data();
+		for (struct ifaddrs *a = ifa; a && found.empty(); a = a->ifa_next) {
+			if (!a->ifa_addr || !a->ifa_name)
+				continue;
+			if (a->ifa_addr->sa_family == AF_INET && !std::memcmp(b, v4_prefix, 12) &&
+			    !std::memcmp(&reinterpret_cast<const sockaddr_in *>(a->ifa_addr)->sin_addr,
+					 b + 12, 4))
+				found = a->ifa_name;
+			else if (a->ifa_addr->sa_family == AF_INET6 &&
+				 !std::memcmp(&reinterpret_cast<const sockaddr_in6 *>(a->ifa_addr)->sin6_addr,
+					      b, 16))
+				found = a->ifa_name;
+		}
+		if (!found.empty())
+			break;
+	}
+	::freeifaddrs(ifa);
+	return found;
 }
 
 const Port *find_port(const Snapshot &s, std::uint32_t num)
@@ -392,21 +432,49 @@ Result<DevNode> dev_node(const std::string &name, const std::string &source)
 	return DevNode{name, source, major(st.st_rdev), minor(st.st_rdev)};
 }
 
-Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
-{
-	Tree t;
-	auto dir = [&](const std::string &d) { t.dirs.push_back(d); };
-	auto file = [&](const std::string &p, const std::string &v, bool w = false) {
-		t.files.push_back({p, v + "\n", w});
-	};
-	auto empty = [&](const std::string &p) { t.files.push_back({p, "", false}); };
-	auto dec = [](std::uint64_t v) { return std::to_string(v); };
-	auto hex = [](const char *fmt, unsigned v) { return printf_str(fmt, v); };
+namespace {
 
-	t.class_entries = {"infiniband", "infiniband_verbs", "infiniband_mad"};
+// The files of one device: class/infiniband/<name>/...
+class TreeBuilder {
+public:
+	explicit TreeBuilder(Tree &t) : t_(t) {}
+	void dir(const std::string &d) { t_.dirs.push_back(d); }
+	void file(const std::string &p, const std::string &v, bool w = false)
+	{
+		t_.files.push_back({p, v + "\n", w});
+	}
+	void empty(const std::string &p) { t_.files.push_back({p, "", false}); }
+	void link(const std::string &p, const std::string &target) { t_.links.push_back({p, target}); }
+	static std::string dec(std::uint64_t v) { return std::to_string(v); }
+	static std::string hex(const char *fmt, unsigned v) { return printf_str(fmt, v); }
+
+	void device(const Snapshot &s);
+
+private:
+	void port(const Snapshot &s, const Port &p, const std::string &pd);
+	void counters(const Snapshot &s, const Port &p, const std::string &pd);
+	Tree &t_;
+};
+
+// A name that is one path component: not empty, ".", ".." or holding a
+// '/' (device names and interface names come from the backend).
+bool plain_name(const std::string &n)
+{
+	return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos &&
+	       n.find('\0') == std::string::npos;
+}
+
+bool empty_gid(const Gid &g)
+{
+	for (std::uint8_t b : g)
+		if (b)
+			return false;
+	return true;
+}
+
+void TreeBuilder::device(const Snapshot &s)
+{
 	const std::string ib = "class/infiniband/" + s.name;
-	dir("class");
-	dir("class/infiniband");
 	dir(ib);
 	file(ib + "/node_type", fmt_node_type(1)); // the software device is a CA
 	file(ib + "/node_guid", fmt_guid(s.attr.node_guid));
@@ -417,6 +485,9 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 	file(ib + "/hca_type", "uabi_sw");
 	file(ib + "/board_id", "uabi_sw");
 	file(ib + "/node_desc", s.node_desc, true);
+	// A RoCE device names its interface in `parent`, as rxe does.
+	if (!s.netdev.empty())
+		file(ib + "/parent", s.netdev);
 	// device/: the parent device's locality, which frameworks read to
 	// place buffers and threads.  The software device is no PCI function:
 	// no vendor or device file (its vendor id is an OUI, not a PCI id).
@@ -437,98 +508,170 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 		}
 		file(ib + "/device/local_cpus", mask);
 	}
+	// A RoCE device's interface under device/net/, where Linux shows the
+	// net devices of an RDMA device's parent (rxe's parent is its
+	// netdev's parent).  Our device has no parent of its own, so the
+	// entry is a symlink to the interface in class/net (the host's, in
+	// both kinds of view): reading its operstate, address or ifindex
+	// reads the real interface's.
+	if (!s.netdev.empty()) {
+		dir(ib + "/device/net");
+		link(ib + "/device/net/" + s.netdev, "../../../../net/" + s.netdev);
+	}
 	dir(ib + "/ports");
-	for (const Port &p : s.ports) {
-		const std::string pd = ib + "/ports/" + dec(p.num);
-		const uabi_port_attr &a = p.attr;
-		dir(pd);
-		file(pd + "/state", fmt_port_state(a.state));
-		file(pd + "/phys_state", fmt_phys_state(a.phys_state));
-		file(pd + "/lid", hex("0x%x", a.lid));
-		file(pd + "/sm_lid", hex("0x%x", a.sm_lid));
-		file(pd + "/lid_mask_count", dec(a.lmc));
-		file(pd + "/sm_sl", dec(a.sm_sl));
-		file(pd + "/cap_mask", hex("0x%08x", a.port_cap_flags));
-		file(pd + "/rate", fmt_rate(a.active_width, a.active_speed));
-		file(pd + "/link_layer", fmt_link_layer(a.link_layer));
-		dir(pd + "/gids");
-		dir(pd + "/gid_attrs");
-		dir(pd + "/gid_attrs/types");
-		dir(pd + "/gid_attrs/ndevs");
-		for (std::size_t i = 0; i < p.gids.size(); i++) {
-			file(pd + "/gids/" + dec(i), fmt_gid(p.gids[i]));
+	for (const Port &p : s.ports)
+		port(s, p, ib + "/ports/" + dec(p.num));
+}
+
+void TreeBuilder::port(const Snapshot &s, const Port &p, const std::string &pd)
+{
+	const uabi_port_attr &a = p.attr;
+	const bool eth = is_ethernet(p);
+	dir(pd);
+	file(pd + "/state", fmt_port_state(a.state));
+	file(pd + "/phys_state", fmt_phys_state(a.phys_state));
+	file(pd + "/lid", hex("0x%x", a.lid));
+	file(pd + "/sm_lid", hex("0x%x", a.sm_lid));
+	file(pd + "/lid_mask_count", dec(a.lmc));
+	file(pd + "/sm_sl", dec(a.sm_sl));
+	file(pd + "/cap_mask", hex("0x%08x", a.port_cap_flags));
+	file(pd + "/rate", fmt_rate(a.active_width, a.active_speed));
+	file(pd + "/link_layer", fmt_link_layer(a.link_layer));
+	dir(pd + "/gids");
+	dir(pd + "/gid_attrs");
+	dir(pd + "/gid_attrs/types");
+	dir(pd + "/gid_attrs/ndevs");
+	for (std::size_t i = 0; i < p.gids.size(); i++) {
+		file(pd + "/gids/" + dec(i), fmt_gid(p.gids[i]));
+		if (!eth) {
 			// ibv_query_gid_type(): IB GIDs are type 0.
 			file(pd + "/gid_attrs/types/" + dec(i), "IB/RoCE v1");
-			// An InfiniBand GID has no net device: Linux answers EINVAL
-			// to a read; a file can only be empty.
+			// An InfiniBand GID has no net device: Linux answers
+			// EINVAL to a read; a file can only be empty.
 			empty(pd + "/gid_attrs/ndevs/" + dec(i));
+		} else if (empty_gid(p.gids[i])) {
+			// An unused entry of a RoCE table (ibv_query_gid_ex():
+			// ENODATA): Linux answers EINVAL to reads of both.
+			empty(pd + "/gid_attrs/types/" + dec(i));
+			empty(pd + "/gid_attrs/ndevs/" + dec(i));
+		} else {
+			// A RoCE device's GIDs are RoCE v2 (ibv_query_gid_ex()),
+			// each an address of the device's interface.
+			file(pd + "/gid_attrs/types/" + dec(i), "RoCE v2");
+			if (s.netdev.empty())
+				empty(pd + "/gid_attrs/ndevs/" + dec(i));
+			else
+				file(pd + "/gid_attrs/ndevs/" + dec(i), s.netdev);
 		}
-		dir(pd + "/pkeys");
-		for (std::size_t i = 0; i < p.pkeys.size(); i++)
-			file(pd + "/pkeys/" + dec(i), hex("0x%04x", p.pkeys[i]));
-		dir(pd + "/counters");
-		// The counters of the moment the tree is made (the files do not
-		// follow the traffic, docs/fsview.md).  As Linux does for a PMA
-		// with extended counters, the data and packet files are the
-		// 64-bit ones, and the unicast and multicast files exist.
-		const PortCounters c = port_counters(s, p);
-		const PortCountersExt x = port_counters_ext(s, p);
-		const std::pair<const char *, std::uint64_t> counters[] = {
-			{"symbol_error", c.symbol_error},
-			{"link_error_recovery", c.link_error_recovery},
-			{"link_downed", c.link_downed},
-			{"port_rcv_errors", c.port_rcv_errors},
-			{"port_rcv_remote_physical_errors", c.port_rcv_remote_physical_errors},
-			{"port_rcv_switch_relay_errors", c.port_rcv_switch_relay_errors},
-			{"port_xmit_discards", c.port_xmit_discards},
-			{"port_xmit_constraint_errors", c.port_xmit_constraint_errors},
-			{"port_rcv_constraint_errors", c.port_rcv_constraint_errors},
-			{"local_link_integrity_errors", c.local_link_integrity_errors},
-			{"excessive_buffer_overrun_errors", c.excessive_buffer_overrun_errors},
-			{"VL15_dropped", c.vl15_dropped},
-			{"port_xmit_data", x.port_xmit_data},
-			{"port_rcv_data", x.port_rcv_data},
-			{"port_xmit_packets", x.port_xmit_packets},
-			{"port_rcv_packets", x.port_rcv_packets},
-			{"port_xmit_wait", c.port_xmit_wait},
-			{"unicast_xmit_packets", x.unicast_xmit_packets},
-			{"unicast_rcv_packets", x.unicast_rcv_packets},
-			{"multicast_xmit_packets", x.multicast_xmit_packets},
-			{"multicast_rcv_packets", x.multicast_rcv_packets},
-		};
-		for (const auto &[name, v] : counters)
-			file(pd + "/counters/" + name, dec(v));
+	}
+	dir(pd + "/pkeys");
+	for (std::size_t i = 0; i < p.pkeys.size(); i++)
+		file(pd + "/pkeys/" + dec(i), hex("0x%04x", p.pkeys[i]));
+	// A RoCE port has no performance management agent (nor has rxe's, so
+	// Linux shows no counters/ there either).
+	if (!eth)
+		counters(s, p, pd);
+}
+
+void TreeBuilder::counters(const Snapshot &s, const Port &p, const std::string &pd)
+{
+	dir(pd + "/counters");
+	// The counters of the moment the tree is made (the files do not
+	// follow the traffic, docs/fsview.md).  As Linux does for a PMA
+	// with extended counters, the data and packet files are the
+	// 64-bit ones, and the unicast and multicast files exist.
+	const PortCounters c = port_counters(s, p);
+	const PortCountersExt x = port_counters_ext(s, p);
+	const std::pair<const char *, std::uint64_t> counters[] = {
+		{"symbol_error", c.symbol_error},
+		{"link_error_recovery", c.link_error_recovery},
+		{"link_downed", c.link_downed},
+		{"port_rcv_errors", c.port_rcv_errors},
+		{"port_rcv_remote_physical_errors", c.port_rcv_remote_physical_errors},
+		{"port_rcv_switch_relay_errors", c.port_rcv_switch_relay_errors},
+		{"port_xmit_discards", c.port_xmit_discards},
+		{"port_xmit_constraint_errors", c.port_xmit_constraint_errors},
+		{"port_rcv_constraint_errors", c.port_rcv_constraint_errors},
+		{"local_link_integrity_errors", c.local_link_integrity_errors},
+		{"excessive_buffer_overrun_errors", c.excessive_buffer_overrun_errors},
+		{"VL15_dropped", c.vl15_dropped},
+		{"port_xmit_data", x.port_xmit_data},
+		{"port_rcv_data", x.port_rcv_data},
+		{"port_xmit_packets", x.port_xmit_packets},
+		{"port_rcv_packets", x.port_rcv_packets},
+		{"port_xmit_wait", c.port_xmit_wait},
+		{"unicast_xmit_packets", x.unicast_xmit_packets},
+		{"unicast_rcv_packets", x.unicast_rcv_packets},
+		{"multicast_xmit_packets", x.multicast_xmit_packets},
+		{"multicast_rcv_packets", x.multicast_rcv_packets},
+	};
+	for (const auto &[name, v] : counters)
+		file(pd + "/counters/" + name, dec(v));
+}
+
+} // namespace
+
+Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
+{
+	return make_tree(std::vector<Snapshot>{s}, src);
+}
+
+Result<Tree> make_tree(const std::vector<Snapshot> &devices, const NodeSources &src)
+{
+	for (const Snapshot &s : devices)
+		if (!plain_name(s.name) || (!s.netdev.empty() && !plain_name(s.netdev)))
+			return make_error(EINVAL);
+	Tree t;
+	TreeBuilder b(t);
+	using D = TreeBuilder;
+
+	t.class_entries = {"infiniband", "infiniband_verbs", "infiniband_mad"};
+	b.dir("class");
+	b.dir("class/infiniband");
+	for (const Snapshot &s : devices)
+		b.device(s);
+
+	// The uverbs devices, uverbsN for the Nth device: the drop-in names
+	// the Nth device of ibv_get_device_list() so (dev_path).  Every node
+	// is a bind of the same source, so every dev file gives its numbers.
+	b.dir("class/infiniband_verbs");
+	b.file("class/infiniband_verbs/abi_version", D::dec(kVerbsAbiVersion));
+	for (std::size_t i = 0; i < devices.size(); i++) {
+		const Snapshot &s = devices[i];
+		const std::string name = "uverbs" + D::dec(i);
+		auto uverbs = dev_node(name, src.uverbs);
+		if (!uverbs)
+			return make_error(uverbs.error());
+		t.nodes.push_back(*uverbs);
+		const std::string uv = "class/infiniband_verbs/" + name;
+		b.dir(uv);
+		b.file(uv + "/ibdev", s.name);
+		b.file(uv + "/abi_version", D::dec(kVerbsAbiVersion));
+		b.file(uv + "/dev", printf_str("%u:%u", uverbs->major, uverbs->minor));
+		b.link(uv + "/device", "../../infiniband/" + s.name + "/device");
 	}
 
-	// The uverbs device: its ABI and its node.
-	auto uverbs = dev_node("uverbs0", src.uverbs);
-	if (!uverbs)
-		return make_error(uverbs.error());
-	t.nodes.push_back(*uverbs);
-	dir("class/infiniband_verbs");
-	file("class/infiniband_verbs/abi_version", dec(kVerbsAbiVersion));
-	const std::string uv = "class/infiniband_verbs/uverbs0";
-	dir(uv);
-	file(uv + "/ibdev", s.name);
-	file(uv + "/abi_version", dec(kVerbsAbiVersion));
-	file(uv + "/dev", printf_str("%u:%u", uverbs->major, uverbs->minor));
-	t.links.push_back({uv + "/device", "../../infiniband/" + s.name + "/device"});
-
-	// One umad and one issm device per port, numbered in port order.
-	dir("class/infiniband_mad");
-	file("class/infiniband_mad/abi_version", dec(kMadAbiVersion));
-	for (std::size_t i = 0; i < s.ports.size(); i++) {
-		for (const char *kind : {"umad", "issm"}) {
-			std::string name = kind + dec(i);
-			auto n = dev_node(name, src.mad);
-			if (!n)
-				return make_error(n.error());
-			t.nodes.push_back(*n);
-			const std::string d = "class/infiniband_mad/" + name;
-			dir(d);
-			file(d + "/ibdev", s.name);
-			file(d + "/port", dec(s.ports[i].num));
-			file(d + "/dev", printf_str("%u:%u", n->major, n->minor));
+	// One umad and one issm device per port, numbered in device order,
+	// then port order: uabi_sw0's port 1 is umad0 (the umad shim counts
+	// the same way, compat/umad).  A RoCE port has them too, as on Linux.
+	b.dir("class/infiniband_mad");
+	b.file("class/infiniband_mad/abi_version", D::dec(kMadAbiVersion));
+	unsigned n = 0;
+	for (const Snapshot &s : devices) {
+		for (const Port &p : s.ports) {
+			for (const char *kind : {"umad", "issm"}) {
+				std::string name = kind + D::dec(n);
+				auto node = dev_node(name, src.mad);
+				if (!node)
+					return make_error(node.error());
+				t.nodes.push_back(*node);
+				const std::string d = "class/infiniband_mad/" + name;
+				b.dir(d);
+				b.file(d + "/ibdev", s.name);
+				b.file(d + "/port", D::dec(p.num));
+				b.file(d + "/dev", printf_str("%u:%u", node->major, node->minor));
+			}
+			n++;
 		}
 	}
 
@@ -540,10 +683,10 @@ Result<Tree> make_tree(const Snapshot &s, const NodeSources &src)
 			return make_error(cm.error());
 		t.nodes.push_back(*cm);
 		t.class_entries.push_back("misc");
-		dir("class/misc");
-		dir("class/misc/rdma_cm");
-		file("class/misc/rdma_cm/abi_version", "4");
-		file("class/misc/rdma_cm/dev", printf_str("%u:%u", cm->major, cm->minor));
+		b.dir("class/misc");
+		b.dir("class/misc/rdma_cm");
+		b.file("class/misc/rdma_cm/abi_version", "4");
+		b.file("class/misc/rdma_cm/dev", printf_str("%u:%u", cm->major, cm->minor));
 	}
 	return t;
 }

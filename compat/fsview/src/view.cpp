@@ -78,7 +78,7 @@ struct Index {
 	std::map<std::string, const File *> files;
 	std::map<std::string, const Link *> links;
 	// Directories whose host content the view replaces instead of
-	// merging with (the infiniband classes: only our device is shown).
+	// merging with (the infiniband classes: only our devices are shown).
 	std::set<std::string> replace;
 
 	explicit Index(const Tree &t)

@@ -98,8 +98,13 @@ void untrack(int fd)
 }
 
 // -------------------------------------------------------------- device
-// One context per process on the backend of UABI_BACKEND, opened at the
-// first umad open; a child after fork() opens its own.
+// One context per device and process on the backend of UABI_BACKEND,
+// opened at the first umad open of one of its ports; a child after fork()
+// opens its own.  Device 0 is uabi_sw0; the others are the backend's
+// further devices (RoCE), in the order of uabi::device_names(), which is
+// the order of ibv_get_device_list() and of the view's umadN.
+constexpr unsigned kMaxDevices = 8;
+
 struct Device {
 	std::mutex mu;
 	uabi::Context *ctx = nullptr;
@@ -109,21 +114,36 @@ struct Device {
 	pid_t pid = 0;
 };
 
-Device &device()
+Device &device(unsigned index)
 {
-	static auto *d = new Device;
-	return *d;
+	static auto *d = new Device[kMaxDevices];
+	return d[index];
 }
 
-uabi::Result<uabi::fsview::Snapshot> snapshot()
+uabi::Result<uabi::Context> open_context(unsigned index)
 {
-	Device &d = device();
+	if (index == 0)
+		return uabi::Context::open();
+	auto b = uabi::backend_from_env();
+	if (!b)
+		return uabi::make_error(b.error());
+	auto t = uabi::open_transport(*b, index);
+	if (!t)
+		return uabi::make_error(t.error());
+	return uabi::Context(std::move(*t));
+}
+
+uabi::Result<uabi::fsview::Snapshot> snapshot(unsigned index = 0)
+{
+	if (index >= kMaxDevices)
+		return uabi::make_error(ENODEV);
+	Device &d = device(index);
 	std::lock_guard<std::mutex> g(d.mu);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (d.ctx && d.pid != ::getpid())
 			d.ctx = nullptr; // the parent's: not ours to use or close
 		if (!d.ctx) {
-			auto c = uabi::Context::open();
+			auto c = open_context(index);
 			if (!c)
 				return uabi::make_error(c.error());
 			d.ctx = new uabi::Context(std::move(*c));
@@ -150,6 +170,40 @@ uabi::Result<uabi::fsview::Snapshot> snapshot()
 	return uabi::make_error(EIO);
 }
 
+// umadN: the Nth port counting every port of device 0, then of device 1
+// ... (as the view numbers them, compat/fsview).  ENOENT: no such port.
+struct UmadPort {
+	unsigned device = 0;
+	std::uint32_t port = 0;
+	bool ib = true;
+};
+
+uabi::Result<UmadPort> umad_port(int index)
+{
+	auto snap = snapshot(0);
+	if (!snap)
+		return uabi::make_error(ENXIO); // no device behind the node
+	std::size_t n = std::size_t(index);
+	if (n < snap->ports.size()) // uabi_sw0's, as it always was
+		return UmadPort{0, snap->ports[n].num, !uabi::fsview::is_ethernet(snap->ports[n])};
+	n -= snap->ports.size();
+	auto b = uabi::backend_from_env();
+	if (!b)
+		return uabi::make_error(ENOENT);
+	auto names = uabi::device_names(*b);
+	if (!names)
+		return uabi::make_error(ENOENT);
+	for (unsigned dev = 1; dev < names->size() && dev < kMaxDevices; dev++) {
+		auto s = snapshot(dev);
+		if (!s)
+			continue; // gone meanwhile
+		if (n < s->ports.size())
+			return UmadPort{dev, s->ports[n].num, !uabi::fsview::is_ethernet(s->ports[n])};
+		n -= s->ports.size();
+	}
+	return uabi::make_error(ENOENT); // umadN exists for each port, no more
+}
+
 // "/dev/infiniband/umadN": N, else -1.
 int umad_index(const char *path)
 {
@@ -174,16 +228,12 @@ int open_umad(int index, int flags)
 		errno = flags & O_DIRECTORY ? ENOTDIR : EINVAL;
 		return -1;
 	}
-	auto snap = snapshot();
-	if (!snap) {
-		errno = ENXIO; // no device behind the node
+	auto where = umad_port(index);
+	if (!where) {
+		errno = where.error();
 		return -1;
 	}
-	if (std::size_t(index) >= snap->ports.size()) {
-		errno = ENOENT; // umadN exists for each port, no more
-		return -1;
-	}
-	const std::uint32_t port = snap->ports[std::size_t(index)].num;
+	const UmadPort at = *where;
 	int efd = eventfd(0, ((flags & O_NONBLOCK) ? EFD_NONBLOCK : 0) |
 				     ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
 	if (efd < 0)
@@ -200,7 +250,8 @@ int open_umad(int index, int flags)
 		errno = e;
 		return -1;
 	}
-	auto f = std::make_shared<File>(own, port, flags & O_ACCMODE, [] { return snapshot(); });
+	auto f = std::make_shared<File>(own, at.port, flags & O_ACCMODE,
+					[dev = at.device] { return snapshot(dev); }, at.ib);
 	track(efd, std::move(f));
 	return efd;
 }

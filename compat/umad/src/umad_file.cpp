@@ -111,6 +111,9 @@ int File::add_agent(std::uint32_t qpn, std::uint8_t cls, std::uint8_t version, s
 		if ((qpn == 0) != smi)
 			return -EINVAL;
 	}
+	// A RoCE port has no QP0 (ib_register_mad_agent(): EPROTONOSUPPORT).
+	if (qpn == 0 && !ib_port_)
+		return -EPROTONOSUPPORT;
 	int id = 0;
 	while (id < kMaxAgents && agents_[id].used)
 		id++;
@@ -303,8 +306,10 @@ long File::write(const void *buf, std::size_t count)
 	to.dqpn = ntohl(sent.hdr.qpn);
 	Answer ans;
 	Fate fate = Fate::Lost;
-	if (auto snap = snap_())
-		fate = send(*snap, port_, mad.data(), to, ans);
+	// A RoCE port: no agent answers (no SMA, SM or PMA on the Ethernet).
+	if (ib_port_)
+		if (auto snap = snap_())
+			fate = send(*snap, port_, mad.data(), to, ans);
 	// Only a request that waits (timeout_ms) gets anything back: its
 	// response, or itself with ETIMEDOUT once every retry has timed out.
 	if (response || !sent.hdr.timeout_ms)

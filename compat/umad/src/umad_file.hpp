@@ -39,8 +39,11 @@ public:
 	// for, owned by the File (its own copy: the program may close the one
 	// it opened and keep a dup).  accmode: the open's O_RDONLY / O_WRONLY /
 	// O_RDWR (read and write check it, as the VFS does: EBADF).
-	File(int efd, std::uint32_t port, int accmode, SnapshotFn snap)
-		: efd_(efd), port_(port), accmode_(accmode), snap_(std::move(snap))
+	// ib_port false: a RoCE port (link layer Ethernet), which has no QP0
+	// (agents for it: EPROTONOSUPPORT, as Linux answers) and no agents
+	// behind it: every MAD sent is lost.
+	File(int efd, std::uint32_t port, int accmode, SnapshotFn snap, bool ib_port = true)
+		: efd_(efd), port_(port), accmode_(accmode), ib_port_(ib_port), snap_(std::move(snap))
 	{
 	}
 	~File();
@@ -98,6 +101,7 @@ private:
 	const int efd_;
 	const std::uint32_t port_;
 	const int accmode_;
+	const bool ib_port_;
 	SnapshotFn snap_;
 	bool use_pkey_index_ = false;
 	bool already_used_ = false;

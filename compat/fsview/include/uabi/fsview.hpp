@@ -53,8 +53,11 @@ private:
 };
 
 struct Snapshot {
-	std::string name; // "uabi_sw0"
+	std::string name; // "uabi_sw0", "roce_lo"
 	uabi_device_attr attr{};
+	// A RoCE device (its ports' link layer is Ethernet): the network
+	// interface it is bound to ("lo", "eth0"); empty for InfiniBand.
+	std::string netdev;
 	std::vector<Port> ports;
 	std::string node_desc; // at most 64 bytes
 	// The user's counters, read when they are asked for (the device has
@@ -66,6 +69,16 @@ struct Snapshot {
 // readable (the node description is the host's setting, as rdma-ndd
 // writes it), else default_node_desc().
 Result<Snapshot> query(Context &ctx);
+// The devices of backend b, in the order ibv_get_device_list() gives
+// them (uverbsN = the Nth), each asked through a context of its own: a
+// RoCE device's netdev is the interface uabid or UABI_LINKS binds it to,
+// else the interface that holds its first GID's address.
+Result<std::vector<Snapshot>> query_all(Backend b);
+// The interface holding the address of one of the port's GIDs (IPv4-mapped
+// or IPv6; getifaddrs()), empty when none does.
+std::string netdev_of_gids(const Port &p);
+// True when the port's link layer is Ethernet (a RoCE port).
+bool is_ethernet(const Port &p);
 // "<hostname> <device>", rdma-ndd's default format.
 std::string default_node_desc(const std::string &device);
 
@@ -178,6 +191,10 @@ struct NodeSources {
 
 // The character device behind `source` (stat), for the sysfs dev files.
 Result<DevNode> dev_node(const std::string &name, const std::string &source);
+// Every device: class/infiniband/<name> each; uverbsN for the Nth device;
+// umadN/issmN for each port of each device, numbered in that order.
+Result<Tree> make_tree(const std::vector<Snapshot> &devices, const NodeSources &src);
+// One device (tests).
 Result<Tree> make_tree(const Snapshot &s, const NodeSources &src);
 
 // ----------------------------------------------------------------- view
@@ -218,9 +235,9 @@ Result<Entered> enter(const Tree &t, Mode m,
 		      const std::function<Result<std::string>()> &fallback_dir);
 
 // What `uabi run` does before it starts a program (newapi/tools/uabi.cpp):
-// unless UABI_FSVIEW=off or the process already sees a view, asks the
-// device of backend b, makes the tree (on the kernel backend uverbs0 is
-// /dev/rdma_uabi itself) and enters it.  Entered::used says how.
+// unless UABI_FSVIEW=off or the process already sees a view, asks every
+// device of backend b (query_all), makes the tree (on the kernel backend
+// the uverbs nodes are /dev/rdma_uabi itself) and enters it.  Entered::used says how.
 Result<Entered> prepare_for_run(Backend b);
 
 // The environment variable that marks a process as inside a view: its
