@@ -265,9 +265,21 @@ UABI_EXPORT int ibv_get_device_index(struct ibv_device *device)
 	return device_index(device);
 }
 
-UABI_EXPORT __be64 ibv_get_device_guid(struct ibv_device *)
+UABI_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
 {
-	return htobe64(UABI_SW_NODE_GUID);
+	// uabi_sw0's is fixed; a RoCE device's comes from its interface
+	// (libibverbs reads sysfs' node_guid: the device's answer).
+	int index = device_index(device);
+	if (index <= 0)
+		return htobe64(UABI_SW_NODE_GUID);
+	std::uint64_t guid = UABI_SW_NODE_GUID;
+	(void)guard_int([&] {
+		if (auto c = Context::open_device(unsigned(index)))
+			if (auto a = c->query_device())
+				guid = a->attr.node_guid;
+		return 0;
+	});
+	return htobe64(guid);
 }
 
 #undef ibv_query_port

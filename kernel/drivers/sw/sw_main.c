@@ -54,10 +54,22 @@ static void numbers_put(struct sw_domain *dom, struct sw_numbers *n, u32 v)
 /* ----------------------------------------------------------- attributes */
 static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 {
+	struct sw_dev *sw = to_sw(dev);
+	static const u8 no_mac[6];
+
 	memset(a, 0, sizeof(*a));
 	a->fw_ver = 1ull << 32;
 	a->node_guid = UABI_SW_NODE_GUID;
-	a->sys_image_guid = UABI_SW_NODE_GUID;
+	/* A RoCE device: the EUI-64 of its interface's MAC, as rxe does. */
+	mutex_lock(&sw->lock);
+	if (sw->roce && memcmp(sw->link.mac, no_mac, 6)) {
+		const u8 *m = sw->link.mac;
+
+		a->node_guid = ((u64)(m[0] ^ 2) << 56) | ((u64)m[1] << 48) | ((u64)m[2] << 40) |
+			       (0xfffeull << 24) | ((u64)m[3] << 16) | ((u64)m[4] << 8) | m[5];
+	}
+	mutex_unlock(&sw->lock);
+	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = 1ull << 40;
 	a->page_size_cap = 0xfffff000u;
 	a->vendor_id = UABI_SW_VENDOR_ID;
@@ -797,6 +809,8 @@ struct uabi_device *uabi_sw_create_roce(const struct uabi_shm_ops *shm, size_t h
 		sw->link.num_gids = UABI_SW_LINK_GIDS;
 	mutex_unlock(&sw->lock);
 	strscpy_pad(dev->name, name, sizeof(dev->name));
+	/* Registered before it was a RoCE device: its GUID is the link's. */
+	sw_query_device(dev, &dev->attr);
 	return dev;
 }
 
