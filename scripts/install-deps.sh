@@ -9,13 +9,14 @@
 #   Packaging and install tests (ctest label install): dpkg-dev
 #   (dpkg-shlibdeps for CPack), pkg-config (the out-of-tree example),
 #   man-db and bsdextrautils (man, col: the man pages).
+#   tshark (dumpcap and Wireshark's dissectors: the wire tests' captures).
 set -euo pipefail
 
 userspace=(cmake ninja-build g++ clang libclang-rt-14-dev
 	   libgtest-dev libgmock-dev libbenchmark-dev
 	   libibverbs-dev ibverbs-utils perftest infiniband-diags srptools
 	   rdmacm-utils
-	   util-linux procps iproute2 python3
+	   util-linux procps iproute2 python3 tshark
 	   dpkg-dev pkg-config man-db bsdextrautils)
 kernel=(linux-headers-amd64 linux-image-amd64 qemu-system-x86
 	busybox-static kmod cpio make gcc dkms)

@@ -19,12 +19,21 @@
 # programs run across; then two pairs at once, whose two servers (and two
 # clients) share their host's port.
 #
-# Usage: run-two-hosts.sh --verbs-lib LIB --inproc-lib LIB [--daemon UABI_TOOL] [--quick]
+# With --pcap-check PCAP_ICRC, host 1's end of the veth is captured
+# (dumpcap) during the pingpong programs, and every RoCEv2 packet of the
+# capture must decode with Wireshark's InfiniBand dissector (tshark -d
+# udp.port==4791,infiniband) without a malformed or error-level field, and
+# pass PCAP_ICRC: headers parse and the ICRC is right over the real IP
+# header (Wireshark does not check the ICRC).
+#
+# Usage: run-two-hosts.sh --verbs-lib LIB --inproc-lib LIB [--daemon UABI_TOOL]
+#                         [--pcap-check PCAP_ICRC] [--quick]
 set -uo pipefail
 
-verbs="" inproc="" quick=0 tool=""
+verbs="" inproc="" quick=0 tool="" pcap_check=""
 while (($#)); do
 	case $1 in
+	--pcap-check) pcap_check=$2; shift 2 ;;
 	--verbs-lib) verbs=$2; shift 2 ;;
 	--inproc-lib) inproc=$2; shift 2 ;;
 	--daemon) tool=$2; shift 2 ;;
@@ -133,11 +142,37 @@ pair() {
 
 n=1000
 ((quick)) && n=200
+cap_pid=""
+if [[ -n $pcap_check ]]; then
+	for p in dumpcap tshark; do
+		command -v $p >/dev/null || { echo "run-two-hosts: FAIL: missing $p (Debian's tshark)"; exit 1; }
+	done
+	ip netns exec $A dumpcap -q -P -i uabi-h1 -f "udp port 4791" -w "$log/pingpong.pcap" 2>"$log/dumpcap.err" &
+	cap_pid=$!
+	sleep 1
+fi
 pair rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n $n -c -- ibv_rc_pingpong -d roce0 -g 0 -n $n -c
-pair rc_pingpong_64k ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536 -- ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536
-pair rc_pingpong_events ibv_rc_pingpong -d roce0 -g 0 -n $n -e -- ibv_rc_pingpong -d roce0 -g 0 -n $n -e
 pair uc_pingpong ibv_uc_pingpong -d roce0 -g 0 -n $n -- ibv_uc_pingpong -d roce0 -g 0 -n $n
 pair ud_pingpong ibv_ud_pingpong -d roce0 -g 0 -n $n -- ibv_ud_pingpong -d roce0 -g 0 -n $n
+if [[ -n $cap_pid ]]; then
+	sleep 0.5
+	kill -INT $cap_pid
+	wait $cap_pid
+	cap=$log/pingpong.pcap
+	total=$(tshark -r "$cap" -Y "udp.dstport == 4791" 2>/dev/null | wc -l)
+	ib=$(tshark -r "$cap" -d udp.port==4791,infiniband -Y "infiniband.bth.opcode" 2>/dev/null | wc -l)
+	bad=$(tshark -r "$cap" -d udp.port==4791,infiniband \
+		-Y '_ws.malformed || _ws.expert.severity >= "Error"' 2>/dev/null | wc -l)
+	if ((total > 0 && ib == total && bad == 0)) && "$pcap_check" "$cap" >"$log/pcap_icrc" 2>&1; then
+		echo "run-two-hosts: capture: PASS ($total RoCEv2 packets, all decoded by tshark, none malformed; $(head -1 "$log/pcap_icrc" | cut -d: -f2-))"
+	else
+		echo "run-two-hosts: capture: FAIL ($total packets to 4791, $ib decoded as InfiniBand, $bad malformed or in error)"
+		cat "$log/dumpcap.err" "$log/pcap_icrc" 2>/dev/null | tail -n 8
+		fails=$((fails + 1))
+	fi
+fi
+pair rc_pingpong_64k ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536 -- ibv_rc_pingpong -d roce0 -g 0 -n 200 -s 65536
+pair rc_pingpong_events ibv_rc_pingpong -d roce0 -g 0 -n $n -e -- ibv_rc_pingpong -d roce0 -g 0 -n $n -e
 for t in send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat; do
 	pair "ib_$t" "ib_$t" -d roce0 -x 0 -F -n $n -p 19650 -- "ib_$t" -d roce0 -x 0 -F -n $n -p 19650
 done
