@@ -219,6 +219,12 @@ if [[ -n ${UABI_BENCH_BASELINE:-} ]]; then
 	"$base_tool" --socket "$base_sock" daemon stop >/dev/null 2>&1 || true
 fi
 
+# RoCEv2 between two namespaces against plain UDP (root only).
+if [[ $(id -u) == 0 ]]; then
+	step "RoCEv2 between two network namespaces against UDP (scripts/bench_wire.sh)"
+	scripts/bench_wire.sh "$build" "$out/wire.md" || echo "bench: bench_wire.sh failed" >&2
+fi
+
 echo "kernel_bench=$kernel_status" >>"$out/meta.env"
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.env"
 echo "seconds=$(($(date +%s) - t_start))" >>"$out/meta.env"

@@ -1019,6 +1019,23 @@ def main():
     if svg_plot(os.path.join(docs, "bench-bandwidth.svg"),
                 "Bandwidth against message size (two processes, uabid)", "GB/s", bw_series):
         made.append("bench-bandwidth.svg")
+    # RoCEv2 between two namespaces (scripts/bench_wire.sh), when this run
+    # could make them (root).
+    wire = os.path.join(res_dir, "wire.md")
+    w("## RoCEv2 between two namespaces (issue 18's targets)")
+    w("")
+    if os.path.exists(wire):
+        w("Two network namespaces joined by a veth pair, in the same run: a plain UDP "
+          "stream and ping-pong on the veth against perftest across RoCE devices, on "
+          "the in-process backend and on uabid (each host's uabid receives at port 4791 "
+          "and relays; docs/wire.md). `scripts/bench_wire.sh`.")
+        w("")
+        with open(wire) as f:
+            for line in f.read().rstrip().splitlines():
+                w(line)
+    else:
+        w("Not measured in this run (`scripts/bench_wire.sh` needs root).")
+    w("")
     if made:
         w("## Plots")
         w("")
