@@ -154,6 +154,7 @@ fi
 pair rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n $n -c -- ibv_rc_pingpong -d roce0 -g 0 -n $n -c
 pair uc_pingpong ibv_uc_pingpong -d roce0 -g 0 -n $n -- ibv_uc_pingpong -d roce0 -g 0 -n $n
 pair ud_pingpong ibv_ud_pingpong -d roce0 -g 0 -n $n -- ibv_ud_pingpong -d roce0 -g 0 -n $n
+pair srq_pingpong ibv_srq_pingpong -d roce0 -g 0 -n $n -c -- ibv_srq_pingpong -d roce0 -g 0 -n $n -c
 if [[ -n $cap_pid ]]; then
 	sleep 0.5
 	kill -INT $cap_pid

@@ -110,11 +110,9 @@ static struct ibv_qp *create_qp_with(struct ibv_context *ctx, struct ibv_qp_init
 			caps.allocator = queue_allocator(pd);
 			if (impl->roce) {
 				// A RoCE device's QP: the wire provider.
-				int err = a->srq ? EOPNOTSUPP
-						 : create_wire_qp(ctx, r->resp.qpn, a->qp_type,
-								  vcq(a->send_cq)->dp,
-								  a->recv_cq ? vcq(a->recv_cq)->dp : nullptr,
-								  caps, &q->dp);
+				int err = create_wire_qp(ctx, r->resp.qpn, a->qp_type, vcq(a->send_cq)->dp,
+							 a->recv_cq ? vcq(a->recv_cq)->dp : nullptr,
+							 a->srq ? vsrq(a->srq)->dp : nullptr, caps, &q->dp);
 				if (err) {
 					(void)impl->ctl.destroy_qp(r->handle);
 					free_vqp(q);

@@ -247,7 +247,7 @@ void install_domain_ops(struct verbs_context *vctx);
 // what ibv_modify_qp changed, for the provider.
 bool context_is_roce(ContextImpl *impl, unsigned *ifindex);
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq,
-		   sw::Cq *rcq, const sw::QpCaps &caps, sw::QpProvider **out);
+		   sw::Cq *rcq, sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out);
 sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t state);
 
 } // namespace uabi::verbs

@@ -125,7 +125,7 @@ private:
 class WireQp final : public sw::QpProvider {
 public:
 	WireQp(ContextImpl &impl, std::shared_ptr<WireEndpoint> ep, std::uint32_t qpn, std::uint32_t type,
-	       sw::Cq *scq, sw::Cq *rcq, const sw::QpCaps &caps)
+	       sw::Cq *scq, sw::Cq *rcq, sw::Srq *srq, const sw::QpCaps &caps)
 	    : impl_(impl), ep_(std::move(ep)), mem_(*impl.dp, qpn), qpn_(qpn), sq_sig_all_(caps.sq_sig_all)
 	{
 		sw::Device &dev = *impl.dp;
@@ -150,6 +150,17 @@ public:
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
 		if (qp_)
 			qp_->set_sq_sig_all(caps.sq_sig_all);
+		// On an SRQ: its WQEs, taken from the arena's ring as the
+		// shared-memory responder takes them (the SRQ outlives its QPs).
+		if (qp_ && srq)
+			qp_->set_recv_source([srq](std::uint64_t &wr_id, std::vector<wire::Sge> &out) {
+				std::vector<sw::Sge> v;
+				int got = srq->take(wr_id, v);
+				out.clear();
+				for (const sw::Sge &g : v)
+					out.push_back({g.addr, g.length, g.lkey});
+				return got;
+			});
 		// Relayed: uabid hands this QP's datagrams to us from now on.
 		if (qp_ && ep_->relayed) {
 			if (int e = ep_->relayed->wire_bind(qpn_, true)) {
@@ -304,14 +315,14 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 } // namespace
 
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq, sw::Cq *rcq,
-		   const sw::QpCaps &caps, sw::QpProvider **out)
+		   sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out)
 {
 	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD)
 		return EOPNOTSUPP;
 	std::shared_ptr<WireEndpoint> ep;
 	if (int err = endpoint_of(ctx, ep))
 		return err;
-	auto q = std::make_unique<WireQp>(*impl_of(ctx), std::move(ep), qpn, type, scq, rcq, caps);
+	auto q = std::make_unique<WireQp>(*impl_of(ctx), std::move(ep), qpn, type, scq, rcq, srq, caps);
 	if (!q->ok())
 		return errno ? errno : ENOMEM;
 	*out = q.release();

@@ -60,6 +60,28 @@ int Srq::post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge)
 			 wr_id, sg, num_sge);
 }
 
+int Srq::take(std::uint64_t &wr_id, std::vector<Sge> &sges)
+{
+	if (!desc_)
+		return -1;
+	Target t;
+	t.lock = &rw_->lock;
+	t.prod = &rw_->prod;
+	t.cons = &rw_->cons;
+	t.srq = desc_;
+	t.srq_rw = rw_;
+	Wqe w;
+	int got = detail::take(dev_, t, w);
+	if (got != 1)
+		return got;
+	wr_id = w.hdr().wr_id;
+	sges.clear();
+	const uabi_sw_sge *sg = w.sge();
+	for (std::uint32_t i = 0, n = w.num_sge(t.stride); i < n; i++)
+		sges.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
+	return 1;
+}
+
 // ------------------------------------------------------------ send queue
 namespace {
 constexpr std::size_t round8(std::size_t n)

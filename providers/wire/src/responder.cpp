@@ -29,10 +29,20 @@ std::uint8_t g_zero_length;	// where a zero-length RDMA "lands"
 
 } // namespace
 
+bool Qp::have_wqe_locked()
+{
+	if (rq_.empty() && src_) {
+		RecvQe q;
+		if (src_(q.wr_id, q.sges) == 1)
+			rq_.push_back(std::move(q));
+	}
+	return !rq_.empty();
+}
+
 int Qp::post_recv(std::uint64_t wr_id, const std::vector<Sge> &sges)
 {
 	std::lock_guard<std::mutex> g(lock_);
-	if (attr_.state == kReset)
+	if (attr_.state == kReset || src_)
 		return EINVAL;
 	if (rq_.size() >= max_recv_wr_)
 		return ENOMEM;
@@ -252,7 +262,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		if (p.has(kIsFirst)) {
 			if (in_.active)
 				return invalid();
-			if (rq_.empty()) {
+			if (!have_wqe_locked()) {
 				k.rx_no_wqe.fetch_add(1, std::memory_order_relaxed);
 				if (rc)
 					send_ack_locked(std::uint8_t(kAckRnr | (attr_.min_rnr_timer & 0x1f)), psn,
@@ -316,7 +326,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		}
 		if (p.payload.size() > in_.left || (p.has(kIsLast) && p.payload.size() != in_.left))
 			return invalid();
-		if (p.has(kHasImm) && rq_.empty()) {
+		if (p.has(kHasImm) && !have_wqe_locked()) {
 			// The immediate needs a receive WQE: nothing of this
 			// packet is placed until one is there.
 			k.rx_no_wqe.fetch_add(1, std::memory_order_relaxed);
@@ -395,7 +405,7 @@ void Qp::on_ud_locked(const Packet &p, const PeerAddr &from, const IpInfo &ip)
 		k.rx_bad_qkey.fetch_add(1, std::memory_order_relaxed);
 		return;
 	}
-	if (rq_.empty()) {
+	if (!have_wqe_locked()) {
 		k.rx_no_wqe.fetch_add(1, std::memory_order_relaxed);
 		return;
 	}

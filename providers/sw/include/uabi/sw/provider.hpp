@@ -369,6 +369,10 @@ public:
 	std::uint32_t slot() const { return slot_; }
 	// 0, EINVAL (too many SGEs) or ENOMEM (full).
 	int post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge);
+	// The consumer's side, for a provider that keeps WQEs of its own (the
+	// wire's): takes the oldest WQE (its SRQ limit event raised).  1 and
+	// the WQE, 0 when the SRQ is empty, -1 when it is gone.
+	int take(std::uint64_t &wr_id, std::vector<Sge> &sges);
 
 private:
 	Device &dev_;

@@ -188,6 +188,11 @@ public:
 	int post_recv(std::uint64_t wr_id, const std::vector<Sge> &sges);
 	// ibv_qp_init_attr.sq_sig_all.
 	void set_sq_sig_all(bool on) { sq_sig_all_ = on; }
+	// A QP on a shared receive queue: WQEs come from @src when the QP
+	// has none of its own (1: one was taken, 0: none there, -1: gone);
+	// post_recv() is then refused.  Set before the QP is used.
+	using RecvSource = std::function<int(std::uint64_t &wr_id, std::vector<Sge> &sges)>;
+	void set_recv_source(RecvSource src) { src_ = std::move(src); }
 
 private:
 	friend class Endpoint;
@@ -249,6 +254,10 @@ private:
 	std::uint32_t rnr_left_ = 0;
 	// responder
 	std::deque<RecvQe> rq_;
+	RecvSource src_;
+	// Whether a receive WQE is at rq_'s front (one taken from src_ if
+	// need be).
+	bool have_wqe_locked();
 	std::uint32_t epsn_ = 0;
 	std::uint32_t msn_ = 0;
 	bool nak_sent_ = false;
