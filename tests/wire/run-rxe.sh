@@ -11,13 +11,20 @@
 # network stack as RoCEv2: rxe checks our ICRC and headers, we check its.
 # Traffic goes only between the namespace and the guest this test creates.
 #
-# Usage: run-rxe.sh --pingpong BIN [--work-dir DIR] [--iters N] [--sizes "1 4096 65536"]
+# With --stack UABI_TOOL, the whole stack on the host side as well: a uabid
+# in the namespace holds `uabi link add roce0 netdev <tap>`, and unmodified
+# ibv_rc/ud/srq_pingpong and perftest (ib_write_bw, ib_read_lat,
+# ib_atomic_lat, ib_send_bw with immediate) run under `uabi run` against
+# the same programs on rxe, each side as server and as client.
+#
+# Usage: run-rxe.sh --pingpong BIN [--stack UABI_TOOL] [--work-dir DIR] [--iters N]
+#                   [--sizes "1 4096 65536"]
 # Exit status 0 only if every exchange in both roles passed on both sides.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-pingpong="" work="" iters=200 sizes="1 4096 65536"
+pingpong="" work="" iters=200 sizes="1 4096 65536" stack=""
 timeout_s=${UABI_RXE_TIMEOUT:-600}
 die() {
 	echo "run-rxe: FAIL: $*" >&2
@@ -26,6 +33,7 @@ die() {
 while (($#)); do
 	case $1 in
 	--pingpong) pingpong=$2; shift 2 ;;
+	--stack) stack=$2; shift 2 ;;
 	--work-dir) work=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
@@ -79,6 +87,23 @@ pack() {
 }
 pack "$(command -v ibv_rc_pingpong)"
 pack "$(command -v rdma)"
+# The whole-stack steps: NAME PROGRAM ARGS (GIDX: the GID index).
+: >"$rfs/steps"
+if [[ -n $stack ]]; then
+	[[ -x $stack ]] || die "--stack $stack is not executable"
+	cat >"$rfs/steps" <<EOS
+rc ibv_rc_pingpong -g GIDX -n 50 -s 4096 -c
+ud ibv_ud_pingpong -g GIDX -n 50 -s 512
+srq ibv_srq_pingpong -g GIDX -n 20 -c
+write_bw ib_write_bw -x GIDX -F -n 200 -s 65536 -p 18620
+read_lat ib_read_lat -x GIDX -F -n 50 -p 18621
+atomic_lat ib_atomic_lat -x GIDX -F -n 50 -p 18622
+send_bw_imm ib_send_bw -x GIDX -F -n 200 -I 0 -p 18623
+EOS
+	for p in ibv_ud_pingpong ibv_srq_pingpong ib_write_bw ib_read_lat ib_atomic_lat ib_send_bw; do
+		pack "$(command -v $p)"
+	done
+fi
 provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
 [[ -n $provider ]] || die "no librxe provider (ibverbs-providers)"
 pack "$provider"
@@ -128,6 +153,42 @@ for size in $sizes; do
 	run_host "client-$size" --size "$size" --iters "$iters" --connect-timeout 240 10.77.0.2
 	run_host "server-$size" --size "$size" --iters "$iters"
 done
+# The whole stack on the host: uabid in the namespace with a RoCE device
+# on the tap, each step's counterpart under `uabi run`.
+if [[ -n $stack ]]; then
+	sock=$work/uabid/uabid.sock
+	mkdir -p "$work/uabid"
+	hs() { ip netns exec "$ns" env UABI_SOCKET="$sock" UABI_IDLE_EXIT=0 "$@"; }
+	hs "$stack" daemon stop >/dev/null 2>&1
+	hs "$stack" link add roce0 netdev "$tap" >"$work/link.log" 2>&1 ||
+		fails+=("uabi link add roce0 netdev $tap: $(cat "$work/link.log")")
+	while read -r name prog args; do
+		args=${args//GIDX/0}
+		# The guest serves first: connect until it listens.
+		rc=1
+		for try in $(seq 1 400); do
+			hs timeout 240 "$stack" run -- $prog -d roce0 $args 10.77.0.2 >"$work/stack-client-$name.log" 2>&1
+			rc=$?
+			((rc == 0)) && break
+			grep -qE "Couldn't connect|Unable to init the socket" "$work/stack-client-$name.log" || break
+			sleep 0.5
+		done
+		if ((rc == 0)); then
+			echo "run-rxe: host stack client $name: PASS"
+		else
+			fails+=("host stack client $name (see $work/stack-client-$name.log)")
+			echo "run-rxe: host stack client $name: FAIL"; tail -n 3 "$work/stack-client-$name.log"
+		fi
+		if hs timeout 240 "$stack" run -- $prog -d roce0 $args >"$work/stack-server-$name.log" 2>&1; then
+			echo "run-rxe: host stack server $name: PASS"
+		else
+			fails+=("host stack server $name (see $work/stack-server-$name.log)")
+			echo "run-rxe: host stack server $name: FAIL"; tail -n 3 "$work/stack-server-$name.log"
+		fi
+	done <"$rfs/steps"
+	hs "$stack" link >"$work/link-end.log" 2>&1
+	hs "$stack" daemon stop >/dev/null 2>&1
+fi
 wait "$qemu"
 log=$work/guest.log
 grep -q '^UABI-RXE-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-RXE-RESULT: PASS")

@@ -73,5 +73,36 @@ for size in $(cat /sizes); do
 	fi
 	cat /tmp/pp.log
 done
+# Unmodified programs against the host's full stack (run-rxe.sh --stack):
+# each line of /steps is "NAME PROGRAM ARGS..." with GIDX for the GID
+# index; the guest serves first (the host's client retries until it
+# listens), then connects to the host's server (retrying until it listens).
+if [ -s /steps ]; then
+	while read -r name prog args; do
+		[ -n "$name" ] || continue
+		args=$(echo "$args" | sed "s/GIDX/$gidx/g")
+		if timeout 240 $prog -d rxe0 $args >/tmp/st.log 2>&1; then
+			step "stack-server-$name" PASS
+		else
+			step "stack-server-$name" FAIL
+		fi
+		cat /tmp/st.log
+		tries=0
+		while :; do
+			timeout 240 $prog -d rxe0 $args 10.77.0.1 >/tmp/st.log 2>&1
+			rc=$?
+			[ $rc = 0 ] && break
+			grep -qE "Couldn't connect|Unable to init the socket" /tmp/st.log && [ $tries -lt 300 ] || break
+			tries=$((tries + 1))
+			sleep 0.5
+		done
+		if [ $rc = 0 ]; then
+			step "stack-client-$name" PASS
+		else
+			step "stack-client-$name" FAIL
+		fi
+		cat /tmp/st.log
+	done </steps
+fi
 dmesg | grep -iE "rxe|bug|warn" | tail -20
 finish
