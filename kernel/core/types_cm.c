@@ -594,14 +594,16 @@ static int id_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 		return 0;	/* rolled back before it was set up */
 	mutex_lock(&dev->lock);
 	cm_drop_events(id);
+	/* What the IB CM sends when an ID goes half-way through: a REJ,
+	 * "timeout" from a requester, "consumer defined" from the others. */
 	switch (id->state) {
-	case UABI_CM_REQ_RCVD:
-		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
+	case UABI_CM_CONNECT:
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
 		break;
+	case UABI_CM_REQ_RCVD:
 	case UABI_CM_REP_SENT:
 	case UABI_CM_REP_RCVD:
-	case UABI_CM_CONNECT:
-		cm_break(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
 		break;
 	default:
 		cm_break(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);

@@ -499,3 +499,42 @@ TEST_F(Cm, MulticastJoinAndLeave)
 	NEED(join(id));
 	s.destroy(id);
 }
+
+// An ID going away half-way through a connection: the peer gets the REJ
+// the IB CM sends then ("timeout" from a requester whose request was
+// taken, "consumer defined" after the REP), not a lasting wait.
+TEST_F(Cm, GoingAwayHalfWayIsRejected)
+{
+	Side srv(ctx());
+	Handle l, c;
+	{
+		Context &other = open_extra();
+		Side cli(other);
+		connect_pair(srv, cli, &l, &c, 7022);
+		NEED(cli.conn(c, UABI_CM_ID_CONNECT, 0x501, ""));
+		uabi_cm_event req = NEED(srv.event());
+		ASSERT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+		cli.destroy(c); // after the REQ, before the REP
+		uabi_cm_event rej = NEED(srv.event());
+		EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED);
+		EXPECT_EQ(rej.status, UABI_CM_REJ_TIMEOUT);
+		EXPECT_EQ(rej.handle, req.handle);
+		srv.destroy(req.handle);
+
+		Handle c2 = NEED(cli.create(UABI_CM_PS_TCP, 0x5678));
+		NEED(cli.resolve(c2, ipv4("127.0.0.1", 7022)));
+		NEED(cli.event());
+		NEED(cli.simple(c2, UABI_CM_ID_RESOLVE_ROUTE));
+		NEED(cli.event());
+		NEED(cli.conn(c2, UABI_CM_ID_CONNECT, 0x502, ""));
+		req = NEED(srv.event());
+		NEED(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 0x503, ""));
+		EXPECT_EQ(NEED(cli.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
+		cli.destroy(c2); // after the REP, before the RTU
+		rej = NEED(srv.event());
+		EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED);
+		EXPECT_EQ(rej.status, UABI_CM_REJ_CONSUMER_DEFINED);
+		srv.destroy(req.handle);
+	}
+	EXPECT_ERRNO(srv.event(), EAGAIN);
+}

@@ -56,9 +56,11 @@ enum {
 };
 
 /* A REJECTED event's status when no listener matched (the IB CM's
- * "invalid service ID" reason), and when the peer rejected (consumer
- * defined). */
+ * "invalid service ID" reason), when the peer rejected or went away
+ * answering or answered (consumer defined), and when the requester went
+ * away before the answer (timeout, as the IB CM rejects then). */
 enum {
+	UABI_CM_REJ_TIMEOUT = 1,
 	UABI_CM_REJ_INVALID_SERVICE_ID = 8,
 	UABI_CM_REJ_CONSUMER_DEFINED = 28,
 };
