@@ -83,6 +83,11 @@ struct cm_event_node {
 	struct uabi_cm_id *requester;	/* CONNECT_REQUEST; NULL once it is gone */
 	struct cm_mcast *mc;		/* a multicast event: the group's */
 	struct uabi_cm_event ev;
+	/* CONNECT_REQUEST: the requester's side, kept for the new ID even
+	 * if the requester goes before the request is taken (@gone). */
+	bool gone;
+	u32 req_qpn, req_psn;
+	struct uabi_cm_addr req_src, req_dst;
 };
 
 static u16 next_port = CM_PORT_FIRST;	/* under dev->lock */
@@ -289,7 +294,8 @@ static void cm_unlink(struct uabi_cm_channel *ch, struct cm_event_node *n)
 }
 
 /* Drops @id's queued events; dev->lock held.  A request it made that the
- * listener has not taken is forgotten there. */
+ * listener has not taken stays there, to be reported and then rejected
+ * (RC/UC), or is forgotten (UD). */
 static void cm_drop_events(struct uabi_cm_id *id)
 {
 	struct uabi_cm_channel *ch = chan_of(id);
@@ -309,7 +315,10 @@ static void cm_drop_events(struct uabi_cm_id *id)
 		kfree(n);
 	}
 	if (id->request) {
+		/* RC/UC: the listener still learns of the request, then of its
+		 * REJ, as from the IB CM; a SIDR request just goes. */
 		id->request->requester = NULL;
+		id->request->gone = id->qp_type != UABI_QPT_UD;
 		id->request = NULL;
 	}
 }
@@ -391,7 +400,8 @@ static int chan_create(struct uabi_call *call)
 }
 
 /* A connect request: the new ID, in the caller's context, takes the
- * requester as its peer.  dev->lock held. */
+ * requester as its peer; a requester gone meanwhile (RC/UC) is a REJ,
+ * "timeout", right after the request.  dev->lock held. */
 static int take_request(struct uabi_call *call, struct cm_event_node *n,
 			struct uabi_cm_event *ev)
 {
@@ -414,27 +424,33 @@ static int take_request(struct uabi_call *call, struct cm_event_node *n,
 	id->qp_type = l->qp_type;
 	id->uid = 0;		/* ACCEPT gives it one */
 	INIT_LIST_HEAD(&id->mcasts);
-	id->src = r->dst;
+	id->src = n->req_dst;
 	addr_set_port(&id->src, addr_port(&l->src));
-	id->dst = r->src;
+	id->dst = n->req_src;
 	id->has_port = false;	/* the listener holds the port */
 	id->on_device = true;
 	id->state = UABI_CM_REQ_RCVD;
 	id->peer = r;
-	id->peer_qpn = r->qpn;
-	id->peer_psn = r->psn;
+	id->peer_qpn = n->req_qpn;
+	id->peer_psn = n->req_psn;
 	/* Its own send PSN now: the QP may reach RTS before ACCEPT. */
-	id->psn = cm_psn(r->qpn ^ 0xa5a5a5);
+	id->psn = cm_psn(n->req_qpn ^ 0xa5a5a5);
 	/* What the requester offers is what this side may accept. */
 	id->responder_resources = n->ev.conn.initiator_depth;
 	id->initiator_depth = n->ev.conn.responder_resources;
 	id->retry_count = n->ev.conn.retry_count;
 	id->rnr_retry_count = n->ev.conn.rnr_retry_count;
-	r->peer = id;
-	r->request = NULL;
+	if (r) {
+		r->peer = id;
+		r->request = NULL;
+	}
 	list_add(&id->dev_node, &call->dev->cm_ids);
 	uabi_uobj_commit(uobj);
 	ev->handle = uobj->handle;
+	if (!r) {
+		id->state = UABI_CM_DISCONNECTED;
+		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
+	}
 	return 0;
 }
 
@@ -454,7 +470,7 @@ static int chan_get_event(struct uabi_call *call)
 		ev.handle = n->id->uobj->handle;
 		ev.qp_type = n->id->qp_type;
 		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST) {
-			if (!n->requester) {	/* gave up meanwhile */
+			if (!n->requester && !n->gone) {	/* gave up meanwhile */
 				n->id->num_requests--;
 				cm_unlink(ch, n);
 				kfree(n);
@@ -832,6 +848,10 @@ static int id_connect(struct uabi_call *call)
 		goto out;
 	}
 	id->request->requester = id;
+	id->request->req_qpn = id->qpn;
+	id->request->req_psn = id->psn;
+	id->request->req_src = id->src;
+	id->request->req_dst = id->dst;
 	l->num_requests++;
 out:
 	mutex_unlock(&dev->lock);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 // A client that dies half-way through connecting: raw ucma commands (no
 // librdmacm, which would send the RTU by itself) resolve 127.0.0.1:PORT,
-// send the REQ, wait for the REP, print "REP" and SIGKILL themselves: the
-// RTU is never sent.  The server must learn it (docs/cm.md, "Going away").
+// send the REQ and SIGKILL themselves, at once (req) or once the REP is
+// in (rep; "REP" printed first): the RTU is never sent.  The server must
+// learn it (docs/cm.md, "Going away").
 //
-//   ucma_half_connect PORT
+//   ucma_half_connect PORT req|rep
 #define _GNU_SOURCE
 #include <rdma/rdma_user_cm.h>
 
@@ -53,7 +54,7 @@ static void expect(int fd, uint32_t want)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2)
+	if (argc != 3)
 		return 2;
 	int fd = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -85,6 +86,27 @@ int main(int argc, char **argv)
 	cn.conn_param.rnr_retry_count = 7;
 	cn.conn_param.valid = 1;
 	cmd(fd, RDMA_USER_CM_CMD_CONNECT, &cn, sizeof(cn), 0);
+	if (!strcmp(argv[2], "req")) {
+		// The core answers a CONNECT with no listener at once
+		// (REJECTED 8, queued before the write returns): anything
+		// else (nothing yet, or a quick server's REP) means the REQ
+		// is with the listener.
+		struct rdma_ucm_get_event g;
+		struct rdma_ucm_event_resp ev;
+		unsigned char buf[64];
+		struct rdma_ucm_cmd_hdr h = {.cmd = RDMA_USER_CM_CMD_GET_EVENT,
+					     .in = sizeof(g), .out = sizeof(ev)};
+
+		g.response = (uintptr_t)&ev;
+		memcpy(buf, &h, sizeof(h));
+		memcpy(buf + sizeof(h), &g, sizeof(g));
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		if (write(fd, buf, sizeof(h) + sizeof(g)) >= 0 && ev.event == 8 && ev.status == 8) {
+			printf("event %u (status %d)\n", ev.event, ev.status);
+			return 1;
+		}
+		raise(SIGKILL);
+	}
 	expect(fd, CONNECT_RESPONSE);
 	printf("REP\n");
 	fflush(stdout);

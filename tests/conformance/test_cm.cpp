@@ -271,7 +271,36 @@ TEST_F(Cm, ClosingContextWithPendingRequest)
 	connect_pair(srv, cli, &l, &c, 7004);
 	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
 	close_extra(other); // gone before the listener took the request
-	EXPECT_ERRNO(srv.event(), EAGAIN) << "the request went with its requester";
+	// As the IB CM: the request was received, then its REJ ("timeout").
+	uabi_cm_event req = NEED(srv.event());
+	EXPECT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.conn.qp_num, 1u);
+	uabi_cm_event rej = NEED(srv.event());
+	EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED);
+	EXPECT_EQ(rej.status, UABI_CM_REJ_TIMEOUT);
+	EXPECT_EQ(rej.handle, req.handle);
+	EXPECT_ERRNO(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 2, ""), EINVAL)
+	    << "nobody to accept";
+	EXPECT_ERRNO(srv.event(), EAGAIN);
+	EXPECT_EQ(srv.destroy(req.handle).events_reported, 1u);
+}
+
+// A UD (SIDR) request whose requester went before it was taken just goes.
+TEST_F(Cm, UdRequestGoesWithItsRequester)
+{
+	Context &other = open_extra();
+	Side srv(ctx()), cli(other);
+	Handle l = NEED(srv.create(UABI_CM_PS_UDP));
+	NEED(srv.bind(l, ipv4("127.0.0.1", 7011)));
+	NEED(srv.listen(l));
+	Handle c = NEED(cli.create(UABI_CM_PS_UDP));
+	NEED(cli.resolve(c, ipv4("127.0.0.1", 7011)));
+	NEED(cli.event());
+	NEED(cli.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	close_extra(other);
+	EXPECT_ERRNO(srv.event(), EAGAIN);
 }
 
 TEST_F(Cm, BadInput)
