@@ -1176,7 +1176,7 @@ static int id_join_mcast(struct uabi_call *call)
 		return -ENOMEM;
 	mutex_lock(&dev->lock);
 	if (!id->on_device) {
-		ret = -ENODEV;	/* bound to no device yet */
+		ret = -EINVAL;	/* no device yet: ucma_get_ctx_dev()'s answer */
 		goto out;
 	}
 	if ((id->state != UABI_CM_BOUND && id->state != UABI_CM_ADDR_RESOLVED) ||
