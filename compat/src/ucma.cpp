@@ -37,6 +37,16 @@ std::size_t addr_size(const void *p)
 	return f == kAfInet ? kSockaddrIn : f == kAfInet6 ? kSockaddrIn6 : 0;
 }
 
+// Is @a a multicast address (224.0.0.0/4, ff00::/8)?
+bool is_multicast(const uabi_cm_addr &a)
+{
+	std::uint16_t f;
+	std::memcpy(&f, a.bytes, sizeof(f));
+	if (f == kAfInet)
+		return (a.bytes[4] & 0xf0) == 0xe0;
+	return f == kAfInet6 && a.bytes[8] == 0xff;
+}
+
 // Is the IP address of @a this host's (loopback, or an interface's)?  The
 // wildcard counts as local.  Every local address is our one device's.
 bool is_local(const uabi_cm_addr &a)
@@ -201,6 +211,18 @@ struct Ucma::Shared {
 	Context ctx;
 	std::mutex m;
 	std::map<std::uint32_t, const Ucma *> owner;
+	// Multicast groups joined: the handle JOIN answered (one namespace
+	// per process, as ucma's) -> the ID and the core's number of it.
+	struct Mcast {
+		std::uint32_t id;
+		std::uint32_t num;
+	};
+	std::map<std::uint32_t, Mcast> mcasts;
+	std::uint32_t next_mcast = 0;
+	void forget_mcasts(std::uint32_t id)
+	{
+		std::erase_if(mcasts, [id](const auto &e) { return e.second.id == id; });
+	}
 };
 
 namespace
@@ -246,6 +268,7 @@ Ucma::~Ucma()
 	for (auto it = sh_->owner.begin(); it != sh_->owner.end();) {
 		if (it->second == this) {
 			(void)sh_->ctx.destroy(UABI_OBJ_CM_ID, it->first);
+			sh_->forget_mcasts(it->first);
 			it = sh_->owner.erase(it);
 		} else {
 			++it;
@@ -323,6 +346,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		if (!m)
 			return -m.error();
 		sh_->owner.erase(c.id);
+		sh_->forget_mcasts(c.id);
 		uabi_cm_id_info info{};
 		m->read(0, o, info);
 		rdma_ucm_destroy_id_resp resp{};
@@ -378,7 +402,8 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			r.timeout_ms = c.timeout_ms;
 			id = c.id;
 		}
-		if (!is_local(r.dst))
+		// A multicast group is reached through the device (mckey).
+		if (!is_local(r.dst) && !is_multicast(r.dst))
 			r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
 		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
@@ -529,8 +554,9 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		resp.event = ev.event;
 		resp.status = std::uint32_t(ev.status);
 		static_assert(sizeof(resp.param.conn) == sizeof(ev.conn));
-		if (ev.qp_type == UABI_QPT_UD && (ev.event == UABI_CM_EVENT_CONNECT_REQUEST ||
-						  ev.event == UABI_CM_EVENT_ESTABLISHED)) {
+		if (ev.event == UABI_CM_EVENT_MULTICAST_JOIN ||
+		    (ev.qp_type == UABI_QPT_UD && (ev.event == UABI_CM_EVENT_CONNECT_REQUEST ||
+						   ev.event == UABI_CM_EVENT_ESTABLISHED))) {
 			rdma_ucm_ud_param &ud = resp.param.ud;
 			ud.qp_num = ev.conn.qp_num;
 			ud.qkey = ev.conn.qkey;
@@ -588,9 +614,87 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		resp.events_reported = info.events_reported;
 		return put(c.response, &resp, sizeof(resp));
 	}
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
+	case RDMA_USER_CM_CMD_JOIN_MCAST: {
+		if (out_len < sizeof(rdma_ucm_create_id_resp))
+			return -ENOSPC;
+		uabi_cm_mcast m{};
+		std::uint32_t id;
+		std::uint64_t response;
+		if (cmd == RDMA_USER_CM_CMD_JOIN_IP_MCAST) {
+			// Always a full member, as ucma makes it.
+			auto c = in_struct<rdma_ucm_join_ip_mcast>(in, in_len);
+			if (!addr_size(&c.addr))
+				return -EINVAL;
+			m.addr = to_addr(&c.addr, addr_size(&c.addr));
+			m.uid = c.uid;
+			m.join_flags = UABI_CM_MC_FULLMEMBER;
+			id = c.id;
+			response = c.response;
+		} else {
+			auto c = in_struct<rdma_ucm_join_mcast>(in, in_len);
+			// AF_IB (an MGID itself) is not offered: its size
+			// matches no family here.
+			if (!c.addr_size || c.addr_size != addr_size(&c.addr))
+				return -EINVAL;
+			if (c.join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
+			    c.join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+				return -EINVAL;
+			m.addr = to_addr(&c.addr, c.addr_size);
+			m.uid = c.uid;
+			m.join_flags = c.join_flags == RDMA_MC_JOIN_FLAG_FULLMEMBER
+					   ? UABI_CM_MC_FULLMEMBER
+					   : UABI_CM_MC_SENDONLY_FULLMEMBER;
+			id = c.id;
+			response = c.response;
+		}
+		if (long e = owns(id))
+			return e;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_JOIN_MCAST, id);
+		k.add_in(UABI_ATTR_CM_ID_MCAST, m);
+		OutAttr o = k.add_out<std::uint32_t>(UABI_ATTR_CM_ID_MCAST_ID);
+		auto r = ctx_.call(std::move(k));
+		if (!r)
+			return -r.error();
+		std::uint32_t num = 0;
+		r->read(0, o, num);
+		rdma_ucm_create_id_resp resp{};
+		do
+			resp.id = ++sh_->next_mcast;
+		while (!resp.id || sh_->mcasts.count(resp.id));
+		if (long e = put(response, &resp, sizeof(resp))) {
+			// Not answered: left again, as ucma does.
+			Command l(UABI_OBJ_CM_ID, UABI_CM_ID_LEAVE_MCAST, id);
+			l.add_in(UABI_ATTR_CM_ID_MCAST_ID, num);
+			(void)ctx_.call(std::move(l));
+			return e;
+		}
+		sh_->mcasts[resp.id] = {id, num};
+		return 0;
+	}
+	case RDMA_USER_CM_CMD_LEAVE_MCAST: {
+		if (out_len < sizeof(rdma_ucm_destroy_id_resp))
+			return -ENOSPC;
+		auto c = in_struct<rdma_ucm_destroy_id>(in, in_len);
+		auto it = sh_->mcasts.find(c.id);
+		if (it == sh_->mcasts.end())
+			return -ENOENT;
+		if (long e = owns(it->second.id))
+			return e == -ENOENT ? e : -EINVAL;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LEAVE_MCAST, it->second.id);
+		k.add_in(UABI_ATTR_CM_ID_MCAST_ID, it->second.num);
+		OutAttr o = k.add_out<std::uint32_t>(UABI_ATTR_CM_ID_EVENTS);
+		auto r = ctx_.call(std::move(k));
+		if (!r)
+			return -r.error();
+		sh_->mcasts.erase(it);
+		rdma_ucm_destroy_id_resp resp{};
+		r->read(0, o, resp.events_reported);
+		return put(c.response, &resp, sizeof(resp));
+	}
 	default:
-		// GET_OPTION (never implemented by Linux), multicast, MIGRATE_ID,
-		// RESOLVE_IB_SERVICE, WRITE_CM_EVENT: not yet (docs/cm.md).
+		// GET_OPTION (never implemented by Linux), RESOLVE_IB_SERVICE,
+		// WRITE_CM_EVENT: not yet (docs/cm.md).
 		return -ENOSYS;
 	}
 }

@@ -30,6 +30,8 @@
 #define CM_UDP_QKEY 0x01234567		/* librdmacm's RDMA_UDP_QKEY */
 #define CM_RNR_TIMER 12			/* 0.64 ms */
 #define CM_TIMEOUT 14			/* 67 ms: one host, no fabric */
+#define CM_MAX_MCAST 64			/* groups one ID may join */
+#define CM_MCAST_QPN 0xffffff		/* a multicast group's QPN */
 
 struct uabi_cm_channel {
 	spinlock_t lock;
@@ -62,13 +64,30 @@ struct uabi_cm_id {
 	u8 retry_count;
 	u8 rnr_retry_count;
 	u32 events_reported;
+	struct list_head mcasts;	/* struct cm_mcast: groups joined */
+	u32 num_mcasts;
+	u32 next_mcast;
+};
+
+/* A multicast group a UD ID joined (JOIN_MCAST). */
+struct cm_mcast {
+	struct list_head node;		/* id->mcasts */
+	u32 num;			/* JOIN_MCAST's answer, unique on the ID */
+	u32 events_reported;
+	u64 uid;
 };
 
 struct cm_event_node {
 	struct list_head node;
 	struct uabi_cm_id *id;		/* whose event (a request: the listener) */
 	struct uabi_cm_id *requester;	/* CONNECT_REQUEST; NULL once it is gone */
+	struct cm_mcast *mc;		/* a multicast event: the group's */
 	struct uabi_cm_event ev;
+	/* CONNECT_REQUEST: the requester's side, kept for the new ID even
+	 * if the requester goes before the request is taken (@gone). */
+	bool gone;
+	u32 req_qpn, req_psn;
+	struct uabi_cm_addr req_src, req_dst;
 };
 
 static u16 next_port = CM_PORT_FIRST;	/* under dev->lock */
@@ -123,6 +142,31 @@ static bool addr_any(const struct uabi_cm_addr *a)
 		if (a->bytes[off + i])
 			return false;
 	return true;
+}
+
+/* An IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address? */
+static bool addr_multicast(const struct uabi_cm_addr *a)
+{
+	u32 len, off = addr_ip(a, &len);
+
+	if (len == 4)
+		return (a->bytes[off] & 0xf0) == 0xe0;
+	return len == 16 && a->bytes[off] == 0xff;
+}
+
+/* The loopback address of @a's family, port 0. */
+static void addr_loopback(struct uabi_cm_addr *a)
+{
+	u16 f = addr_family(a);
+
+	memset(a, 0, sizeof(*a));
+	memcpy(a->bytes, &f, sizeof(f));
+	if (f == UABI_CM_AF_INET) {
+		a->bytes[4] = 127;
+		a->bytes[7] = 1;
+	} else {
+		a->bytes[8 + 15] = 1;
+	}
 }
 
 /* Does an ID bound to @bound take traffic for @to? */
@@ -250,7 +294,8 @@ static void cm_unlink(struct uabi_cm_channel *ch, struct cm_event_node *n)
 }
 
 /* Drops @id's queued events; dev->lock held.  A request it made that the
- * listener has not taken is forgotten there. */
+ * listener has not taken stays there, to be reported and then rejected
+ * (RC/UC), or is forgotten (UD). */
 static void cm_drop_events(struct uabi_cm_id *id)
 {
 	struct uabi_cm_channel *ch = chan_of(id);
@@ -270,7 +315,10 @@ static void cm_drop_events(struct uabi_cm_id *id)
 		kfree(n);
 	}
 	if (id->request) {
+		/* RC/UC: the listener still learns of the request, then of its
+		 * REJ, as from the IB CM; a SIDR request just goes. */
 		id->request->requester = NULL;
+		id->request->gone = id->qp_type != UABI_QPT_UD;
 		id->request = NULL;
 	}
 }
@@ -352,7 +400,8 @@ static int chan_create(struct uabi_call *call)
 }
 
 /* A connect request: the new ID, in the caller's context, takes the
- * requester as its peer.  dev->lock held. */
+ * requester as its peer; a requester gone meanwhile (RC/UC) is a REJ,
+ * "timeout", right after the request.  dev->lock held. */
 static int take_request(struct uabi_call *call, struct cm_event_node *n,
 			struct uabi_cm_event *ev)
 {
@@ -374,27 +423,34 @@ static int take_request(struct uabi_call *call, struct cm_event_node *n,
 	id->ps = l->ps;
 	id->qp_type = l->qp_type;
 	id->uid = 0;		/* ACCEPT gives it one */
-	id->src = r->dst;
+	INIT_LIST_HEAD(&id->mcasts);
+	id->src = n->req_dst;
 	addr_set_port(&id->src, addr_port(&l->src));
-	id->dst = r->src;
+	id->dst = n->req_src;
 	id->has_port = false;	/* the listener holds the port */
 	id->on_device = true;
 	id->state = UABI_CM_REQ_RCVD;
 	id->peer = r;
-	id->peer_qpn = r->qpn;
-	id->peer_psn = r->psn;
+	id->peer_qpn = n->req_qpn;
+	id->peer_psn = n->req_psn;
 	/* Its own send PSN now: the QP may reach RTS before ACCEPT. */
-	id->psn = cm_psn(r->qpn ^ 0xa5a5a5);
+	id->psn = cm_psn(n->req_qpn ^ 0xa5a5a5);
 	/* What the requester offers is what this side may accept. */
 	id->responder_resources = n->ev.conn.initiator_depth;
 	id->initiator_depth = n->ev.conn.responder_resources;
 	id->retry_count = n->ev.conn.retry_count;
 	id->rnr_retry_count = n->ev.conn.rnr_retry_count;
-	r->peer = id;
-	r->request = NULL;
+	if (r) {
+		r->peer = id;
+		r->request = NULL;
+	}
 	list_add(&id->dev_node, &call->dev->cm_ids);
 	uabi_uobj_commit(uobj);
 	ev->handle = uobj->handle;
+	if (!r) {
+		id->state = UABI_CM_DISCONNECTED;
+		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
+	}
 	return 0;
 }
 
@@ -410,11 +466,11 @@ static int chan_get_event(struct uabi_call *call)
 	while (!list_empty(&ch->pending)) {
 		n = list_first_entry(&ch->pending, struct cm_event_node, node);
 		ev = n->ev;
-		ev.uid = n->id->uid;
+		ev.uid = n->mc ? n->mc->uid : n->id->uid;
 		ev.handle = n->id->uobj->handle;
 		ev.qp_type = n->id->qp_type;
 		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST) {
-			if (!n->requester) {	/* gave up meanwhile */
+			if (!n->requester && !n->gone) {	/* gave up meanwhile */
 				n->id->num_requests--;
 				cm_unlink(ch, n);
 				kfree(n);
@@ -426,6 +482,8 @@ static int chan_get_event(struct uabi_call *call)
 			n->id->num_requests--;
 		}
 		n->id->events_reported++;
+		if (n->mc)
+			n->mc->events_reported++;
 		cm_unlink(ch, n);
 		kfree(n);
 		ret = 0;
@@ -483,7 +541,8 @@ static int id_create(struct uabi_call *call)
 	if (ret)
 		return ret;
 	/* The port space decides the QP type, but for PS_IB (as Linux's
-	 * ucma_get_qp_type()). */
+	 * ucma_get_qp_type()), which also carries XRC (rdma_xserver's
+	 * XRC_RECV, rdma_xclient's XRC_SEND): connected as RC is. */
 	switch (c.ps) {
 	case UABI_CM_PS_TCP:
 		c.qp_type = UABI_QPT_RC;
@@ -494,7 +553,8 @@ static int id_create(struct uabi_call *call)
 		break;
 	case UABI_CM_PS_IB:
 		if (c.qp_type != UABI_QPT_RC && c.qp_type != UABI_QPT_UC &&
-		    c.qp_type != UABI_QPT_UD)
+		    c.qp_type != UABI_QPT_UD && c.qp_type != UABI_QPT_XRC_SEND &&
+		    c.qp_type != UABI_QPT_XRC_RECV)
 			return -EINVAL;
 		break;
 	default:
@@ -509,6 +569,7 @@ static int id_create(struct uabi_call *call)
 	id->ps = c.ps;
 	id->qp_type = c.qp_type;
 	id->state = UABI_CM_IDLE;
+	INIT_LIST_HEAD(&id->mcasts);
 	call->created->user_handle = c.uid;
 	mutex_lock(&call->dev->lock);
 	list_add(&id->dev_node, &call->dev->cm_ids);
@@ -549,14 +610,16 @@ static int id_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 		return 0;	/* rolled back before it was set up */
 	mutex_lock(&dev->lock);
 	cm_drop_events(id);
+	/* What the IB CM sends when an ID goes half-way through: a REJ,
+	 * "timeout" from a requester, "consumer defined" from the others. */
 	switch (id->state) {
-	case UABI_CM_REQ_RCVD:
-		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
+	case UABI_CM_CONNECT:
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
 		break;
+	case UABI_CM_REQ_RCVD:
 	case UABI_CM_REP_SENT:
 	case UABI_CM_REP_RCVD:
-	case UABI_CM_CONNECT:
-		cm_break(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
 		break;
 	default:
 		cm_break(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
@@ -564,6 +627,13 @@ static int id_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 	}
 	list_del(&id->dev_node);
 	mutex_unlock(&dev->lock);
+	/* its events are gone: nothing points at its groups any more */
+	while (!list_empty(&id->mcasts)) {
+		struct cm_mcast *mc = list_first_entry(&id->mcasts, struct cm_mcast, node);
+
+		list_del(&mc->node);
+		kfree(mc);
+	}
 	return 0;
 }
 
@@ -632,8 +702,11 @@ static int id_resolve_addr(struct uabi_call *call)
 	}
 	if (id->state == UABI_CM_IDLE) {
 		/* The source: the one given, else the destination itself
-		 * (every address resolves to this host). */
+		 * (every address resolves to this host), else, for a
+		 * multicast group (mckey), the loopback address. */
 		id->src = addr_family(&r.src) ? r.src : r.dst;
+		if (!addr_family(&r.src) && addr_multicast(&r.dst))
+			addr_loopback(&id->src);
 		addr_set_port(&id->src, addr_port(&r.src));
 		if (addr_port(&id->src) &&
 		    port_used(dev, id, id->ps, addr_port(&id->src), &id->src, false)) {
@@ -651,6 +724,8 @@ static int id_resolve_addr(struct uabi_call *call)
 		u16 port = addr_port(&id->src);
 
 		id->src = r.dst;
+		if (addr_multicast(&r.dst))
+			addr_loopback(&id->src);
 		addr_set_port(&id->src, port);
 	}
 	id->dst = r.dst;
@@ -773,6 +848,10 @@ static int id_connect(struct uabi_call *call)
 		goto out;
 	}
 	id->request->requester = id;
+	id->request->req_qpn = id->qpn;
+	id->request->req_psn = id->psn;
+	id->request->req_src = id->src;
+	id->request->req_dst = id->dst;
 	l->num_requests++;
 out:
 	mutex_unlock(&dev->lock);
@@ -943,10 +1022,14 @@ static int id_init_qp_attr(struct uabi_call *call)
 		a->rq_psn = id->peer_psn;
 		a->ah_attr.dlid = (u16)pa.lid;
 		a->ah_attr.port_num = 1;
-		a->max_dest_rd_atomic = id->responder_resources;
-		a->min_rnr_timer = CM_RNR_TIMER;
 		r.mask = UABI_QP_STATE | UABI_QP_AV | UABI_QP_PATH_MTU | UABI_QP_DEST_QPN |
-			 UABI_QP_RQ_PSN | UABI_QP_MAX_DEST_RD_ATOMIC | UABI_QP_MIN_RNR_TIMER;
+			 UABI_QP_RQ_PSN;
+		/* an XRC initiator has no receive side (as the IB CM answers) */
+		if (id->qp_type != UABI_QPT_XRC_SEND) {
+			a->max_dest_rd_atomic = id->responder_resources;
+			a->min_rnr_timer = CM_RNR_TIMER;
+			r.mask |= UABI_QP_MAX_DEST_RD_ATOMIC | UABI_QP_MIN_RNR_TIMER;
+		}
 		break;
 	case UABI_QPS_RTS:
 		if (ud) {
@@ -960,11 +1043,14 @@ static int id_init_qp_attr(struct uabi_call *call)
 		}
 		a->sq_psn = id->psn;
 		a->timeout = CM_TIMEOUT;
-		a->retry_cnt = id->retry_count;
-		a->rnr_retry = id->rnr_retry_count;
-		a->max_rd_atomic = id->initiator_depth;
-		r.mask = UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_RETRY_CNT |
-			 UABI_QP_RNR_RETRY | UABI_QP_SQ_PSN | UABI_QP_MAX_QP_RD_ATOMIC;
+		r.mask = UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_SQ_PSN;
+		/* an XRC target sends no requests of its own */
+		if (id->qp_type != UABI_QPT_XRC_RECV) {
+			a->retry_cnt = id->retry_count;
+			a->rnr_retry = id->rnr_retry_count;
+			a->max_rd_atomic = id->initiator_depth;
+			r.mask |= UABI_QP_RETRY_CNT | UABI_QP_RNR_RETRY | UABI_QP_MAX_QP_RD_ATOMIC;
+		}
 		break;
 	default:
 		ret = -EINVAL;
@@ -1019,6 +1105,151 @@ static int id_migrate(struct uabi_call *call)
 static int id_notify(struct uabi_call *call)
 {
 	return 0;
+}
+
+/*
+ * The MGID of an IP multicast address, as IPoIB maps one (RFC 4391; the
+ * link-local scope and the default P_Key of a port with no IPoIB), with
+ * the RDMA CM's signature in place of IPoIB's for the UDP port space, as
+ * Linux's rdma_cm does.  An IPv6 address that is already an SA-assigned
+ * MGID (ff1x:a01b::) is taken as it is.
+ */
+static void mcast_gid(const struct uabi_cm_id *id, const struct uabi_cm_addr *a, u8 *mgid)
+{
+	u32 len, off = addr_ip(a, &len);
+	const u8 *ip = a->bytes + off;
+
+	memset(mgid, 0, 16);
+	if (len == 16 && ip[0] == 0xff && (ip[1] & 0xf0) == 0x10 && ip[2] == 0xa0 &&
+	    ip[3] == 0x1b) {
+		memcpy(mgid, ip, 16);
+		return;
+	}
+	mgid[0] = 0xff;
+	mgid[1] = 0x12;
+	mgid[2] = len == 4 ? 0x40 : 0x60;
+	mgid[3] = id->ps == UABI_CM_PS_UDP ? 0x01 : 0x1b;
+	mgid[4] = 0xff;
+	mgid[5] = 0xff;
+	if (len == 4) {
+		memcpy(mgid + 12, ip, 4);
+		mgid[12] &= 0x0f;
+	} else {
+		memcpy(mgid + 6, ip + 6, 10);
+	}
+}
+
+/* The group's multicast LID: there is no subnet manager to assign one,
+ * so it is a function of the MGID (every process finds the same); two
+ * groups sharing one are still told apart by the GRH's MGID. */
+static u16 mcast_lid(const u8 *mgid)
+{
+	u32 h = 2166136261u, i;
+
+	for (i = 0; i < 16; i++)
+		h = (h ^ mgid[i]) * 16777619u;
+	return (u16)(0xc001 + h % 0x3ffe);
+}
+
+/* rdma_join_multicast(3): the group is joined at once (one host, no
+ * subnet administrator); MULTICAST_JOIN tells the caller what to attach
+ * its QP to.  Attaching is the caller's (librdmacm does it). */
+static int id_join_mcast(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_conn_param conn;
+	struct cm_event_node *n;
+	struct uabi_cm_mcast m;
+	struct cm_mcast *mc;
+	u8 mgid[16];
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_MCAST, &m, sizeof(m));
+	if (m.reserved || (m.join_flags != UABI_CM_MC_FULLMEMBER &&
+			   m.join_flags != UABI_CM_MC_SENDONLY_FULLMEMBER))
+		return -EINVAL;
+	if (!addr_valid(&m.addr))
+		return -EINVAL;
+	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
+	if (!mc)
+		return -ENOMEM;
+	mutex_lock(&dev->lock);
+	if (!id->on_device) {
+		ret = -EINVAL;	/* no device yet: ucma_get_ctx_dev()'s answer */
+		goto out;
+	}
+	if ((id->state != UABI_CM_BOUND && id->state != UABI_CM_ADDR_RESOLVED) ||
+	    id->qp_type != UABI_QPT_UD) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (id->num_mcasts >= CM_MAX_MCAST) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(&conn, 0, sizeof(conn));
+	conn.qp_num = CM_MCAST_QPN;
+	conn.qkey = CM_UDP_QKEY;
+	n = cm_push(id, UABI_CM_EVENT_MULTICAST_JOIN, 0, &conn);
+	if (!n) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	mcast_gid(id, &m.addr, mgid);
+	memset(&n->ev.ah, 0, sizeof(n->ev.ah));
+	memcpy(n->ev.ah.grh.dgid, mgid, sizeof(mgid));
+	n->ev.ah.dlid = mcast_lid(mgid);
+	n->ev.ah.is_global = 1;
+	n->ev.ah.port_num = 1;
+	n->mc = mc;
+	mc->uid = m.uid;
+	mc->num = ++id->next_mcast;
+	list_add_tail(&mc->node, &id->mcasts);
+	id->num_mcasts++;
+	mutex_unlock(&dev->lock);
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_MCAST_ID, &mc->num, sizeof(mc->num));
+out:
+	mutex_unlock(&dev->lock);
+	kfree(mc);
+	return ret;
+}
+
+/* rdma_leave_multicast(3): the group's queued events go with it; the
+ * answer is how many were reported, which librdmacm waits for. */
+static int id_leave_mcast(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	u32 num = uabi_attr_get_u32(call, UABI_ATTR_CM_ID_MCAST_ID, 0);
+	struct uabi_device *dev = call->dev;
+	struct cm_event_node *n, *next;
+	struct uabi_cm_channel *ch;
+	struct cm_mcast *mc;
+	u32 reported = 0;
+	int ret = -ENOENT;
+
+	mutex_lock(&dev->lock);
+	ch = chan_of(id);
+	list_for_each_entry(mc, &id->mcasts, node) {
+		if (mc->num != num)
+			continue;
+		list_for_each_entry_safe(n, next, &ch->pending, node) {
+			if (n->mc != mc)
+				continue;
+			cm_unlink(ch, n);
+			kfree(n);
+		}
+		reported = mc->events_reported;
+		list_del(&mc->node);
+		id->num_mcasts--;
+		kfree(mc);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&dev->lock);
+	if (ret)
+		return ret;
+	return uabi_attr_put(call, UABI_ATTR_CM_ID_EVENTS, &reported, sizeof(reported));
 }
 
 static void id_fill_info(struct uabi_uobject *uobj, struct uabi_object_info *info)
@@ -1083,5 +1314,13 @@ const struct uabi_object_def uabi_type_cm_id = {
 		  UABI_ATTRS(UABI_HANDLE(UABI_ATTR_CM_ID_CHANNEL, UABI_OBJ_CM_CHANNEL,
 					 UABI_ACCESS_READ, MAND),
 			     UABI_OUT(UABI_ATTR_CM_ID_INFO, struct uabi_cm_id_info, 0)) },
+		{ .id = UABI_CM_ID_JOIN_MCAST, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_join_mcast,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_MCAST, struct uabi_cm_mcast, MAND),
+			     UABI_OUT(UABI_ATTR_CM_ID_MCAST_ID, u32, MAND)) },
+		{ .id = UABI_CM_ID_LEAVE_MCAST, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_leave_mcast,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_MCAST_ID, u32, MAND),
+			     UABI_OUT(UABI_ATTR_CM_ID_EVENTS, u32, 0)) },
 	),
 };

@@ -38,7 +38,8 @@ server() {
 # client NAME SECONDS CMD...: runs CMD under `uabi run`; its status in crc.
 # While a server of this case is still starting (a loaded machine can take
 # longer than the half second above to reach rdma_listen), a client
-# REJECTED for want of a listener (reason 8) tries again, for up to 10 s.
+# REJECTED for want of a listener (reason 8; rping's and perftest's ways
+# of saying it) tries again, for up to 10 s.
 client() {
 	local name=$1 secs=$2 try
 	shift 2
@@ -46,7 +47,7 @@ client() {
 		timeout "$secs" "$tool" run -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
 		crc=$?
 		((crc != 0)) && [[ -n ${spid:-} ]] && kill -0 "$spid" 2>/dev/null &&
-			grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$dir/$name.err" || break
+			grep -Eq 'RDMA_CM_EVENT_REJECTED(, error |; error: )8' "$dir/$name.err" || break
 		sleep 0.25
 	done
 }
@@ -199,6 +200,128 @@ send-bw)
 	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
 	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
 	grep -Eq '^ 65536 +2000 ' "$dir/client.out" || fail "no result line"
+	;;
+rstream | riostream)
+	# rsockets (librdmacm's own socket layer over rdma_cm and RC):
+	# rstream's and riostream's data verified (-T v), then the same with
+	# non-blocking calls (-T n).  Not -T a: its client polls before each
+	# receive and gives up on POLLHUP even with data still to read, so it
+	# fails whenever the server's close overtakes its last reads (a race
+	# of the program, on any device; docs/cm.md).
+	need "$case"
+	port=7010
+	for mode in v n; do
+		port=$((port + 1))
+		server server 30 "$case" -p $port -T $mode -S 65536 -C 200
+		client client 30 "$case" -s 127.0.0.1 -p $port -T $mode -S 65536 -C 200
+		wait_server
+		((crc == 0 && src == 0)) || fail "-T $mode: exit statuses: client $crc server $src"
+		for side in client server; do
+			grep -Eq '^custom +64k +200 +1 ' "$dir/$side.out" ||
+				fail "-T $mode: no result line from the $side"
+		done
+	done
+	no_objects
+	;;
+write-lat | read-bw)
+	# perftest over rdma_cm: RDMA WRITE latency, RDMA READ bandwidth.
+	prog=ib_${case/-/_}
+	need "$prog"
+	server server 60 "$prog" -R -p 7020 -n 1000
+	client client 60 "$prog" -R -p 7020 -n 1000 127.0.0.1
+	wait_server
+	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
+	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
+	if [[ $case == write-lat ]]; then
+		grep -Eq '^ 2 +1000 ' "$dir/client.out" || fail "no result line"
+	else
+		grep -Eq '^ 65536 +1000 ' "$dir/client.out" || fail "no result line"
+	fi
+	no_objects
+	;;
+xrc)
+	# rdma_xserver/rdma_xclient: an RC connection, then XRC over rdma_cm
+	# (PS_IB; XRC_SEND to XRC_RECV, the SRQ number in the REP's private
+	# data).  Each client sends one 16-byte message the server receives.
+	need rdma_xserver
+	port=7030
+	for mode in r x; do
+		port=$((port + 1))
+		server server 30 rdma_xserver -c $mode -p $port
+		client client 30 rdma_xclient -c $mode -s 127.0.0.1 -p $port
+		wait_server
+		((crc == 0 && src == 0)) || fail "-c $mode: exit statuses: client $crc server $src"
+		grep -q 'rdma_xclient: end 0' "$dir/client.out" || fail "-c $mode: client status"
+		grep -q 'rdma_xserver: end 0' "$dir/server.out" || fail "-c $mode: server status"
+	done
+	no_objects
+	;;
+mckey)
+	# UD multicast: a receiver joins the group, then a sender joins it and
+	# sends 20 datagrams to it; the receiver ends only once it has all 20.
+	# IPv4, then IPv6.  The sender starts once the receiver has joined
+	# (its line-buffered "joined" line), so none is sent before it is in.
+	need mckey
+	need stdbuf
+	for group in 239.1.2.3 ff0e::1234; do
+		timeout 30 "$tool" run -- stdbuf -oL mckey -m $group -C 20 \
+			>"$dir/server.out" 2>"$dir/server.err" &
+		spid=$!
+		pids+=("$spid")
+		for _ in $(seq 300); do
+			grep -q 'mckey: joined' "$dir/server.out" && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.1
+		done
+		client client 30 mckey -m $group -s -C 20
+		wait_server
+		((crc == 0 && src == 0)) || fail "$group: exit statuses: sender $crc receiver $src"
+		grep -q 'data transfers complete' "$dir/server.out" ||
+			fail "$group: the receiver did not get its datagrams"
+		for side in client server; do
+			grep -q 'return status 0' "$dir/$side.out" || fail "$group: $side status"
+		done
+		joined=$(grep 'mckey: joined' "$dir/server.out")
+		[[ -n $joined && $joined == "$(grep 'mckey: joined' "$dir/client.out")" ]] ||
+			fail "$group: the two joined different groups"
+	done
+	no_objects
+	;;
+half-connect)
+	# A client killed half-way through connecting: after the server's
+	# accept (the REP), before its RTU; then right after its REQ.  The
+	# IB CM rejects then: "consumer defined" (28) after the REP;
+	# "timeout" (1) from a requester, or 28 if the server was quicker and
+	# had accepted.  rping's server sees REJECTED (or its accept fails on
+	# the rejected request) and ends by itself; nothing of either is left.  (The client is raw ucma commands:
+	# librdmacm would send the RTU by itself.)
+	need rping
+	port=7040
+	for when in rep req; do
+		port=$((port + 1))
+		server server 30 rping -s -a 127.0.0.1 -p $port -v -C 1
+		for _ in $(seq 40); do
+			timeout 30 "$tool" run -- "$prog" $port $when \
+				>"$dir/client.out" 2>"$dir/client.err"
+			crc=$?
+			grep -q '^event 8 (status 8)' "$dir/client.out" || break
+			sleep 0.25 # rping is not listening yet
+		done
+		((crc == 137)) || fail "$when: the client was not killed (exit $crc)"
+		wait_server
+		((src != 124 && src != 0)) || fail "$when: the server did not fail by itself (exit $src)"
+		if [[ $when == rep ]]; then
+			grep -qx REP "$dir/client.out" || fail "rep: the client got no REP"
+			grep -q 'RDMA_CM_EVENT_REJECTED, error 28$' "$dir/server.err" ||
+				fail "rep: the server saw no REJECTED (consumer defined)"
+		else
+			# Or rping's accept, racing its event thread, found
+			# the request rejected first (EINVAL, as on Linux).
+			grep -Eq 'RDMA_CM_EVENT_REJECTED, error (1|28)$|rdma_accept: Invalid argument' \
+				"$dir/server.err" || fail "req: the server saw no REJECTED"
+		fi
+		no_objects
+	done
 	;;
 other-user)
 	# On a shared uabid, uid 65534 finds no listener of root's: each

@@ -164,6 +164,79 @@ int main(void)
 	      "the ID is the second file's now");
 	CHECK(cmd(fd, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr), 0) == EINVAL,
 	      "and no longer the first's");
+
+	// Multicast: a UD ID joins 239.1.2.3 once it has a device.
+	struct rdma_ucm_create_id cu = {.uid = 5, .ps = RDMA_PS_UDP, .qp_type = 4};
+	struct rdma_ucm_create_id_resp ur = {0};
+	cu.response = (uintptr_t)&ur;
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_CREATE_ID, &cu, sizeof(cu), sizeof(ur)) == 0, "UD ID");
+	uint32_t ud = ur.id;
+	struct rdma_ucm_destroy_id lv = {.id = 777};
+	struct rdma_ucm_destroy_id_resp lr;
+	lv.response = (uintptr_t)&lr;
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_LEAVE_MCAST, &lv, sizeof(lv), sizeof(lr)) == ENOENT,
+	      "leave a group never joined");
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_LEAVE_MCAST, &lv, sizeof(lv), 0) == ENOSPC, "leave out 0");
+	struct rdma_ucm_join_ip_mcast j = {.id = ud, .uid = 77};
+	struct rdma_ucm_create_id_resp jr = {0};
+	struct sockaddr_in *grp = (struct sockaddr_in *)&j.addr;
+	grp->sin_family = AF_INET;
+	inet_pton(AF_INET, "239.1.2.3", &grp->sin_addr);
+	j.response = (uintptr_t)&jr;
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), 0) == ENOSPC, "join out 0");
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), sizeof(jr)) == EINVAL,
+	      "join before the ID has a device");
+	struct rdma_ucm_join_mcast jm = {.id = ud, .uid = 77, .addr_size = 16, .join_flags = 2};
+	memcpy(&jm.addr, grp, sizeof(*grp));
+	jm.response = (uintptr_t)&jr;
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_JOIN_MCAST, &jm, sizeof(jm), sizeof(jr)) == EINVAL,
+	      "join flags 2");
+	jm.join_flags = 0;
+	jm.addr_size = 28;
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_JOIN_MCAST, &jm, sizeof(jm), sizeof(jr)) == EINVAL,
+	      "an address size of another family");
+	CHECK(cmd(fd2, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), sizeof(jr)) == EINVAL,
+	      "join with another file's ID");
+	j.id = id; // fd2's TCP ID, route resolved
+	CHECK(cmd(fd2, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), sizeof(jr)) == EINVAL,
+	      "join on a connected-mode ID");
+	j.id = ud;
+	struct rdma_ucm_resolve_ip ru = {.id = ud, .timeout_ms = 1000};
+	memcpy(&ru.dst_addr, grp, sizeof(*grp));
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_RESOLVE_IP, &ru, sizeof(ru), 0) == 0, "resolve a group");
+	memset(&ev, 0, sizeof(ev));
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g), sizeof(ev)) == 0 &&
+		  ev.event == 0 && ev.id == ud,
+	      "ADDR_RESOLVED for a group: event %u status %d", ev.event, ev.status);
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), sizeof(jr)) == 0, "join");
+	uint32_t mc1 = jr.id;
+	memset(&ev, 0, sizeof(ev));
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g), sizeof(ev)) == 0, "join event");
+	static const unsigned char mgid[16] = {0xff, 0x12, 0x40, 0x01, 0xff, 0xff, 0, 0,
+					       0,    0,    0,    0,    0x0f, 0x01, 0x02, 0x03};
+	CHECK(ev.event == 12 /* MULTICAST_JOIN */ && ev.uid == 77 && ev.id == ud &&
+		  ev.param.ud.qp_num == 0xffffff && ev.param.ud.ah_attr.is_global &&
+		  ev.param.ud.ah_attr.dlid >= 0xc000 &&
+		  !memcmp(ev.param.ud.ah_attr.grh.dgid, mgid, 16),
+	      "MULTICAST_JOIN: event %u uid %llu qpn %x dlid %x", ev.event,
+	      (unsigned long long)ev.uid, ev.param.ud.qp_num, ev.param.ud.ah_attr.dlid);
+	// A second group left before its event is read: the event goes too.
+	inet_pton(AF_INET, "239.1.2.4", &grp->sin_addr);
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), sizeof(jr)) == 0, "join 2");
+	CHECK(readable(fd), "the second join's event");
+	lv.id = jr.id;
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_LEAVE_MCAST, &lv, sizeof(lv), sizeof(lr)) == 0 &&
+		  lr.events_reported == 0,
+	      "leave 2: %u reported", lr.events_reported);
+	CHECK(!readable(fd), "the left group's event is still queued");
+	lv.id = mc1;
+	CHECK(cmd(fd2, RDMA_USER_CM_CMD_LEAVE_MCAST, &lv, sizeof(lv), sizeof(lr)) == EINVAL,
+	      "leave another file's group");
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_LEAVE_MCAST, &lv, sizeof(lv), sizeof(lr)) == 0 &&
+		  lr.events_reported == 1,
+	      "leave 1: %u reported", lr.events_reported);
+	CHECK(cmd(fd, RDMA_USER_CM_CMD_LEAVE_MCAST, &lv, sizeof(lv), sizeof(lr)) == ENOENT,
+	      "leave twice");
 	CHECK(close(fd) == 0 && close(fd2) == 0, "close");
 	if (failures)
 		return 1;

@@ -46,12 +46,13 @@ struct Side {
 		ch = m.result(0).out_handle;
 		m.read(0, o, fd);
 	}
-	Result<Handle> create(std::uint16_t ps = UABI_CM_PS_TCP, std::uint64_t uid = 0x1234)
+	Result<Handle> create(std::uint16_t ps = UABI_CM_PS_TCP, std::uint64_t uid = 0x1234,
+			      std::uint8_t qp_type = UABI_QPT_RC)
 	{
 		uabi_cm_id_create c{};
 		c.uid = uid;
 		c.ps = ps;
-		c.qp_type = UABI_QPT_RC;
+		c.qp_type = qp_type;
 		Command k(UABI_OBJ_CM_ID, UABI_METHOD_CREATE);
 		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, ch).add_in(UABI_ATTR_CM_ID_CREATE, c);
 		auto m = ctx->call(std::move(k));
@@ -270,7 +271,36 @@ TEST_F(Cm, ClosingContextWithPendingRequest)
 	connect_pair(srv, cli, &l, &c, 7004);
 	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
 	close_extra(other); // gone before the listener took the request
-	EXPECT_ERRNO(srv.event(), EAGAIN) << "the request went with its requester";
+	// As the IB CM: the request was received, then its REJ ("timeout").
+	uabi_cm_event req = NEED(srv.event());
+	EXPECT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.conn.qp_num, 1u);
+	uabi_cm_event rej = NEED(srv.event());
+	EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED);
+	EXPECT_EQ(rej.status, UABI_CM_REJ_TIMEOUT);
+	EXPECT_EQ(rej.handle, req.handle);
+	EXPECT_ERRNO(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 2, ""), EINVAL)
+	    << "nobody to accept";
+	EXPECT_ERRNO(srv.event(), EAGAIN);
+	EXPECT_EQ(srv.destroy(req.handle).events_reported, 1u);
+}
+
+// A UD (SIDR) request whose requester went before it was taken just goes.
+TEST_F(Cm, UdRequestGoesWithItsRequester)
+{
+	Context &other = open_extra();
+	Side srv(ctx()), cli(other);
+	Handle l = NEED(srv.create(UABI_CM_PS_UDP));
+	NEED(srv.bind(l, ipv4("127.0.0.1", 7011)));
+	NEED(srv.listen(l));
+	Handle c = NEED(cli.create(UABI_CM_PS_UDP));
+	NEED(cli.resolve(c, ipv4("127.0.0.1", 7011)));
+	NEED(cli.event());
+	NEED(cli.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+	close_extra(other);
+	EXPECT_ERRNO(srv.event(), EAGAIN);
 }
 
 TEST_F(Cm, BadInput)
@@ -395,4 +425,145 @@ TEST_F(Cm, NotLocalIsAnAddressError)
 	Command k2(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
 	k2.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
 	EXPECT_ERRNO(ctx().call(std::move(k2)), EINVAL) << "unknown flag";
+}
+
+// XRC over the connection manager (PS_IB, as rdma_xserver/rdma_xclient):
+// an XRC_SEND ID connects to an XRC_RECV listener, and each half is given
+// only the attributes its side of XRC takes, as the IB CM gives them.
+TEST_F(Cm, XrcConnectsWithEachHalfsAttributes)
+{
+	Side srv(ctx()), cli(open_extra());
+	Handle l = NEED(srv.create(UABI_CM_PS_IB, 0x1234, UABI_QPT_XRC_RECV));
+	NEED(srv.bind(l, ipv4("127.0.0.1", 7020)));
+	NEED(srv.listen(l));
+	Handle c = NEED(cli.create(UABI_CM_PS_IB, 0x5678, UABI_QPT_XRC_SEND));
+	NEED(cli.resolve(c, ipv4("127.0.0.1", 7020)));
+	NEED(cli.event());
+	NEED(cli.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+	NEED(cli.event());
+	NEED(cli.conn(c, UABI_CM_ID_CONNECT, 0x401, ""));
+	uabi_cm_event req = NEED(srv.event());
+	ASSERT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.qp_type, UABI_QPT_XRC_RECV);
+	NEED(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 0x402, "srqn"));
+	EXPECT_EQ(NEED(cli.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	const std::uint32_t rtr = UABI_QP_STATE | UABI_QP_AV | UABI_QP_PATH_MTU |
+				  UABI_QP_DEST_QPN | UABI_QP_RQ_PSN;
+	EXPECT_EQ(cli.qp_attr(c, UABI_QPS_RTR).mask, rtr) << "an initiator receives nothing";
+	EXPECT_EQ(srv.qp_attr(req.handle, UABI_QPS_RTR).mask,
+		  rtr | UABI_QP_MAX_DEST_RD_ATOMIC | UABI_QP_MIN_RNR_TIMER);
+	EXPECT_EQ(cli.qp_attr(c, UABI_QPS_RTS).mask,
+		  unsigned(UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_SQ_PSN | UABI_QP_RETRY_CNT |
+			   UABI_QP_RNR_RETRY | UABI_QP_MAX_QP_RD_ATOMIC));
+	EXPECT_EQ(srv.qp_attr(req.handle, UABI_QPS_RTS).mask,
+		  unsigned(UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_SQ_PSN))
+	    << "a target sends no requests";
+	NEED(cli.conn(c, UABI_CM_ID_ACCEPT, 0x401, ""));
+	EXPECT_EQ(NEED(srv.event()).event, UABI_CM_EVENT_ESTABLISHED);
+}
+
+// Multicast: a UD ID with a device joins a group; the event carries the
+// caller's cookie for the group and what reaches it; leaving drops the
+// group's queued events and counts those reported.
+TEST_F(Cm, MulticastJoinAndLeave)
+{
+	Side s(ctx());
+	Handle id = NEED(s.create(UABI_CM_PS_UDP));
+	uabi_cm_mcast m{};
+	m.addr = ipv4("239.1.2.3", 0);
+	m.uid = 0x77;
+	auto join = [&](Handle h) -> Result<std::uint32_t> {
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_JOIN_MCAST, h);
+		k.add_in(UABI_ATTR_CM_ID_MCAST, m);
+		OutAttr o = k.add_out<std::uint32_t>(UABI_ATTR_CM_ID_MCAST_ID);
+		auto r = s.ctx->call(std::move(k));
+		if (!r)
+			return make_error(r.error());
+		std::uint32_t n = 0;
+		r->read(0, o, n);
+		return n;
+	};
+	auto leave = [&](std::uint32_t n) -> Result<std::uint32_t> {
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LEAVE_MCAST, id);
+		k.add_in(UABI_ATTR_CM_ID_MCAST_ID, n);
+		OutAttr o = k.add_out<std::uint32_t>(UABI_ATTR_CM_ID_EVENTS);
+		auto r = s.ctx->call(std::move(k));
+		if (!r)
+			return make_error(r.error());
+		std::uint32_t v = 0;
+		r->read(0, o, v);
+		return v;
+	};
+	EXPECT_ERRNO(join(id), EINVAL) << "no device before an address";
+	NEED(s.resolve(id, ipv4("239.1.2.3", 0)));
+	EXPECT_EQ(NEED(s.event()).event, UABI_CM_EVENT_ADDR_RESOLVED) << "a group is reachable";
+	m.join_flags = 7;
+	EXPECT_ERRNO(join(id), EINVAL);
+	m.join_flags = UABI_CM_MC_FULLMEMBER;
+	std::uint32_t g1 = NEED(join(id));
+	uabi_cm_event ev = NEED(s.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_MULTICAST_JOIN);
+	EXPECT_EQ(ev.uid, 0x77u) << "the group's cookie, not the ID's";
+	EXPECT_EQ(ev.handle, id);
+	EXPECT_EQ(ev.conn.qp_num, 0xffffffu);
+	EXPECT_EQ(ev.conn.qkey, 0x01234567u);
+	EXPECT_TRUE(ev.ah.is_global);
+	EXPECT_GE(ev.ah.dlid, 0xc000);
+	const std::uint8_t mgid[16] = {0xff, 0x12, 0x40, 0x01, 0xff, 0xff, 0, 0,
+				       0,    0,    0,    0,    0x0f, 0x01, 0x02, 0x03};
+	EXPECT_EQ(std::memcmp(ev.ah.grh.dgid, mgid, 16), 0) << "IPoIB's mapping, rdma_cm's signature";
+	m.addr = ipv4("239.1.2.4", 0);
+	std::uint32_t g2 = NEED(join(id));
+	EXPECT_NE(g1, g2);
+	EXPECT_EQ(NEED(leave(g2)), 0u);
+	EXPECT_ERRNO(s.event(), EAGAIN) << "the left group's event went with it";
+	EXPECT_EQ(NEED(leave(g1)), 1u);
+	EXPECT_ERRNO(leave(g1), ENOENT);
+	// An RC ID joins nothing.
+	Handle rc = NEED(s.create());
+	NEED(s.resolve(rc, ipv4("127.0.0.1", 7021)));
+	NEED(s.event());
+	EXPECT_ERRNO(join(rc), EINVAL);
+	// Groups still joined go with their ID.
+	NEED(join(id));
+	s.destroy(id);
+}
+
+// An ID going away half-way through a connection: the peer gets the REJ
+// the IB CM sends then ("timeout" from a requester whose request was
+// taken, "consumer defined" after the REP), not a lasting wait.
+TEST_F(Cm, GoingAwayHalfWayIsRejected)
+{
+	Side srv(ctx());
+	Handle l, c;
+	{
+		Context &other = open_extra();
+		Side cli(other);
+		connect_pair(srv, cli, &l, &c, 7022);
+		NEED(cli.conn(c, UABI_CM_ID_CONNECT, 0x501, ""));
+		uabi_cm_event req = NEED(srv.event());
+		ASSERT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+		cli.destroy(c); // after the REQ, before the REP
+		uabi_cm_event rej = NEED(srv.event());
+		EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED);
+		EXPECT_EQ(rej.status, UABI_CM_REJ_TIMEOUT);
+		EXPECT_EQ(rej.handle, req.handle);
+		srv.destroy(req.handle);
+
+		Handle c2 = NEED(cli.create(UABI_CM_PS_TCP, 0x5678));
+		NEED(cli.resolve(c2, ipv4("127.0.0.1", 7022)));
+		NEED(cli.event());
+		NEED(cli.simple(c2, UABI_CM_ID_RESOLVE_ROUTE));
+		NEED(cli.event());
+		NEED(cli.conn(c2, UABI_CM_ID_CONNECT, 0x502, ""));
+		req = NEED(srv.event());
+		NEED(srv.conn(req.handle, UABI_CM_ID_ACCEPT, 0x503, ""));
+		EXPECT_EQ(NEED(cli.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
+		cli.destroy(c2); // after the REP, before the RTU
+		rej = NEED(srv.event());
+		EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED);
+		EXPECT_EQ(rej.status, UABI_CM_REJ_CONSUMER_DEFINED);
+		srv.destroy(req.handle);
+	}
+	EXPECT_ERRNO(srv.event(), EAGAIN);
 }

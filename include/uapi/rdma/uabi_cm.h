@@ -50,13 +50,17 @@ enum {
 	UABI_CM_EVENT_ESTABLISHED = 9,
 	UABI_CM_EVENT_DISCONNECTED = 10,
 	UABI_CM_EVENT_DEVICE_REMOVAL = 11,
+	UABI_CM_EVENT_MULTICAST_JOIN = 12,
+	UABI_CM_EVENT_MULTICAST_ERROR = 13,
 	UABI_CM_EVENT_TIMEWAIT_EXIT = 15,
 };
 
 /* A REJECTED event's status when no listener matched (the IB CM's
- * "invalid service ID" reason), and when the peer rejected (consumer
- * defined). */
+ * "invalid service ID" reason), when the peer rejected or went away
+ * answering or answered (consumer defined), and when the requester went
+ * away before the answer (timeout, as the IB CM rejects then). */
 enum {
+	UABI_CM_REJ_TIMEOUT = 1,
 	UABI_CM_REJ_INVALID_SERVICE_ID = 8,
 	UABI_CM_REJ_CONSUMER_DEFINED = 28,
 };
@@ -165,6 +169,26 @@ struct uabi_cm_event {
 	struct uabi_ah_attr ah;
 };
 UABI_ASSERT_SIZE(struct uabi_cm_event, 328);
+
+/* How JOIN_MCAST joins, as RDMA_MC_JOIN_FLAG_*. */
+enum {
+	UABI_CM_MC_FULLMEMBER = 0,
+	UABI_CM_MC_SENDONLY_FULLMEMBER = 1,
+};
+
+/* JOIN_MCAST: a UD ID joins the multicast group of an IP address.  The
+ * MULTICAST_JOIN event that follows carries @uid (not the ID's), the
+ * group's QPN (0xffffff) and QKey in conn, and in ah its MGID (the IPoIB
+ * mapping of the address) and MLID, for ibv_attach_mcast() and for
+ * sending to the group.  LEAVE_MCAST drops the group's queued events and
+ * answers how many of them were reported. */
+struct uabi_cm_mcast {
+	struct uabi_cm_addr addr;
+	__u64 uid;
+	__u32 join_flags;		/* UABI_CM_MC_* */
+	__u32 reserved;
+};
+UABI_ASSERT_SIZE(struct uabi_cm_mcast, 144);
 
 /* What INIT_QP_ATTR answers: the attributes to give the QP for one state
  * and which of them count (UABI_QP_* mask bits). */

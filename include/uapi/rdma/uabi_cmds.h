@@ -221,6 +221,8 @@ enum {
 	UABI_CM_ID_INIT_QP_ATTR,	/* QP_STATE in, QP_ATTR out */
 	UABI_CM_ID_NOTIFY,		/* EVENT_TYPE in */
 	UABI_CM_ID_MIGRATE,		/* CHANNEL in (of the same context), ID_INFO out */
+	UABI_CM_ID_JOIN_MCAST,		/* MCAST in, MCAST_ID out */
+	UABI_CM_ID_LEAVE_MCAST,		/* MCAST_ID in, EVENTS out */
 };
 
 enum {
@@ -236,6 +238,9 @@ enum {
 	UABI_ATTR_CM_ID_QP_STATE,	/* in __u32 UABI_QPS_* */
 	UABI_ATTR_CM_ID_QP_ATTR,	/* out struct uabi_cm_qp_attr */
 	UABI_ATTR_CM_ID_EVENT_TYPE,	/* in __u32 */
+	UABI_ATTR_CM_ID_MCAST,		/* in struct uabi_cm_mcast */
+	UABI_ATTR_CM_ID_MCAST_ID,	/* __u32: a group the ID joined */
+	UABI_ATTR_CM_ID_EVENTS,		/* out __u32: events reported */
 };
 
 #endif /* RDMA_UABI_CMDS_H */
