@@ -25,6 +25,7 @@
 #define SW_DOM_QP 4096
 #define SW_DOM_CQ 4096
 #define SW_DOM_SRQ 4096
+#define SW_MAX_INLINE 512		/* bytes a send WQE carries inline */
 #define SW_DOM_MR 16384
 #define SW_DOM_MW 4096
 #define SW_DOM_KEYS (SW_DOM_MR + SW_DOM_MW)	/* MRs and windows share keys */

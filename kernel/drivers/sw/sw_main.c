@@ -105,7 +105,7 @@ static int sw_query_device(struct uabi_device *dev, struct uabi_device_attr *a)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
-	a->max_inline_data = 512;
+	a->max_inline_data = SW_MAX_INLINE;
 	return 0;
 }
 
@@ -482,6 +482,11 @@ static int sw_create_qp(struct uabi_device *dev, struct uabi_qp *qp)
 
 	if (cap->max_send_wr && cap->max_send_sge == 0)
 		cap->max_send_sge = 1;
+	/* A send WQE has room for its SGEs or as many bytes inline, as
+	 * rxe's and mlx5's do: a QP may send that much inline even if it
+	 * asked for less (rdma_xclient asks for 0 and sends 16 bytes). */
+	if (cap->max_send_wr && cap->max_inline_data < cap->max_send_sge * 16)
+		cap->max_inline_data = min_t(u32, cap->max_send_sge * 16, SW_MAX_INLINE);
 	ret = numbers_get(dom, &dom->qpns, &qp->qpn);
 	if (ret)
 		return ret;
