@@ -118,7 +118,7 @@ enum {
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 6
+#define UABI_SW_ARENA_VERSION 7
 #define UABI_SW_HEAP_GRANULE 256u
 
 /*
@@ -300,11 +300,22 @@ struct uabi_sw_cq_rw {
 	__s32 notify_fd;
 	__u32 notify_gen;	/* names the waiter's eventfd: fds are reused */
 	__u32 direct_events;	/* producers: events raised directly */
-	__aligned_u64 reserved1[2];
+	/* UABI_SW_CQ_WRITTEN_*: which of the CQ's rings a producer wrote,
+	 * set under lock before the first byte.  The control half zeroes a
+	 * destroyed CQ's ring only if it was written (the rings are handed
+	 * out zeroed). */
+	__u32 written;
+	__u32 reserved0;
+	__aligned_u64 reserved1;
 	__aligned_u64 cons;		/* owner only, own cache line */
 	__u32 small_cons;	/* owner only */
 	__u32 reserved2;
 	__aligned_u64 reserved3[6];
+};
+
+enum {
+	UABI_SW_CQ_WRITTEN_RING = 1,	/* the CQE ring */
+	UABI_SW_CQ_WRITTEN_SMALL = 2,	/* the small ring */
 };
 
 enum {
@@ -443,6 +454,8 @@ UABI_ASSERT_SIZE(struct uabi_sw_stats, 16);
 UABI_ASSERT_SIZE(struct uabi_sw_arena_info, 136);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, mcg_off, 120);
 UABI_ASSERT_SIZE(struct uabi_sw_mcg, 256);
+UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, written, 48);
+UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, cons, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, qp_off, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, heap_size, 112);
 UABI_ASSERT_SIZE(struct uabi_sw_port_count, 64);

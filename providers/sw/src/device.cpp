@@ -293,6 +293,19 @@ bool Device::mcg_snapshot(std::uint32_t i, uabi_sw_mcg &out) const
 	return out.num_qp != 0;
 }
 
+namespace {
+
+// Before the first byte a producer writes into one of a CQ's rings (under
+// its lock): the control half zeroes a destroyed CQ's rings only if they
+// were written (uabi_sw_cq_rw.written).
+void mark_written(uabi_sw_cq_rw *w, std::uint32_t what)
+{
+	if ((__atomic_load_n(&w->written, __ATOMIC_RELAXED) & what) != what)
+		__atomic_fetch_or(&w->written, what, __ATOMIC_RELAXED);
+}
+
+} // namespace
+
 bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 {
 	const uabi_sw_cq *d = cq_desc(cqn);
@@ -317,6 +330,7 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 				*overran = true;
 		} else {
 			Cqe *slot = reinterpret_cast<Cqe *>(rw_ + off) + (prod & (size - 1));
+			mark_written(w, UABI_SW_CQ_WRITTEN_RING);
 			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 			slot->small = 0;
 			slot->small_idx = 0;
@@ -364,6 +378,7 @@ bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi
 			return false;
 		auto *ms =
 		    reinterpret_cast<uabi_sw_small *>(rw_ + small_off) + (sp & (slots - 1));
+		mark_written(w, UABI_SW_CQ_WRITTEN_RING | UABI_SW_CQ_WRITTEN_SMALL);
 		std::memcpy(static_cast<void *>(ms), &m, offsetof(uabi_sw_small, data) + m.length);
 		__atomic_store_n(&w->small_prod, sp + 1, __ATOMIC_RELAXED);
 		Cqe *slot = reinterpret_cast<Cqe *>(rw_ + off) + (prod & (size - 1));
