@@ -225,25 +225,25 @@ struct CommandResult {
 	Handle out_handle;
 };
 
-// A chain of commands.  encode() lays out the wire bytes; after a transport
-// executed them in place, the accessors read the outputs from those bytes.
+// A chain of commands.  add() lays out each command's wire bytes as it
+// comes, encode() the message header; after a transport executed them in
+// place, the accessors read the outputs from those bytes.
 class Message {
 public:
 	explicit Message(std::uint32_t msg_flags = 0) : flags_(msg_flags) {}
 
 	std::uint32_t add(Command cmd); // returns the command's index
-	std::size_t count() const { return cmds_.size(); }
-	const Command &command(std::uint32_t i) const { return cmds_.at(i); }
-	Command &command(std::uint32_t i); // invalidates the encoded bytes
+	std::size_t count() const { return cmd_off_.size(); }
 	std::uint32_t flags() const { return flags_; }
 	void set_flags(std::uint32_t f) { flags_ = f; dirty_ = true; }
 
-	// Lays out the bytes; 0 or E2BIG when the message cannot be represented
+	// Writes the header; 0 or E2BIG when the message cannot be represented
 	// (the UABI_MAX_* limits are left to the receiver to enforce).
 	int encode();
 	bool encoded() const { return !dirty_; }
-	// The encoded bytes (encoding first if needed).  Tests may alter or
-	// resize them; the edits stay until a command is changed or added.
+	// The encoded bytes (encoding first if needed; empty if it cannot be).
+	// Tests may alter or resize them; the edits stay (an add() or
+	// set_flags() rewrites the header only).
 	std::vector<std::byte> &raw();
 	std::span<std::byte> bytes() { return raw(); }
 
@@ -269,10 +269,19 @@ public:
 	}
 
 private:
-	std::vector<Command> cmds_;
+	// An attribute as it was sent: where its header is in buf_ and its
+	// length (the receiver may shrink the length it finds there).
+	struct SentAttr {
+		std::size_t off;
+		std::uint32_t len;
+	};
+
 	std::uint32_t flags_;
-	std::vector<std::byte> buf_;
-	std::vector<std::size_t> cmd_off_; // offset of each command in buf_
+	std::vector<std::byte> buf_;	   // the header, then the commands
+	std::vector<std::size_t> cmd_off_;  // offset of each command in buf_
+	std::vector<std::size_t> cmd_attr_; // its first attribute in attrs_
+	std::vector<SentAttr> attrs_;	   // every command's attributes
+	bool too_big_ = false;		   // a command cannot be represented
 	bool dirty_ = true;
 };
 
