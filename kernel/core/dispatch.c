@@ -321,6 +321,11 @@ static int exec_cmd(struct exec_state *st, u32 k)
 	call.index = k;
 	call.host_call = st->host_call;
 	call.pid = st->pid;
+	memset(call.slot_by_id, -1, sizeof(call.slot_by_id));
+	for (i = 0; i < m->num_attrs; i++)
+		if (m->attrs[i].id < UABI_CALL_IDS &&
+		    call.slot_by_id[m->attrs[i].id] < 0)
+			call.slot_by_id[m->attrs[i].id] = (s8)i;
 
 	for (i = 0; i < m->num_attrs && !ret; i++) {
 		const struct uabi_attr_spec *spec = &m->attrs[i];
@@ -484,7 +489,7 @@ int uabi_destroy_handler(struct uabi_call *call)
 /* ------------------------------------------------- attribute accessors */
 static const struct uabi_attr_slot *slot_of(const struct uabi_call *call, u16 id)
 {
-	int idx = find_spec(call->method, id);
+	int idx = id < UABI_CALL_IDS ? call->slot_by_id[id] : find_spec(call->method, id);
 
 	if (idx < 0 || !call->slots[idx].attr)
 		return NULL;

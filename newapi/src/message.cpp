@@ -15,10 +15,6 @@ void put(std::vector<std::byte> &buf, std::size_t off, const T &v)
 	std::memcpy(buf.data() + off, &v, sizeof(T));
 }
 
-// What a command of a chain usually needs (a QP create's attributes), so
-// that building one allocates once.
-constexpr std::size_t kAttrReserve = 256;
-
 // What a command's append() laid out: whole attributes, n of them (its size
 // is bounded like a message's by encode()).
 uabi_wire_iter walk_attrs(std::span<const std::byte> attrs, std::size_t n)
@@ -57,18 +53,15 @@ std::byte *Command::append(std::uint16_t id, std::uint16_t flags, std::size_t le
 		too_big_ = true;
 		len = 0;
 	}
-	if (attrs_.capacity() == 0)
-		attrs_.reserve(kAttrReserve);
-	std::size_t off = attrs_.size();
-	// resize() zeroes the new bytes: reserved fields, outputs, padding.
-	attrs_.resize(off + sizeof(uabi_attr) + UABI_ALIGN8(len));
+	// grow() zeroes the new bytes: reserved fields, outputs, padding.
+	std::byte *at = attrs_.grow(sizeof(uabi_attr) + UABI_ALIGN8(len));
 	uabi_attr ah{};
 	ah.id = id;
 	ah.flags = flags;
 	ah.len = std::uint32_t(len);
-	std::memcpy(attrs_.data() + off, &ah, sizeof(ah));
+	std::memcpy(at, &ah, sizeof(ah));
 	num_attrs_++;
-	return attrs_.data() + off + sizeof(ah);
+	return at + sizeof(ah);
 }
 
 Command &Command::add_in(std::uint16_t id, std::span<const std::byte> payload,
@@ -167,18 +160,17 @@ std::uint32_t Message::add(Command cmd)
 		buf_.reserve(std::max(2 * buf_.capacity(), buf_.size() + sizeof(ch) + a.size()));
 	append(buf_, &ch, sizeof(ch));
 	append(buf_, a.data(), a.size());
-	cmd_off_.push_back(off);
-	cmd_attr_.push_back(attrs_.size());
+	cmds_.push_back({off, attrs_.size()});
 	uabi_wire_iter it = walk_attrs(a, cmd.num_attrs());
 	while (uabi_wire_next_attr(&it))
 		attrs_.push_back({off + sizeof(ch) + it.off, it.hdr.attr.len});
 	dirty_ = true;
-	return std::uint32_t(cmd_off_.size() - 1);
+	return std::uint32_t(cmds_.size() - 1);
 }
 
 int Message::encode()
 {
-	if (too_big_ || cmd_off_.size() > UINT16_MAX)
+	if (too_big_ || cmds_.size() > UINT16_MAX)
 		return E2BIG;
 	if (buf_.empty())
 		buf_.resize(sizeof(uabi_msg_hdr));
@@ -188,7 +180,7 @@ int Message::encode()
 	mh.magic = UABI_MSG_MAGIC;
 	mh.length = std::uint32_t(buf_.size());
 	mh.abi_version = UABI_ABI_VERSION;
-	mh.count = std::uint16_t(cmd_off_.size());
+	mh.count = std::uint16_t(cmds_.size());
 	mh.flags = flags_;
 	put(buf_, 0, mh);
 	dirty_ = false;
@@ -200,8 +192,7 @@ std::vector<std::byte> &Message::raw()
 	if (dirty_ && encode() != 0) {
 		// Nothing that can be sent; the commands' bytes go with it.
 		buf_.clear();
-		cmd_off_.clear();
-		cmd_attr_.clear();
+		cmds_.clear();
 		attrs_.clear();
 	}
 	return buf_;
@@ -217,9 +208,9 @@ uabi_msg_hdr Message::header() const
 CommandResult Message::result(std::uint32_t cmd) const
 {
 	uabi_cmd_hdr h{};
-	if (cmd >= cmd_off_.size() || cmd_off_[cmd] + sizeof(h) > buf_.size())
+	if (cmd >= cmds_.size() || cmds_[cmd].off + sizeof(h) > buf_.size())
 		return {UABI_CMD_STATUS_NOT_RUN, 0};
-	std::memcpy(&h, buf_.data() + cmd_off_[cmd], sizeof(h));
+	std::memcpy(&h, buf_.data() + cmds_[cmd].off, sizeof(h));
 	return {h.status, h.out_handle};
 }
 
@@ -228,10 +219,10 @@ std::span<const std::byte> Message::out_bytes(std::uint32_t cmd, OutAttr a,
 {
 	if (valid)
 		*valid = false;
-	if (cmd >= cmd_off_.size())
+	if (cmd >= cmds_.size())
 		return {};
-	const std::size_t first = cmd_attr_[cmd];
-	const std::size_t end = cmd + 1 < cmd_attr_.size() ? cmd_attr_[cmd + 1] : attrs_.size();
+	const std::size_t first = cmds_[cmd].first_attr;
+	const std::size_t end = cmd + 1 < cmds_.size() ? cmds_[cmd + 1].first_attr : attrs_.size();
 	if (a.index >= end - first)
 		return {};
 	// What we laid out: the receiver may shrink len to what it wrote, but
