@@ -353,12 +353,20 @@ struct uabi_sw_cqe {
  * they go (the receiver's own addresses, by the WQE's SGEs) into the next
  * slot of the receive CQ's small ring and marks the CQE; the CQ's owner,
  * who posted the receive, copies them out when it polls that CQE, then
- * releases the slot (small_cons = small_idx + 1).  256 bytes.
+ * releases the slots (small_cons = small_idx + UABI_SW_SMALL_NSLOTS(length)).
+ * A slot is 256 bytes: this header with the first UABI_SW_SMALL_DATA bytes
+ * of the data; longer data goes on in the slots after it, 256 bytes each
+ * (the ring's first slot follows its last).
  */
-#define UABI_SW_SMALL_MAX 128u		/* SEND payload bytes (UD: + the GRH) */
+#define UABI_SW_SMALL_MAX 2048u		/* SEND payload bytes (UD: + the GRH) */
 #define UABI_SW_SMALL_SEGS 4u
-#define UABI_SW_SMALL_DATA (UABI_SW_SMALL_MAX + 40u)
+#define UABI_SW_SMALL_DATA 168u		/* data bytes in the first slot */
+#define UABI_SW_SMALL_SLOT 256u
 #define UABI_SW_SMALL_SLOTS 64u		/* per CQ, at most */
+/* Slots that a small message of @len data bytes takes. */
+#define UABI_SW_SMALL_NSLOTS(len) \
+	(1u + ((len) > UABI_SW_SMALL_DATA ? \
+	       ((len) - UABI_SW_SMALL_DATA + UABI_SW_SMALL_SLOT - 1) / UABI_SW_SMALL_SLOT : 0u))
 
 struct uabi_sw_small {
 	__u32 length;		/* bytes of data, scattered over seg[] */
@@ -475,7 +483,7 @@ UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, cons, 64);
 UABI_ASSERT_SIZE(struct uabi_sw_cqe, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_cqe, ts, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_cqe, seq, 56);
-UABI_ASSERT_SIZE(struct uabi_sw_small, 256);
+UABI_ASSERT_SIZE(struct uabi_sw_small, UABI_SW_SMALL_SLOT);
 UABI_ASSERT_OFFSET(struct uabi_sw_small, data, 80);
 UABI_ASSERT_SIZE(struct uabi_sw_srq, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_srq, ring_off, 40);
