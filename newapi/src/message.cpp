@@ -161,6 +161,8 @@ std::uint32_t Message::add(Command cmd)
 	append(buf_, &ch, sizeof(ch));
 	append(buf_, a.data(), a.size());
 	cmds_.push_back({off, attrs_.size()});
+	if (attrs_.capacity() - attrs_.size() < cmd.num_attrs())
+		attrs_.reserve(std::max(2 * attrs_.capacity(), attrs_.size() + cmd.num_attrs()));
 	uabi_wire_iter it = walk_attrs(a, cmd.num_attrs());
 	while (uabi_wire_next_attr(&it))
 		attrs_.push_back({off + sizeof(ch) + it.off, it.hdr.attr.len});
