@@ -704,11 +704,12 @@ def main():
     dwarm = c("ctl/daemon/cq/pair", "create_ns")
     if cold and warm:
         obs.append(
-            "**CQs and the arena.** A CQ create zeroes its rings in the device's shared "
-            "memory (%s page faults per CQ of 64 entries in the cold run). On a fresh arena "
-            "those pages are faulted in first: the first 100 CQs cost %s each in-process "
-            "(%s over uabid) against %s (%s) once freed rings are reused (the heap is first "
-            "fit, a freed ring rests among the last 256 freed before it is reused). The "
+            "**CQs and the arena.** A CQ's rings come from the device's shared memory, "
+            "zero: a freed ring is zeroed as it leaves the 256 freed runs that rest before "
+            "reuse, unless no producer marked it written (docs/datapath.md, \"The arena\"), "
+            "as none of these benchmarks' CQs is (%s page faults per CQ of 64 entries in the "
+            "cold run). The first 100 CQs on a fresh arena cost %s each in-process (%s over "
+            "uabid) against %s (%s) once freed rings are reused (the heap is first fit). The "
             "benchmarks run `cq_first_touch` first on each backend, so every other number is "
             "the steady state of a running daemon."
             % ("%.0f" % faults if faults is not None else "?", fmt_ns(cold), fmt_ns(dcold),
