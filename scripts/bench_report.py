@@ -356,7 +356,7 @@ VERBS = [
     ("xrcd", "open + close XRCD"),
     ("xrc_reg", "XRC register (new receive QP) + unregister"),
 ]
-CHAINS = [1, 8, 32, 100, 256]
+CHAINS = [1, 8, 32, 100, 256, 1000]  # a QP's chain of 1000 (4000 commands) is not measured
 BACKENDS = ["inproc", "daemon"]  # "kernel" joins when the qemu run measured it
 BACKEND_TITLES = {
     "inproc": "In-process core",
@@ -482,6 +482,20 @@ def main():
     # ---------------------------------------------------------- targets
     targets = []
 
+    def cm_key(b, what):
+        # In-process: this thread's CPU time (all of the work); else wall-clock.
+        return what + ("_cpu_us" if b == "inproc" else "_us")
+
+    def cmtime_ratio(b, mode):
+        """(median, sorted per-repetition values) of mode ÷ single, setup."""
+        name = "cmtime/%s" % b
+        per = rep_ratios(name, mode + "_" + cm_key(b, "setup"), "single_" + cm_key(b, "setup"))
+        if not per:
+            r = div(c(name, mode + "_" + cm_key(b, "setup")), c(name, "single_" + cm_key(b, "setup")))
+            return None if r is None else (r, [r])
+        m = len(per) // 2
+        return (per[m] if len(per) % 2 else (per[m - 1] + per[m]) / 2, per)
+
     def pair_ratio(b, v, k):
         """legacy / new of counter k: the median of the per-repetition
         ratios (both measured in the same iterations), else of the medians."""
@@ -543,6 +557,36 @@ def main():
                            fmt_ratio(best[0]), best[1], fmt_ratio(worst[0]), worst[1]),
                         verdict(not chain_miss) + ("" if not chain_miss else
                                                    ": " + ", ".join("%s %s ×" % (v, fmt_ratio(r)) for r, v in chain_miss))))
+    speed_more = []  # issue 20's, beside speed_targets()
+    # Flat: the cost per create in a chain of 100, 256 or 1000 commands is
+    # at most 1.25 × that in a chain of 32 (it may fall: a round trip is
+    # shared by more objects; it must not grow).
+    for b in BACKENDS:
+        growth = []
+        for v, _ in VERBS:
+            base = c("ctl/%s/%s/chain:32" % (b, v), key(b, "create_ns"))
+            for n in CHAINS:
+                if n <= 32:
+                    continue
+                r = div(c("ctl/%s/%s/chain:%d" % (b, v, n), key(b, "create_ns")), base)
+                if r is not None:
+                    growth.append((r, v, n))
+        if growth:
+            worst = max(growth)
+            speed_more.append(("chain cost per object flat from 32 to 1000 commands, %s (per create, "
+                            "chain:N ÷ chain:32 ≤ 1.25 for N = 100, 256, 1000; %s)"
+                            % (b, "CPU time" if b == "inproc" else "wall-clock"),
+                            "worst: %s × (%s, chain:%d)" % (fmt_ratio(worst[0]), worst[1], worst[2]),
+                            verdict(worst[0] <= 1.25)))
+    cm = cmtime_ratio("inproc", "chain")
+    if cm is not None:
+        speed_more.append(("cmtime with chains ≤ 0.6 × single calls, in-process (setup, CPU time; "
+                        "median of the per-repetition ratios)",
+                        "%s × (chain_born %s ×)%s" % (
+                            fmt_ratio(cm[0]), fmt_ratio(cmtime_ratio("inproc", "chain_born")[0]),
+                            "; per repetition %s to %s" % (fmt_ratio(cm[1][0]), fmt_ratio(cm[1][-1]))
+                            if len(cm[1]) > 1 else ""),
+                        verdict(cm[0] <= 0.6)))
 
     def dpv(name, key):
         e = dp.get(name)
@@ -575,7 +619,30 @@ def main():
     w("")
     w(table(["target", "measured", "verdict"], targets))
     w("")
-    speed = speed_targets(rtt, dpv)
+    # The data path's small messages (bench_datapath, typical one-way).
+    def lat(op, n):
+        return dpv("lat/%s/%d" % (op, n), "typ_us")
+    wr = [(div(lat("write", n), lat("send", n)), n) for n in (2, 4, 8, 16, 32, 64, 128, 256)]
+    wr = [(r, n) for r, n in wr if r is not None]
+    if wr:
+        worst = max(wr)
+        speed_more.append(("RDMA WRITE ≤ 256 B one-way latency ≤ 1.2 × SEND of the size "
+                           "(bench_datapath, typical)",
+                           "worst: %s × at %d B (WRITE %s, SEND %s)" % (
+                               fmt_ratio(worst[0]), worst[1], fmt_us(lat("write", worst[1])),
+                               fmt_us(lat("send", worst[1]))),
+                           verdict(worst[0] <= 1.2)))
+    sw = [(div(lat("send", n), lat("write", n)), n) for n in (256, 512, 1024, 2048)]
+    sw = [(r, n) for r, n in sw if r is not None]
+    if sw:
+        worst = max(sw)
+        speed_more.append(("SEND of 129 B to 2 KiB no slower than RDMA WRITE of the size "
+                           "(bench_datapath, typical; 256 B to 2 KiB)",
+                           "worst: SEND ÷ WRITE %s × at %d B (SEND %s, WRITE %s)" % (
+                               fmt_ratio(worst[0]), worst[1], fmt_us(lat("send", worst[1])),
+                               fmt_us(lat("write", worst[1]))),
+                           verdict(worst[0] <= 1.0)))
+    speed = speed_targets(rtt, dpv) + speed_more
     if speed:
         w("## Targets (issue 20)")
         w("")
@@ -637,11 +704,12 @@ def main():
     dwarm = c("ctl/daemon/cq/pair", "create_ns")
     if cold and warm:
         obs.append(
-            "**CQs and the arena.** A CQ create zeroes its rings in the device's shared "
-            "memory (%s page faults per CQ of 64 entries in the cold run). On a fresh arena "
-            "those pages are faulted in first: the first 100 CQs cost %s each in-process "
-            "(%s over uabid) against %s (%s) once freed rings are reused (the heap is first "
-            "fit, a freed ring rests among the last 256 freed before it is reused). The "
+            "**CQs and the arena.** A CQ's rings come from the device's shared memory, "
+            "zero: a freed ring is zeroed as it leaves the 256 freed runs that rest before "
+            "reuse, unless no producer marked it written (docs/datapath.md, \"The arena\"), "
+            "as none of these benchmarks' CQs is (%s page faults per CQ of 64 entries in the "
+            "cold run). The first 100 CQs on a fresh arena cost %s each in-process (%s over "
+            "uabid) against %s (%s) once freed rings are reused (the heap is first fit). The "
             "benchmarks run `cq_first_touch` first on each backend, so every other number is "
             "the steady state of a running daemon."
             % ("%.0f" % faults if faults is not None else "?", fmt_ns(cold), fmt_ns(dcold),
@@ -801,16 +869,18 @@ def main():
       "modifies in one message, then moves them to RTR and RTS in another (4 messages per "
       "250 connections). **chain_born**: the same, QPs created directly in INIT "
       "(create-with-attributes). Teardown: one destroy per QP, or chains of 500 destroys. "
-      "Wall-clock time.")
+      "The three modes run side by side, each once per iteration in a rotating order; "
+      "÷ single is the median of the per-repetition ratios. In-process: this thread's CPU "
+      "time (all of the work); over uabid and in the guest: wall-clock time.")
     w("")
     rows = []
     msgs = {"single": ("8", "2"), "chain": ("0.016", "0.004"), "chain_born": ("0.016", "0.004")}
     for b in BACKENDS:
-        single = c("cmtime/%s/single" % b, "setup_us")
         for mode in ["single", "chain", "chain_born"]:
-            s = c("cmtime/%s/%s" % (b, mode), "setup_us")
-            t = c("cmtime/%s/%s" % (b, mode), "teardown_us")
-            rows.append([b, mode, msgs[mode][0], fmt_us(s), fmt_ratio(div(s, single)),
+            s = c("cmtime/%s" % b, mode + "_" + cm_key(b, "setup"))
+            t = c("cmtime/%s" % b, mode + "_" + cm_key(b, "teardown"))
+            r = cmtime_ratio(b, mode)
+            rows.append([b, mode, msgs[mode][0], fmt_us(s), fmt_ratio(r[0] if r else None),
                          fmt_us(None if s is None else s * 1000), msgs[mode][1], fmt_us(t)])
     w(table(["backend", "mode", "messages per connection", "setup per connection", "÷ single",
              "setup of all 1000", "teardown messages per connection", "teardown per connection"],

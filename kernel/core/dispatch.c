@@ -73,6 +73,13 @@ static int find_spec(const struct uabi_method_def *m, u16 id)
 {
 	u16 i;
 
+	/* Most methods list their attributes in the order of their ids,
+	 * one apart: try that place first. */
+	if (!m->num_attrs)
+		return -1;
+	i = id - m->attrs[0].id;
+	if (i < m->num_attrs && m->attrs[i].id == id)
+		return i;
 	for (i = 0; i < m->num_attrs; i++)
 		if (m->attrs[i].id == id)
 			return i;
@@ -297,19 +304,28 @@ static int exec_cmd(struct exec_state *st, u32 k)
 {
 	struct parsed_cmd *pc = &st->cmds[k];
 	const struct uabi_method_def *m = pc->method;
-	struct uabi_call call = {
-		.ctx = st->ctx,
-		.dev = st->ctx->dev,
-		.object = pc->object,
-		.method = m,
-		.hdr = pc->hdr,
-		.all_or_nothing = st->msg->flags & UABI_MSG_F_ALL_OR_NOTHING,
-		.index = k,
-		.host_call = st->host_call,
-		.pid = st->pid,
-	};
+	struct uabi_call call;
 	u16 i;
 	int ret = 0;
+
+	/* Only the method's slots are ever looked at (slot_of() and
+	 * unlock_call() stop at num_attrs): the others are not cleared. */
+	memset(&call, 0, offsetof(struct uabi_call, slots));
+	memset(call.slots, 0, sizeof(call.slots[0]) * m->num_attrs);
+	call.ctx = st->ctx;
+	call.dev = st->ctx->dev;
+	call.object = pc->object;
+	call.method = m;
+	call.hdr = pc->hdr;
+	call.all_or_nothing = st->msg->flags & UABI_MSG_F_ALL_OR_NOTHING;
+	call.index = k;
+	call.host_call = st->host_call;
+	call.pid = st->pid;
+	memset(call.slot_by_id, -1, sizeof(call.slot_by_id));
+	for (i = 0; i < m->num_attrs; i++)
+		if (m->attrs[i].id < UABI_CALL_IDS &&
+		    call.slot_by_id[m->attrs[i].id] < 0)
+			call.slot_by_id[m->attrs[i].id] = (s8)i;
 
 	for (i = 0; i < m->num_attrs && !ret; i++) {
 		const struct uabi_attr_spec *spec = &m->attrs[i];
@@ -473,7 +489,7 @@ int uabi_destroy_handler(struct uabi_call *call)
 /* ------------------------------------------------- attribute accessors */
 static const struct uabi_attr_slot *slot_of(const struct uabi_call *call, u16 id)
 {
-	int idx = find_spec(call->method, id);
+	int idx = id < UABI_CALL_IDS ? call->slot_by_id[id] : find_spec(call->method, id);
 
 	if (idx < 0 || !call->slots[idx].attr)
 		return NULL;

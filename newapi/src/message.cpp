@@ -15,10 +15,6 @@ void put(std::vector<std::byte> &buf, std::size_t off, const T &v)
 	std::memcpy(buf.data() + off, &v, sizeof(T));
 }
 
-// What a command of a chain usually needs (a QP create's attributes), so
-// that building one allocates once.
-constexpr std::size_t kAttrReserve = 256;
-
 // What a command's append() laid out: whole attributes, n of them (its size
 // is bounded like a message's by encode()).
 uabi_wire_iter walk_attrs(std::span<const std::byte> attrs, std::size_t n)
@@ -57,18 +53,15 @@ std::byte *Command::append(std::uint16_t id, std::uint16_t flags, std::size_t le
 		too_big_ = true;
 		len = 0;
 	}
-	if (attrs_.capacity() == 0)
-		attrs_.reserve(kAttrReserve);
-	std::size_t off = attrs_.size();
-	// resize() zeroes the new bytes: reserved fields, outputs, padding.
-	attrs_.resize(off + sizeof(uabi_attr) + UABI_ALIGN8(len));
+	// grow() zeroes the new bytes: reserved fields, outputs, padding.
+	std::byte *at = attrs_.grow(sizeof(uabi_attr) + UABI_ALIGN8(len));
 	uabi_attr ah{};
 	ah.id = id;
 	ah.flags = flags;
 	ah.len = std::uint32_t(len);
-	std::memcpy(attrs_.data() + off, &ah, sizeof(ah));
+	std::memcpy(at, &ah, sizeof(ah));
 	num_attrs_++;
-	return attrs_.data() + off + sizeof(ah);
+	return at + sizeof(ah);
 }
 
 Command &Command::add_in(std::uint16_t id, std::span<const std::byte> payload,
@@ -136,71 +129,74 @@ bool Command::uses_chain_refs() const
 	return false;
 }
 
+namespace {
+
+void append(std::vector<std::byte> &buf, const void *p, std::size_t n)
+{
+	const auto *b = static_cast<const std::byte *>(p);
+	buf.insert(buf.end(), b, b + n);
+}
+
+} // namespace
+
 std::uint32_t Message::add(Command cmd)
 {
-	cmds_.push_back(std::move(cmd));
+	if (buf_.empty())
+		buf_.resize(sizeof(uabi_msg_hdr)); // written by encode()
+	if (cmd.num_attrs() > UINT16_MAX || cmd.too_big() || cmd.encoded_size() > UINT32_MAX)
+		too_big_ = true;
+	const std::size_t off = buf_.size();
+	uabi_cmd_hdr ch{};
+	ch.length = std::uint32_t(cmd.encoded_size());
+	ch.object = cmd.object();
+	ch.method = cmd.method();
+	ch.handle = cmd.handle();
+	ch.flags = cmd.flags();
+	ch.num_attrs = std::uint16_t(cmd.num_attrs());
+	// The command's attributes are already in wire form, zeroed where the
+	// sender writes nothing.
+	auto a = cmd.attr_bytes();
+	if (buf_.capacity() - buf_.size() < sizeof(ch) + a.size())
+		buf_.reserve(std::max(2 * buf_.capacity(), buf_.size() + sizeof(ch) + a.size()));
+	append(buf_, &ch, sizeof(ch));
+	append(buf_, a.data(), a.size());
+	cmds_.push_back({off, attrs_.size()});
+	if (attrs_.capacity() - attrs_.size() < cmd.num_attrs())
+		attrs_.reserve(std::max(2 * attrs_.capacity(), attrs_.size() + cmd.num_attrs()));
+	uabi_wire_iter it = walk_attrs(a, cmd.num_attrs());
+	while (uabi_wire_next_attr(&it))
+		attrs_.push_back({off + sizeof(ch) + it.off, it.hdr.attr.len});
 	dirty_ = true;
 	return std::uint32_t(cmds_.size() - 1);
 }
 
-Command &Message::command(std::uint32_t i)
-{
-	dirty_ = true;
-	return cmds_.at(i);
-}
-
 int Message::encode()
 {
-	if (cmds_.size() > UINT16_MAX)
+	if (too_big_ || cmds_.size() > UINT16_MAX)
 		return E2BIG;
-	std::size_t total = sizeof(uabi_msg_hdr);
-	for (const auto &c : cmds_) {
-		if (c.num_attrs() > UINT16_MAX || c.too_big())
-			return E2BIG;
-		total += c.encoded_size();
-	}
-	if (total > UINT32_MAX)
+	if (buf_.empty())
+		buf_.resize(sizeof(uabi_msg_hdr));
+	if (buf_.size() > UINT32_MAX)
 		return E2BIG;
-
-	buf_.resize(total);
-	cmd_off_.clear();
-	cmd_off_.reserve(cmds_.size());
-
 	uabi_msg_hdr mh{};
 	mh.magic = UABI_MSG_MAGIC;
-	mh.length = std::uint32_t(total);
+	mh.length = std::uint32_t(buf_.size());
 	mh.abi_version = UABI_ABI_VERSION;
 	mh.count = std::uint16_t(cmds_.size());
 	mh.flags = flags_;
 	put(buf_, 0, mh);
-
-	std::size_t off = sizeof(uabi_msg_hdr);
-	for (const Command &c : cmds_) {
-		uabi_cmd_hdr ch{};
-		ch.length = std::uint32_t(c.encoded_size());
-		ch.object = c.object();
-		ch.method = c.method();
-		ch.handle = c.handle();
-		ch.flags = c.flags();
-		ch.num_attrs = std::uint16_t(c.num_attrs());
-		cmd_off_.push_back(off);
-		put(buf_, off, ch);
-		off += sizeof(ch);
-		// The command's attributes are already in wire form, zeroed
-		// where the sender writes nothing.
-		auto a = c.attr_bytes();
-		if (!a.empty())
-			std::memcpy(buf_.data() + off, a.data(), a.size());
-		off += a.size();
-	}
 	dirty_ = false;
 	return 0;
 }
 
 std::vector<std::byte> &Message::raw()
 {
-	if (dirty_ && encode() != 0)
+	if (dirty_ && encode() != 0) {
+		// Nothing that can be sent; the commands' bytes go with it.
 		buf_.clear();
+		cmds_.clear();
+		attrs_.clear();
+	}
 	return buf_;
 }
 
@@ -214,9 +210,9 @@ uabi_msg_hdr Message::header() const
 CommandResult Message::result(std::uint32_t cmd) const
 {
 	uabi_cmd_hdr h{};
-	if (cmd >= cmd_off_.size() || cmd_off_[cmd] + sizeof(h) > buf_.size())
+	if (cmd >= cmds_.size() || cmds_[cmd].off + sizeof(h) > buf_.size())
 		return {UABI_CMD_STATUS_NOT_RUN, 0};
-	std::memcpy(&h, buf_.data() + cmd_off_[cmd], sizeof(h));
+	std::memcpy(&h, buf_.data() + cmds_[cmd].off, sizeof(h));
 	return {h.status, h.out_handle};
 }
 
@@ -225,17 +221,16 @@ std::span<const std::byte> Message::out_bytes(std::uint32_t cmd, OutAttr a,
 {
 	if (valid)
 		*valid = false;
-	if (cmd >= cmd_off_.size() || cmd >= cmds_.size())
+	if (cmd >= cmds_.size())
 		return {};
-	const Command &c = cmds_[cmd];
-	std::size_t at = c.attr_offset(a.index);
-	if (at == SIZE_MAX)
+	const std::size_t first = cmds_[cmd].first_attr;
+	const std::size_t end = cmd + 1 < cmds_.size() ? cmds_[cmd + 1].first_attr : attrs_.size();
+	if (a.index >= end - first)
 		return {};
 	// What we laid out: the receiver may shrink len to what it wrote, but
 	// we never read past the buffer of the request.
-	uabi_attr sent;
-	std::memcpy(&sent, c.attr_bytes().data() + at, sizeof(sent));
-	std::size_t off = cmd_off_[cmd] + sizeof(uabi_cmd_hdr) + at;
+	const SentAttr &sent = attrs_[first + a.index];
+	std::size_t off = sent.off;
 	if (off + sizeof(uabi_attr) > buf_.size())
 		return {};
 	uabi_attr ah{};

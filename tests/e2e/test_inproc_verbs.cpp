@@ -1206,7 +1206,10 @@ TEST_F(Verbs, NewPostSendApi)
 // polls its completion (docs/datapath.md, "Small messages"); here
 // UABI_SW_FORCE_VM=1 takes that path, and the direct copy otherwise.  The
 // results must be the same either way.
-constexpr uint32_t kSmallMax = 128; // UABI_SW_SMALL_MAX
+constexpr uint32_t kSmallMax = 2048; // UABI_SW_SMALL_MAX
+// Data bytes in a small message's first slot (UABI_SW_SMALL_DATA); more go on
+// in the next slots, 256 bytes each.
+constexpr uint32_t kFirstSlot = 168;
 
 bool small_path()
 {
@@ -1217,7 +1220,21 @@ bool small_path()
 TEST_F(Verbs, SmallSendSizesAroundTheThreshold)
 {
 	pair(IBV_QPT_RC);
-	const uint32_t sizes[] = {1, 2, 63, 64, kSmallMax - 1, kSmallMax, kSmallMax + 1, 256, 4096};
+	const uint32_t sizes[] = {1,
+				  2,
+				  63,
+				  64,
+				  128,
+				  129,
+				  kFirstSlot,
+				  kFirstSlot + 1,
+				  kFirstSlot + 256,
+				  kFirstSlot + 257,
+				  1024,
+				  kSmallMax - 1,
+				  kSmallMax,
+				  kSmallMax + 1,
+				  4096};
 	std::memset(b.buf.data(), 0xee, b.buf.size());
 	std::size_t off = 0;
 	for (uint32_t len : sizes) {
@@ -1328,14 +1345,17 @@ TEST_F(Verbs, SmallSendLengthErrorAtTheThreshold)
 TEST_F(Verbs, SmallAndLargeSendsStayInOrder)
 {
 	pair(IBV_QPT_RC);
+	// Messages of several slots each fill the small ring quickly: the
+	// others are copied directly, in order with them.
 	const uint32_t sizes[] = {2, 1024, kSmallMax, kSmallMax + 1, 0, 64, 512, 1};
-	constexpr int kMsgs = 40;
+	constexpr int kMsgs = 24;
+	constexpr std::size_t kStride = 2304;
 	for (int i = 0; i < kMsgs; i++)
-		ASSERT_EQ(b.post_recv(uint64_t(i), std::size_t(i) * 1024, 1024), 0);
+		ASSERT_EQ(b.post_recv(uint64_t(i), std::size_t(i) * kStride, kStride), 0);
 	for (int i = 0; i < kMsgs; i++) {
 		uint32_t len = sizes[i % 8];
-		fill(a, std::size_t(i) * 1024, len, static_cast<unsigned char>(i));
-		ASSERT_EQ(a.post_send(IBV_WR_SEND, uint64_t(i), std::size_t(i) * 1024, len), 0);
+		fill(a, std::size_t(i) * kStride, len, static_cast<unsigned char>(i));
+		ASSERT_EQ(a.post_send(IBV_WR_SEND, uint64_t(i), std::size_t(i) * kStride, len), 0);
 	}
 	auto r = poll_n(b.rcq, kMsgs);
 	ASSERT_EQ(r.size(), std::size_t(kMsgs));
@@ -1345,9 +1365,32 @@ TEST_F(Verbs, SmallAndLargeSendsStayInOrder)
 		EXPECT_EQ(r[i].status, IBV_WC_SUCCESS);
 		EXPECT_EQ(r[i].wr_id, uint64_t(i));
 		EXPECT_EQ(r[i].byte_len, len);
-		EXPECT_EQ(0, std::memcmp(a.buf.data() + i * 1024, b.buf.data() + i * 1024, len));
+		EXPECT_EQ(0, std::memcmp(a.buf.data() + i * kStride, b.buf.data() + i * kStride, len));
 	}
 	EXPECT_EQ(poll_n(a.scq, kMsgs).size(), std::size_t(kMsgs));
+}
+
+// Messages of several slots each, polled one by one, go round the small
+// ring (64 slots) several times; some start near its end and go on at its
+// start.
+TEST_F(Verbs, SmallSendsOfSeveralSlotsGoRoundTheRing)
+{
+	pair(IBV_QPT_RC);
+	std::memset(b.buf.data(), 0xee, b.buf.size());
+	for (int i = 0; i < 60; i++) {
+		SCOPED_TRACE(i);
+		const uint32_t len = i % 3 ? 1000 : 700 + uint32_t(i); // 5 slots, or 4
+		const std::size_t off = std::size_t(i % 8) * 1100;
+		fill(a, 0, len, static_cast<unsigned char>(i * 5 + 1));
+		ASSERT_EQ(b.post_recv(uint64_t(i), off, len), 0);
+		ASSERT_EQ(a.post_send(IBV_WR_SEND, uint64_t(i), 0, len), 0);
+		auto r = poll_n(b.rcq, 1);
+		ASSERT_EQ(r.size(), 1u);
+		EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
+		EXPECT_EQ(r[0].byte_len, len);
+		EXPECT_EQ(0, std::memcmp(a.buf.data(), b.buf.data() + off, len));
+		ASSERT_EQ(poll_n(a.scq, 1).size(), 1u);
+	}
 }
 
 TEST_F(Verbs, SmallSendsBeyondTheSmallRingIntoAnSrq)
@@ -1443,7 +1486,7 @@ TEST_F(Verbs, SmallSendToABufferDeregisteredBeforeThePoll)
 		SCOPED_TRACE(len);
 		ibv_mr *mr = ibv_reg_mr(b.pd, rbuf.data(), rbuf.size(), IBV_ACCESS_LOCAL_WRITE);
 		ASSERT_NE(mr, nullptr);
-		ibv_sge rs{reinterpret_cast<uintptr_t>(rbuf.data()), 1024, mr->lkey};
+		ibv_sge rs{reinterpret_cast<uintptr_t>(rbuf.data()), 4096, mr->lkey};
 		ibv_recv_wr rw{};
 		rw.wr_id = len;
 		rw.sg_list = &rs;

@@ -1360,4 +1360,124 @@ TEST(MulticastProcesses, EveryMemberProcessReceivesOneCopy)
 			close(fd);
 }
 
+
+// ------------------------------------------------------------- ring reuse
+// A part of the user's arena mapped in this process at offset 0 (the host's
+// memfd, or the module's file), found by its name in /proc/self/maps, as
+// port_counters() does: "uabi_sw0-arena" (read-only: the layout, then the
+// descriptors) or "uabi_sw0-arena-rw".
+const std::uint8_t *arena_part(const char *name)
+{
+	FILE *f = std::fopen("/proc/self/maps", "re");
+	if (!f)
+		return nullptr;
+	char line[512];
+	const std::uint8_t *base = nullptr;
+	const std::size_t n = std::strlen(name);
+	while (!base && std::fgets(line, sizeof(line), f)) {
+		unsigned long lo = 0, off = 1;
+		const char *at = std::strstr(line, name);
+		if (!at || (at[n] != ' ' && at[n] != '\n') ||
+		    std::sscanf(line, "%lx-%*x %*s %lx", &lo, &off) != 2 || off != 0)
+			continue;
+		base = reinterpret_cast<const std::uint8_t *>(lo);
+	}
+	std::fclose(f);
+	return base;
+}
+
+struct Region {
+	std::uint64_t off, len;
+};
+
+// The rings of this process's live CQs, as the arena's descriptors say.
+std::vector<Region> cq_rings(const std::uint8_t *ro)
+{
+	uabi_sw_arena_info info;
+	std::memcpy(&info, ro, sizeof(info));
+	std::vector<Region> v;
+	const auto *cqs = reinterpret_cast<const uabi_sw_cq *>(ro + info.cq_off);
+	for (std::uint32_t i = 0; i < info.cq_count; i++) {
+		const uabi_sw_cq &d = cqs[i];
+		if (!__atomic_load_n(&d.cqn, __ATOMIC_ACQUIRE) || d.pid != getpid())
+			continue;
+		v.push_back({d.ring_off, std::uint64_t(d.size) * sizeof(uabi_sw_cqe)});
+		if (d.small_slots)
+			v.push_back({d.small_off, std::uint64_t(d.small_slots) * sizeof(uabi_sw_small)});
+	}
+	return v;
+}
+
+bool all_zero(const std::uint8_t *rw, const Region &r)
+{
+	return std::all_of(rw + r.off, rw + r.off + r.len, [](std::uint8_t c) { return c == 0; });
+}
+
+// A CQ's rings hold completions and, for small SENDs, payloads.  Once it
+// is destroyed, whatever CQ gets that memory next must find it all zero:
+// no completion it did not get, none of another CQ's bytes.  (The control
+// half zeroes only the rings a producer marked written, and this shows
+// that it is those that held data.)
+TEST_F(Extras, ADestroyedCqsRingsReadZeroForTheNextCqThere)
+{
+	pair();
+	const std::uint8_t *ro = arena_part("uabi_sw0-arena");
+	const std::uint8_t *rw = arena_part("uabi_sw0-arena-rw");
+	ASSERT_NE(ro, nullptr) << "no arena mapping in /proc/self/maps";
+	ASSERT_NE(rw, nullptr) << "no arena mapping in /proc/self/maps";
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(b.post_recv(std::uint64_t(i), std::size_t(i) * 128, 128), 0);
+	fill_a(0, 4096, 0x5a);
+	for (int i = 0; i < 16; i++) {
+		// Small SENDs (their payloads wait in b's receive CQ's small
+		// ring) and larger ones; b never polls.
+		ASSERT_EQ(a.post_send(IBV_WR_SEND, std::uint64_t(i), 0, i % 2 ? 64 : 128 + 64), 0);
+		ASSERT_EQ(poll_n(a.scq, 1).size(), 1u);
+	}
+	std::vector<Region> held;
+	for (const Region &r : cq_rings(ro))
+		if (!all_zero(rw, r))
+			held.push_back(r);
+	ASSERT_FALSE(held.empty()) << "no ring of a's or b's CQs holds anything";
+
+	Endpoint c; // keeps the user's arena while a and b go
+	ASSERT_NO_FATAL_FAILURE(c.open());
+	a.close();
+	b.close();
+	// Their mappings may have gone with them: c's (or the host's) now.
+	ro = arena_part("uabi_sw0-arena");
+	rw = arena_part("uabi_sw0-arena-rw");
+	ASSERT_NE(ro, nullptr);
+	ASSERT_NE(rw, nullptr);
+	// Freed rings rest before reuse: enough frees push those out.
+	std::vector<ibv_cq *> cqs;
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 160; i++) {
+			ibv_cq *cq = ibv_create_cq(c.ctx, 256, nullptr, nullptr, 0);
+			ASSERT_NE(cq, nullptr) << strerror(errno);
+			cqs.push_back(cq);
+		}
+		if (round == 1)
+			break;
+		for (ibv_cq *cq : cqs)
+			ASSERT_EQ(ibv_destroy_cq(cq), 0);
+		cqs.clear();
+	}
+	std::size_t reused = 0;
+	for (const Region &h : held)
+		for (const Region &r : cq_rings(ro))
+			if (r.off < h.off + h.len && h.off < r.off + r.len) {
+				reused++;
+				break;
+			}
+	for (const Region &r : cq_rings(ro))
+		EXPECT_TRUE(all_zero(rw, r)) << "a live CQ's ring at " << r.off << " holds bytes";
+	for (ibv_cq *cq : cqs) {
+		ibv_wc wc;
+		EXPECT_EQ(ibv_poll_cq(cq, 1, &wc), 0);
+		EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	}
+	EXPECT_EQ(reused, held.size()) << "the rings that held data went to new CQs";
+}
+
 } // namespace

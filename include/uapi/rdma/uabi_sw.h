@@ -118,7 +118,7 @@ enum {
 };
 
 #define UABI_SW_ARENA_MAGIC 0x41575375u	/* "uSWA" */
-#define UABI_SW_ARENA_VERSION 6
+#define UABI_SW_ARENA_VERSION 7
 #define UABI_SW_HEAP_GRANULE 256u
 
 /*
@@ -300,11 +300,22 @@ struct uabi_sw_cq_rw {
 	__s32 notify_fd;
 	__u32 notify_gen;	/* names the waiter's eventfd: fds are reused */
 	__u32 direct_events;	/* producers: events raised directly */
-	__aligned_u64 reserved1[2];
+	/* UABI_SW_CQ_WRITTEN_*: which of the CQ's rings a producer wrote,
+	 * set under lock before the first byte.  The control half zeroes a
+	 * destroyed CQ's ring only if it was written (the rings are handed
+	 * out zeroed). */
+	__u32 written;
+	__u32 reserved0;
+	__aligned_u64 reserved1;
 	__aligned_u64 cons;		/* owner only, own cache line */
 	__u32 small_cons;	/* owner only */
 	__u32 reserved2;
 	__aligned_u64 reserved3[6];
+};
+
+enum {
+	UABI_SW_CQ_WRITTEN_RING = 1,	/* the CQE ring */
+	UABI_SW_CQ_WRITTEN_SMALL = 2,	/* the small ring */
 };
 
 enum {
@@ -342,12 +353,20 @@ struct uabi_sw_cqe {
  * they go (the receiver's own addresses, by the WQE's SGEs) into the next
  * slot of the receive CQ's small ring and marks the CQE; the CQ's owner,
  * who posted the receive, copies them out when it polls that CQE, then
- * releases the slot (small_cons = small_idx + 1).  256 bytes.
+ * releases the slots (small_cons = small_idx + UABI_SW_SMALL_NSLOTS(length)).
+ * A slot is 256 bytes: this header with the first UABI_SW_SMALL_DATA bytes
+ * of the data; longer data goes on in the slots after it, 256 bytes each
+ * (the ring's first slot follows its last).
  */
-#define UABI_SW_SMALL_MAX 128u		/* SEND payload bytes (UD: + the GRH) */
+#define UABI_SW_SMALL_MAX 2048u		/* SEND payload bytes (UD: + the GRH) */
 #define UABI_SW_SMALL_SEGS 4u
-#define UABI_SW_SMALL_DATA (UABI_SW_SMALL_MAX + 40u)
+#define UABI_SW_SMALL_DATA 168u		/* data bytes in the first slot */
+#define UABI_SW_SMALL_SLOT 256u
 #define UABI_SW_SMALL_SLOTS 64u		/* per CQ, at most */
+/* Slots that a small message of @len data bytes takes. */
+#define UABI_SW_SMALL_NSLOTS(len) \
+	(1u + ((len) > UABI_SW_SMALL_DATA ? \
+	       ((len) - UABI_SW_SMALL_DATA + UABI_SW_SMALL_SLOT - 1) / UABI_SW_SMALL_SLOT : 0u))
 
 struct uabi_sw_small {
 	__u32 length;		/* bytes of data, scattered over seg[] */
@@ -443,6 +462,8 @@ UABI_ASSERT_SIZE(struct uabi_sw_stats, 16);
 UABI_ASSERT_SIZE(struct uabi_sw_arena_info, 136);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, mcg_off, 120);
 UABI_ASSERT_SIZE(struct uabi_sw_mcg, 256);
+UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, written, 48);
+UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, cons, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, qp_off, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_arena_info, heap_size, 112);
 UABI_ASSERT_SIZE(struct uabi_sw_port_count, 64);
@@ -462,7 +483,7 @@ UABI_ASSERT_OFFSET(struct uabi_sw_cq_rw, cons, 64);
 UABI_ASSERT_SIZE(struct uabi_sw_cqe, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_cqe, ts, 48);
 UABI_ASSERT_OFFSET(struct uabi_sw_cqe, seq, 56);
-UABI_ASSERT_SIZE(struct uabi_sw_small, 256);
+UABI_ASSERT_SIZE(struct uabi_sw_small, UABI_SW_SMALL_SLOT);
 UABI_ASSERT_OFFSET(struct uabi_sw_small, data, 80);
 UABI_ASSERT_SIZE(struct uabi_sw_srq, 64);
 UABI_ASSERT_OFFSET(struct uabi_sw_srq, ring_off, 40);

@@ -70,15 +70,19 @@ static void arena_unlock(u32 *lock)
  * then re-check the number, so once the lock word has been seen free any
  * later writer sees the number gone.  A holder that died (or stays
  * descheduled) is given up on after a bounded wait: the freed ring still
- * rests before reuse (sw_heap_free()).
+ * rests before reuse (sw_heap_free()).  True if the lock was seen free.
  */
-static void arena_quiesce(u32 *lock)
+static bool arena_quiesce(u32 *lock)
 {
 	u64 until = ktime_get_ns() + SW_LOCK_WAIT_NS;
 
 	smp_mb();	/* the cleared number, before the lock word is read */
-	while (READ_ONCE(*lock) && ktime_get_ns() <= until)
+	while (smp_load_acquire(lock)) {
+		if (ktime_get_ns() > until)
+			return false;
 		cond_resched();
+	}
+	return true;	/* and what the last holder wrote is visible */
 }
 
 /* --------------------------------------------------------------- layout */
@@ -560,6 +564,7 @@ int sw_arena_cq_create(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 	WRITE_ONCE(w->notify_pid, 0);
 	WRITE_ONCE(w->notify_fd, -1);
 	WRITE_ONCE(w->direct_events, 0u);
+	WRITE_ONCE(w->written, 0u);
 	d = &dom->arena.cqs[cq->cqn - 1];
 	seq_begin(&d->seq);
 	d->pid = cq->pid;
@@ -595,6 +600,9 @@ int sw_arena_cq_resize(struct sw_domain *dom, struct uabi_cq *cq, u32 entries)
 		arena_unlock(&w->lock);
 		goto err;
 	}
+	/* The new ring holds what was moved; the old one is zeroed when
+	 * freed (r->clean and old->clean are false). */
+	WRITE_ONCE(w->written, READ_ONCE(w->written) | UABI_SW_CQ_WRITTEN_RING);
 	seq_begin(&d->seq);
 	d->ring_off = r->off;
 	d->size = entries;
@@ -611,12 +619,23 @@ err:
 	return ret;
 }
 
+/*
+ * Producers write a CQ's rings only under its lock, after finding its
+ * number live, and mark what they write in `written` first.  Once the
+ * number is cleared and the lock seen free, no producer writes them again,
+ * and a ring not marked is still as it was handed out (zero): it goes back
+ * to the heap without being zeroed.  A lock not seen free: both are zeroed.
+ */
 void sw_arena_cq_destroy(struct sw_domain *dom, struct uabi_cq *cq)
 {
+	struct sw_ring *r = cq->drv;
+	struct uabi_sw_cq_rw *w;
 	struct uabi_sw_cq *d;
+	u32 written;
 
 	if (sw_has_arena(dom)) {
 		d = &dom->arena.cqs[cq->cqn - 1];
+		w = &dom->arena.cqws[cq->cqn - 1];
 		seq_begin(&d->seq);
 		WRITE_ONCE(d->cqn, 0u);
 		d->pid = 0;
@@ -625,9 +644,13 @@ void sw_arena_cq_destroy(struct sw_domain *dom, struct uabi_cq *cq)
 		d->small_off = 0;
 		d->small_slots = 0;
 		seq_end(&d->seq);
-		arena_quiesce(&dom->arena.cqws[cq->cqn - 1].lock);
+		if (arena_quiesce(&w->lock) && r) {
+			written = READ_ONCE(w->written);
+			r->clean = !(written & UABI_SW_CQ_WRITTEN_RING);
+			r->small_clean = !(written & UABI_SW_CQ_WRITTEN_SMALL);
+		}
 	}
-	sw_ring_free(cq->drv);
+	sw_ring_free(r);
 	cq->drv = NULL;
 }
 

@@ -57,6 +57,10 @@ struct sw_ring {
 	u32 slot;			/* SRQ: arena slot */
 	u64 small_off;			/* CQ: its small-message ring */
 	u64 small_bytes;
+	/* Not written since they were handed out (zeroed): freed without
+	 * zeroing.  Only a CQ's rings, whose producers say what they wrote
+	 * (uabi_sw_cq_rw.written), are ever known to be. */
+	bool clean, small_clean;
 	struct sw_domain *dom;
 };
 
@@ -83,10 +87,11 @@ struct sw_arena {
 	/* Freed rings rest here (oldest first) before they can be handed
 	 * out again; the heap is otherwise first-fit, so that the rings in
 	 * use stay in few, recently touched pages.  A run leaving the rest
-	 * is discarded (zeroed, its memory back to the system), so free
-	 * granules always read zero. */
+	 * is zeroed (a long one discarded: its memory back to the system),
+	 * so free granules always read zero. */
 	struct sw_heap_run {
 		u32 first, n;
+		bool clean;		/* still zero: nothing to zero */
 	} rest[SW_HEAP_REST];
 	u32 rest_head, rest_count;
 };
@@ -173,7 +178,7 @@ static inline u64 sw_page_align(u64 x)
 /* sw_heap.c: the arena's heap and the rings cut from it (take dom->lock
  * themselves). */
 u64 sw_heap_alloc(struct sw_domain *dom, u64 bytes);
-void sw_heap_free(struct sw_domain *dom, u64 off, u64 bytes);
+void sw_heap_free(struct sw_domain *dom, u64 off, u64 bytes, bool clean);
 struct sw_ring *sw_ring_new(struct sw_domain *dom, u32 entries, u32 stride);
 void sw_ring_free(struct sw_ring *r);
 /* Moves the live entries [cons, prod) of @from to @to; -EINVAL unless they

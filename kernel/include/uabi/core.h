@@ -354,6 +354,8 @@ struct uabi_attr_slot {
 	struct uabi_uobject *uobj;	/* handle attributes, locked */
 };
 
+#define UABI_CALL_IDS 32
+
 struct uabi_call {
 	struct uabi_context *ctx;
 	struct uabi_device *dev;
@@ -369,6 +371,9 @@ struct uabi_call {
 	 * imported the context (ibv_import_device(3)).  Objects that the data
 	 * path reaches in a process's memory record it at creation. */
 	s32 pid;
+	/* The slot of the method's attribute of each id below
+	 * UABI_CALL_IDS, -1 if it has none (others are looked for). */
+	s8 slot_by_id[UABI_CALL_IDS];
 	struct uabi_attr_slot slots[UABI_MAX_SPEC_ATTRS];
 };
 

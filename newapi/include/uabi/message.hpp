@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -132,6 +133,99 @@ concept Payload = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T> &&
 
 inline constexpr std::uint16_t kMandatory = UABI_ATTR_F_MANDATORY;
 
+namespace detail {
+
+// A command's attribute bytes: in the object up to kInline bytes (what a
+// verb's command takes: a QP modify is about 200), on the heap past that,
+// so that building a command allocates nothing.
+class AttrBytes {
+public:
+	static constexpr std::size_t kInline = 256;
+
+	AttrBytes() noexcept = default;
+	AttrBytes(const AttrBytes &o) { append_copy(o.data(), o.size()); }
+	AttrBytes(AttrBytes &&o) noexcept { take(o); }
+	AttrBytes &operator=(const AttrBytes &o)
+	{
+		if (this != &o) {
+			size_ = 0;
+			append_copy(o.data(), o.size());
+		}
+		return *this;
+	}
+	AttrBytes &operator=(AttrBytes &&o) noexcept
+	{
+		if (this != &o) {
+			release();
+			take(o);
+		}
+		return *this;
+	}
+	~AttrBytes() { release(); }
+
+	std::byte *data() noexcept { return heap_ ? heap_ : inline_; }
+	const std::byte *data() const noexcept { return heap_ ? heap_ : inline_; }
+	std::size_t size() const noexcept { return size_; }
+	bool empty() const noexcept { return size_ == 0; }
+	operator std::span<const std::byte>() const noexcept { return {data(), size_}; }
+
+	// Appends n zero bytes; returns where they start.
+	std::byte *grow(std::size_t n)
+	{
+		reserve(size_ + n);
+		std::byte *p = data() + size_;
+		std::memset(p, 0, n);
+		size_ += n;
+		return p;
+	}
+
+private:
+	void reserve(std::size_t want)
+	{
+		if (want <= cap_)
+			return;
+		std::size_t cap = cap_ * 2 > want ? cap_ * 2 : want;
+		auto *p = static_cast<std::byte *>(std::malloc(cap));
+		if (!p)
+			throw std::bad_alloc();
+		std::memcpy(p, data(), size_);
+		release();
+		heap_ = p;
+		cap_ = cap;
+	}
+	void append_copy(const std::byte *p, std::size_t n)
+	{
+		if (n)
+			std::memcpy(grow(n), p, n);
+	}
+	void release() noexcept
+	{
+		std::free(heap_);
+		heap_ = nullptr;
+		cap_ = kInline;
+	}
+	void take(AttrBytes &o) noexcept
+	{
+		size_ = o.size_;
+		if (o.heap_) {
+			heap_ = o.heap_;
+			cap_ = o.cap_;
+			o.heap_ = nullptr;
+			o.cap_ = kInline;
+		} else if (size_) {
+			std::memcpy(inline_, o.inline_, size_);
+		}
+		o.size_ = 0;
+	}
+
+	std::size_t size_ = 0;
+	std::size_t cap_ = kInline;
+	std::byte *heap_ = nullptr;
+	std::byte inline_[kInline];
+};
+
+} // namespace detail
+
 class Command {
 public:
 	// One attribute as a value (tests build these; add_in() adds one).
@@ -215,7 +309,7 @@ private:
 	std::uint32_t flags_ = 0;
 	std::size_t num_attrs_ = 0;
 	bool too_big_ = false; // an attribute longer than a uabi_attr can say
-	std::vector<std::byte> attrs_;
+	detail::AttrBytes attrs_;
 };
 
 // ------------------------------------------------------------- Message
@@ -225,25 +319,25 @@ struct CommandResult {
 	Handle out_handle;
 };
 
-// A chain of commands.  encode() lays out the wire bytes; after a transport
-// executed them in place, the accessors read the outputs from those bytes.
+// A chain of commands.  add() lays out each command's wire bytes as it
+// comes, encode() the message header; after a transport executed them in
+// place, the accessors read the outputs from those bytes.
 class Message {
 public:
 	explicit Message(std::uint32_t msg_flags = 0) : flags_(msg_flags) {}
 
 	std::uint32_t add(Command cmd); // returns the command's index
 	std::size_t count() const { return cmds_.size(); }
-	const Command &command(std::uint32_t i) const { return cmds_.at(i); }
-	Command &command(std::uint32_t i); // invalidates the encoded bytes
 	std::uint32_t flags() const { return flags_; }
 	void set_flags(std::uint32_t f) { flags_ = f; dirty_ = true; }
 
-	// Lays out the bytes; 0 or E2BIG when the message cannot be represented
+	// Writes the header; 0 or E2BIG when the message cannot be represented
 	// (the UABI_MAX_* limits are left to the receiver to enforce).
 	int encode();
 	bool encoded() const { return !dirty_; }
-	// The encoded bytes (encoding first if needed).  Tests may alter or
-	// resize them; the edits stay until a command is changed or added.
+	// The encoded bytes (encoding first if needed; empty if it cannot be).
+	// Tests may alter or resize them; the edits stay (an add() or
+	// set_flags() rewrites the header only).
 	std::vector<std::byte> &raw();
 	std::span<std::byte> bytes() { return raw(); }
 
@@ -269,10 +363,23 @@ public:
 	}
 
 private:
-	std::vector<Command> cmds_;
+	// An attribute as it was sent: where its header is in buf_ and its
+	// length (the receiver may shrink the length it finds there).
+	struct SentAttr {
+		std::size_t off;
+		std::uint32_t len;
+	};
+
+	struct SentCmd {
+		std::size_t off;	// in buf_
+		std::size_t first_attr; // in attrs_
+	};
+
 	std::uint32_t flags_;
-	std::vector<std::byte> buf_;
-	std::vector<std::size_t> cmd_off_; // offset of each command in buf_
+	std::vector<std::byte> buf_;  // the header, then the commands
+	std::vector<SentCmd> cmds_;
+	std::vector<SentAttr> attrs_; // every command's attributes
+	bool too_big_ = false;	      // a command cannot be represented
 	bool dirty_ = true;
 };
 

@@ -293,6 +293,19 @@ bool Device::mcg_snapshot(std::uint32_t i, uabi_sw_mcg &out) const
 	return out.num_qp != 0;
 }
 
+namespace {
+
+// Before the first byte a producer writes into one of a CQ's rings (under
+// its lock): the control half zeroes a destroyed CQ's rings only if they
+// were written (uabi_sw_cq_rw.written).
+void mark_written(uabi_sw_cq_rw *w, std::uint32_t what)
+{
+	if ((__atomic_load_n(&w->written, __ATOMIC_RELAXED) & what) != what)
+		__atomic_fetch_or(&w->written, what, __ATOMIC_RELAXED);
+}
+
+} // namespace
+
 bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 {
 	const uabi_sw_cq *d = cq_desc(cqn);
@@ -317,6 +330,7 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 				*overran = true;
 		} else {
 			Cqe *slot = reinterpret_cast<Cqe *>(rw_ + off) + (prod & (size - 1));
+			mark_written(w, UABI_SW_CQ_WRITTEN_RING);
 			std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 			slot->small = 0;
 			slot->small_idx = 0;
@@ -336,11 +350,13 @@ bool Device::push_cqe(std::uint32_t cqn, const Cqe &e, bool *overran)
 	return true;
 }
 
-bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m)
+bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m,
+			const std::uint8_t *data)
 {
 	const uabi_sw_cq *d = cq_desc(cqn);
 	uabi_sw_cq_rw *w = cq_rw(cqn);
-	if (!d || m.length > sizeof(m.data))
+	const std::uint32_t len = m.length, need = UABI_SW_SMALL_NSLOTS(len);
+	if (!d || len > kSmallBytes)
 		return false;
 	{
 		ArenaLock lk(&w->lock, pid_);
@@ -359,13 +375,22 @@ bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi
 		std::uint32_t sp = w->small_prod;
 		// Full rings: the caller copies as before (and a full CQE ring
 		// overruns there).
-		if (prod - __atomic_load_n(&w->cons, __ATOMIC_ACQUIRE) >= size ||
-		    sp - __atomic_load_n(&w->small_cons, __ATOMIC_ACQUIRE) >= slots)
+		const std::uint32_t used = sp - __atomic_load_n(&w->small_cons, __ATOMIC_ACQUIRE);
+		if (prod - __atomic_load_n(&w->cons, __ATOMIC_ACQUIRE) >= size || used > slots ||
+		    need > slots - used)
 			return false;
-		auto *ms =
-		    reinterpret_cast<uabi_sw_small *>(rw_ + small_off) + (sp & (slots - 1));
-		std::memcpy(static_cast<void *>(ms), &m, offsetof(uabi_sw_small, data) + m.length);
-		__atomic_store_n(&w->small_prod, sp + 1, __ATOMIC_RELAXED);
+		auto *ring = rw_ + small_off;
+		auto *ms = reinterpret_cast<uabi_sw_small *>(ring) + (sp & (slots - 1));
+		mark_written(w, UABI_SW_CQ_WRITTEN_RING | UABI_SW_CQ_WRITTEN_SMALL);
+		// The header and the first bytes in this slot, the rest in the
+		// next ones (the ring's first follows its last).
+		const std::uint32_t first = std::min(len, std::uint32_t(UABI_SW_SMALL_DATA));
+		std::memcpy(static_cast<void *>(ms), &m, offsetof(uabi_sw_small, data));
+		std::memcpy(ms->data, data, first);
+		for (std::uint32_t i = 1, at = first; at < len; i++, at += UABI_SW_SMALL_SLOT)
+			std::memcpy(ring + ((sp + i) & (slots - 1)) * UABI_SW_SMALL_SLOT, data + at,
+				    std::min(len - at, std::uint32_t(UABI_SW_SMALL_SLOT)));
+		__atomic_store_n(&w->small_prod, sp + need, __ATOMIC_RELAXED);
 		Cqe *slot = reinterpret_cast<Cqe *>(rw_ + off) + (prod & (size - 1));
 		std::memcpy(static_cast<void *>(slot), &e, offsetof(Cqe, seq));
 		slot->small = 1;
@@ -547,13 +572,17 @@ void Cq::refresh()
 void Cq::land(Cqe &c)
 {
 	const std::uint32_t idx = c.small_idx;
+	std::uint32_t slots = 1;
 	bool ok = small_ != nullptr;
 	if (ok) {
 		const uabi_sw_small &m = small_[idx & small_mask_];
 		// What is checked is what is used: a copy of the header.
 		decltype(m.seg) seg;
 		const std::uint32_t n = m.num_seg, len = m.length;
-		ok = n <= UABI_SW_SMALL_SEGS && len <= sizeof(m.data);
+		ok = n <= UABI_SW_SMALL_SEGS && len <= kSmallBytes &&
+		     UABI_SW_SMALL_NSLOTS(len) <= small_mask_ + 1;
+		if (ok)
+			slots = UABI_SW_SMALL_NSLOTS(len);
 		if (ok)
 			std::memcpy(seg, m.seg, n * sizeof(seg[0]));
 		// The sender checked the receive WQE's keys; check again that
@@ -570,10 +599,24 @@ void Cq::land(Cqe &c)
 		}
 		ok = ok && sum == len;
 		if (ok) {
-			iovec to[UABI_SW_SMALL_SEGS], from{const_cast<std::uint8_t *>(m.data), len};
+			iovec to[UABI_SW_SMALL_SEGS], from[3];
 			for (std::uint32_t i = 0; i < n; i++)
 				to[i] = {reinterpret_cast<void *>(seg[i].addr), seg[i].length};
-			local_copy(to, int(n), &from, 1, len, dev_.tail_first());
+			// The first slot's bytes, then the next slots' (in at most
+			// two runs: up to the ring's end, then from its start).
+			const std::uint32_t first = std::min(len, std::uint32_t(UABI_SW_SMALL_DATA));
+			int nf = 0;
+			from[nf++] = {const_cast<std::uint8_t *>(m.data), first};
+			auto *ring = reinterpret_cast<std::uint8_t *>(const_cast<uabi_sw_small *>(small_));
+			for (std::uint32_t at = first, s = idx + 1; at < len;) {
+				const std::uint32_t k = s & small_mask_;
+				const std::uint32_t run = std::min(
+				    len - at, (small_mask_ + 1 - k) * std::uint32_t(UABI_SW_SMALL_SLOT));
+				from[nf++] = {ring + std::size_t(k) * UABI_SW_SMALL_SLOT, run};
+				at += run;
+				s += (run + UABI_SW_SMALL_SLOT - 1) / UABI_SW_SMALL_SLOT;
+			}
+			local_copy(to, int(n), from, nf, len, dev_.tail_first());
 		}
 	}
 	if (!ok) {
@@ -581,7 +624,7 @@ void Cq::land(Cqe &c)
 		c.byte_len = 0;
 	}
 	c.small = 0;
-	__atomic_store_n(&rw_->small_cons, idx + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&rw_->small_cons, idx + slots, __ATOMIC_RELEASE);
 }
 
 void Cq::want_timestamps()

@@ -175,7 +175,10 @@ bool send_small(Device &dev, const Target &t, const Cqe &rc, const Iov &dst, con
 	const int nseg = dst.n + (dst2 ? dst2->n : 0);
 	if (nseg > int(UABI_SW_SMALL_SEGS) || hlen + len == 0)
 		return false;
+	if (hlen > kGrhBytes)
+		return false;
 	uabi_sw_small m;
+	std::uint8_t data[kSmallBytes];
 	m.length = std::uint32_t(hlen + len);
 	m.num_seg = std::uint32_t(nseg);
 	m.reserved = 0;
@@ -188,10 +191,10 @@ bool send_small(Device &dev, const Target &t, const Cqe &rc, const Iov &dst, con
 		}
 	}
 	if (hlen)
-		std::memcpy(m.data, head, hlen);
-	iovec to{m.data + hlen, len};
+		std::memcpy(data, head, hlen);
+	iovec to{data + hlen, len};
 	local_copy(&to, 1, src.v, src.n, len);
-	return dev.push_small(t.cqn, rc, t.owner, m);
+	return dev.push_small(t.cqn, rc, t.owner, m, data);
 }
 
 // The responder hit an error: its QP goes to ERR, its owner flushes what

@@ -93,6 +93,9 @@ enum Access : std::uint32_t {
 };
 
 inline constexpr std::uint32_t kGrhBytes = 40;	// UD receive buffers start with it
+// The most data a small message carries: a SEND's payload, for UD after
+// the GRH ("Small messages" in docs/datapath.md).
+inline constexpr std::uint32_t kSmallBytes = UABI_SW_SMALL_MAX + kGrhBytes;
 inline constexpr std::uint32_t kMtuBytes = 4096;	// IBV_MTU_4096: UD message limit
 
 struct Sge {
@@ -238,7 +241,9 @@ public:
 	// small ring, for the CQ's owner to copy when it polls.  false, and
 	// nothing written, unless the CQ is owned by @owner and has room in
 	// both rings: the caller then copies the payload itself.
-	bool push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m);
+	// @m: the header (length, segments) of @data, m.length bytes.
+	bool push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi_sw_small &m,
+			const std::uint8_t *data);
 	// Largest payload sent through the small rings (UABI_SW_SMALL_MAX;
 	// UABI_SW_SMALL=N lowers it, 0 turns the path off).
 	std::uint32_t small_max() const { return small_max_; }
