@@ -262,6 +262,31 @@ else
 		done
 	fi
 
+	# The connection manager on the module (docs/cm.md): Debian's rping,
+	# server and client as two processes under `uabi run`, 20 pings with
+	# their payload checked; then nothing of theirs is left.
+	if [ -x /probes/rping ] && [ -e /probes/lib/libuabi_rdmacm.so ] && want cm; then
+		cmenv="PATH=/bin:/usr/sbin:/usr/bin:/sbin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu UABI_VERBS_LIB=/probes/lib/libibverbs.so.1 UABI_UMAD_LIB=/probes/lib/libuabi_umad.so UABI_RDMACM_LIB=/probes/lib/libuabi_rdmacm.so"
+		env $cmenv timeout 120 /probes/uabi --backend kernel run -- /probes/rping -s -a 127.0.0.1 -p 7400 -v -C 20 >/tmp/rping.s 2>&1 &
+		spid=$!
+		sleep 1
+		tries=0
+		while :; do
+			env $cmenv timeout 120 /probes/uabi --backend kernel run -- /probes/rping -c -a 127.0.0.1 -p 7400 -v -C 20 >/tmp/rping.c 2>&1
+			crc=$?
+			[ $crc -eq 0 ] && break
+			grep -qE "REJECTED|RDMA_CM_EVENT_REJECTED|connect error" /tmp/rping.c && [ $tries -lt 20 ] || break
+			tries=$((tries + 1))
+			sleep 0.5
+		done
+		wait $spid
+		src=$?
+		pings=$(grep -c "ping data: rdma-ping-" /tmp/rping.c)
+		echo "UABI-KERNEL-CM: server $src, client $crc, client pings $pings"
+		tail -n 3 /tmp/rping.s /tmp/rping.c
+		[ $src -eq 0 ] && [ $crc -eq 0 ] && [ "$pings" -eq 20 ] && step cm_rping PASS || step cm_rping FAIL
+	fi
+
 	run_bench
 fi
 

@@ -43,7 +43,7 @@
 #                    [--security BIN] [--tool BIN]
 #                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
 #                     --probes-verbs-lib LIB --probes-umad-lib LIB
-#                     [--probes-traffic BIN]]
+#                     [--probes-traffic BIN] [--probes-rdmacm-lib LIB]]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--timeout SECONDS]
@@ -73,7 +73,7 @@ import=""
 xrc=()
 placement=""
 security=""
-probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad="" probes_traffic=""
+probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad="" probes_traffic="" probes_rdmacm=""
 tool=""
 bench=""
 bench_args=""
@@ -106,6 +106,7 @@ while (($#)); do
 	--probes-abuse) probes_abuse=$2; shift 2 ;;
 	--probes-verbs-lib) probes_verbs=$2; shift 2 ;;
 	--probes-umad-lib) probes_umad=$2; shift 2 ;;
+	--probes-rdmacm-lib) probes_rdmacm=$2; shift 2 ;;
 	--tool) tool=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
@@ -307,6 +308,14 @@ if [[ -n $probes ]]; then
 	pack_host "$probes_abuse" /probes/umad_abuse
 	pack_host "$probes_verbs" /probes/lib/libibverbs.so.1
 	pack_host "$probes_umad" /probes/lib/libuabi_umad.so
+	# The connection manager on the module: Debian's rping under `uabi
+	# run`, librdmacm's file served by the ucma shim.
+	if [[ -n $probes_rdmacm ]]; then
+		p=$(command -v rping) || die "rping not found (package rdmacm-utils: scripts/install-deps.sh)"
+		pack_host "$p" /probes/rping
+		pack_host "$probes_rdmacm" /probes/lib/libuabi_rdmacm.so
+		strip --strip-debug "$rfs/probes/lib/libuabi_rdmacm.so" || die "strip libuabi_rdmacm.so"
+	fi
 	if [[ -n $probes_traffic ]]; then
 		pack_host "$probes_traffic" /probes/port_traffic
 		strip --strip-debug "$rfs/probes/port_traffic" || die "strip port_traffic"
