@@ -363,10 +363,17 @@ UABI_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 		ContextImpl *impl = open_impl(cmd_fd);
 		if (!impl)
 			return nullptr;
-		// An imported context is shown as uabi_sw0 (imports of RoCE
-		// devices' contexts are not told apart yet).
+		// The device the context is on, by the name it answers (a
+		// RoCE device's context imports as that device, its QPs on
+		// the wire).
 		ibv_free_device_list(ibv_get_device_list(nullptr));
-		return make_context(impl, &g_devices[0]);
+		struct ibv_device *dev = &g_devices[0];
+		if (auto d = impl->ctl.raw().query_device())
+			for (int i = 0; i < g_num_devices; i++)
+				if (d->name == g_devices[i].name)
+					dev = &g_devices[i];
+		impl->roce = context_is_roce(impl, &impl->ifindex);
+		return make_context(impl, dev);
 	});
 }
 
