@@ -65,9 +65,11 @@ std::uint64_t qp_key(unsigned device, std::uint32_t qpn)
 // The device at position @pos of the kOpLinks list: its core index, -1.
 int Daemon::device_at(unsigned pos)
 {
-	uabi_user_device_info d;
+	// By name only: every hello comes here, and a device's full query
+	// reads its interface.
+	char name[64];
 	for (unsigned i = 0, k = 0; i < UABI_USER_MAX_DEVICES; i++) {
-		if (uabi_user_device_query(i, &d))
+		if (uabi_user_device_name(i, name, sizeof(name)))
 			continue;
 		if (k++ == pos)
 			return int(i);

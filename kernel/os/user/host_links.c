@@ -92,6 +92,20 @@ int uabi_user_link_read(const char *ifname, struct uabi_sw_link *out)
 	return 0;
 }
 
+/* Device @index of the host (initialised first): NULL and *err. */
+static struct uabi_device *user_device(unsigned index, int *err)
+{
+	struct uabi_device *dev;
+
+	*err = uabi_user_init();
+	if (*err)
+		return NULL;
+	dev = uabi_device_get(index);
+	if (!dev)
+		*err = -ENODEV;
+	return dev;
+}
+
 /* What RoCE devices are made with (the host's shared memory). */
 static const struct uabi_shm_ops *link_shm;
 static size_t link_heap;
@@ -169,15 +183,12 @@ int uabi_user_link_del(const char *name)
 
 int uabi_user_device_query(unsigned index, struct uabi_user_device_info *out)
 {
-	struct uabi_device *dev;
 	struct uabi_sw_link link;
-	int ret = uabi_user_init();
+	int ret;
+	struct uabi_device *dev = user_device(index, &ret);
 
-	if (ret)
-		return ret;
-	dev = uabi_device_get(index);
 	if (!dev)
-		return -ENODEV;
+		return ret;
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", dev->name);
 	out->contexts = (unsigned)atomic_read(&dev->num_contexts);
@@ -235,14 +246,11 @@ void uabi_user_links_from_env(const struct uabi_shm_ops *shm, size_t heap_bytes)
 
 int uabi_user_device_name(unsigned index, char *buf, size_t len)
 {
-	struct uabi_device *dev;
-	int ret = uabi_user_init();
+	int ret;
+	struct uabi_device *dev = user_device(index, &ret);
 
-	if (ret)
-		return ret;
-	dev = uabi_device_get(index);
 	if (!dev)
-		return -ENODEV;
+		return ret;
 	snprintf(buf, len, "%s", dev->name);
 	return 0;
 }
@@ -250,14 +258,11 @@ int uabi_user_device_name(unsigned index, char *buf, size_t len)
 int uabi_user_device_link(unsigned index, struct uabi_sw_link *link)
 {
 	char ifname[sizeof(link->netdev)];
-	struct uabi_device *dev;
-	int ret = uabi_user_init();
+	int ret;
+	struct uabi_device *dev = user_device(index, &ret);
 
-	if (ret)
-		return ret;
-	dev = uabi_device_get(index);
 	if (!dev)
-		return -ENODEV;
+		return ret;
 	ret = uabi_sw_link_get(dev, link);
 	if (ret)
 		return ret;
