@@ -38,8 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ip netns add $A && ip netns add $B || exit 1
-ip link add uabi-bw1 type veth peer name uabi-bw2 || exit 1
-ip link set uabi-bw1 netns $A && ip link set uabi-bw2 netns $B
+ip -n $A link add uabi-bw1 type veth peer name uabi-bw2 netns $B || exit 1
 ip -n $A addr add 10.89.0.1/24 dev uabi-bw1 && ip -n $B addr add 10.89.0.2/24 dev uabi-bw2
 for n in $A $B; do ip -n $n link set lo up; done
 ip -n $A link set uabi-bw1 up && ip -n $B link set uabi-bw2 up

@@ -58,8 +58,8 @@ cleanup() {
 }
 trap cleanup EXIT
 ip netns add $A && ip netns add $B || { echo "run-two-hosts: FAIL: ip netns add"; exit 1; }
-ip link add uabi-h1 type veth peer name uabi-h2 || { echo "run-two-hosts: FAIL: veth"; exit 1; }
-ip link set uabi-h1 netns $A && ip link set uabi-h2 netns $B
+# Made inside the namespaces, so that runs at once never meet in the host's.
+ip -n $A link add uabi-h1 type veth peer name uabi-h2 netns $B || { echo "run-two-hosts: FAIL: veth"; exit 1; }
 ip -n $A addr add 10.88.0.1/24 dev uabi-h1 && ip -n $B addr add 10.88.0.2/24 dev uabi-h2
 for n in $A $B; do ip -n "$n" link set lo up; done
 ip -n $A link set uabi-h1 up && ip -n $B link set uabi-h2 up
