@@ -199,6 +199,15 @@ struct Conn {
 	std::uint32_t last_seq = 0; // the req_seq last served (our copy)
 	unsigned device = 0;	     // the core's index of the context's device
 	int relay = -1;		     // our end of the wire relay (uabid_links.cpp)
+	int member = -1;	     // the steered socket it holds: its Link::members index
+};
+
+// A socket of a device's reuseport group that uabid made for a context
+// (uabid_links.cpp, "steering"); uabid keeps its copy for the group's life.
+struct SteerMember {
+	int fd = -1;
+	Conn *owner = nullptr; // none: free, for a context of the same uid
+	uid_t uid = 0;	       // whose contexts it has served
 };
 
 // A RoCE device whose port uabid owns (uabid_links.cpp).
@@ -210,6 +219,14 @@ struct Link {
 	std::uint16_t port = 0;
 	int bind_err = 0;
 	std::uint64_t rx_relayed = 0, rx_dropped = 0;
+	// Steering: fd heads a SO_REUSEPORT group whose classic BPF program
+	// sends each datagram, by its BTH's destination QPN, to the member
+	// socket of the context that bound that QP (group index = position in
+	// members + 1); anything else comes to fd, to be relayed.
+	bool steer = false;
+	std::vector<SteerMember> members;
+	std::map<std::uint32_t, unsigned> steered; // QPN -> group index
+	int steer_err = 0;			   // why steering stopped, if it did
 };
 
 // One fd attribute of the message being executed.
@@ -281,6 +298,11 @@ private:
 	bool give_relay(Conn &c);
 	bool wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn);
 	void release_relay(Conn &c);
+	int steer_member(Link &l, Conn &c);
+	void steer_release(Link &l, Conn &c);
+	void steer_reset(Link &l);
+	int steer_program(Link &l);
+	void steer_update(Link &l);
 
 	Config cfg_;
 	Paths paths_;

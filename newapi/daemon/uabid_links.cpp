@@ -13,6 +13,7 @@
 #include "uabid.hpp"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -77,6 +78,63 @@ int Daemon::device_at(unsigned pos)
 	return -1;
 }
 
+namespace {
+
+// A UDP socket bound to @addr (a GID) and @port, non-blocking, with
+// IP_PKTINFO; in a reuseport group when @reuseport.  -errno.
+int udp_socket_at(const unsigned char addr[16], std::uint16_t port, const char *netdev, bool reuseport)
+{
+	const bool v6 = !v4_mapped(addr);
+	int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1, buf = 4 << 20;
+	if (v6) {
+		::setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	} else {
+		::setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	}
+	if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) < 0)
+		::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	if (reuseport && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+		int e = errno;
+		::close(fd);
+		return -e;
+	}
+	sockaddr_storage ss{};
+	socklen_t len;
+	if (v6) {
+		auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		std::memcpy(&a->sin6_addr, addr, 16);
+		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
+			a->sin6_scope_id = if_nametoindex(netdev);
+		len = sizeof(*a);
+	} else {
+		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		std::memcpy(&a->sin_addr, addr + 12, 4);
+		len = sizeof(*a);
+	}
+	if (::bind(fd, reinterpret_cast<sockaddr *>(&ss), len) < 0) {
+		int e = errno;
+		::close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+bool steering_wanted()
+{
+	const char *e = std::getenv("UABI_WIRE_STEER");
+	return !e || std::strcmp(e, "0") != 0;
+}
+
+} // namespace
+
 // Binds (again) the UDP socket of device @index to its receive address,
 // when that changed; a device without an address has none.
 void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
@@ -85,6 +143,7 @@ void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
 	bool have = receive_addr(d, addr);
 	if (l.fd >= 0 && have && !std::memcmp(addr, l.addr, 16))
 		return;
+	steer_reset(l);
 	if (l.fd >= 0) {
 		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l.fd, nullptr);
 		link_fds_.erase(l.fd);
@@ -96,40 +155,18 @@ void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
 		l.bind_err = -EADDRNOTAVAIL;
 		return;
 	}
-	const bool v6 = !v4_mapped(addr);
-	int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		l.bind_err = -errno;
-		return;
-	}
-	int one = 1, buf = 4 << 20;
-	if (v6) {
-		::setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
-		::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	} else {
-		::setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
-	}
-	::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-	sockaddr_storage ss{};
-	socklen_t len;
-	if (v6) {
-		auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(l.port);
-		std::memcpy(&a->sin6_addr, addr, 16);
-		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
-			a->sin6_scope_id = if_nametoindex(d.netdev);
-		len = sizeof(*a);
-	} else {
-		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
-		a->sin_family = AF_INET;
-		a->sin_port = htons(l.port);
-		std::memcpy(&a->sin_addr, addr + 12, 4);
-		len = sizeof(*a);
-	}
-	if (::bind(fd, reinterpret_cast<sockaddr *>(&ss), len) < 0) {
-		l.bind_err = -errno;
+	// Steered, the port's socket heads a reuseport group.  A group takes
+	// in any socket of our uid that asks, so first make sure nobody holds
+	// the port (another uabid of ours would otherwise join it silently):
+	// a plain socket binds only where nobody does.
+	int fd = udp_socket_at(addr, l.port, d.netdev, false);
+	if (fd >= 0 && !cfg_.shared && steering_wanted()) {
 		::close(fd);
+		fd = udp_socket_at(addr, l.port, d.netdev, true);
+		l.steer = fd >= 0;
+	}
+	if (fd < 0) {
+		l.bind_err = fd;
 		LOG("device %s: cannot receive at port %u of %s: %s", l.name.c_str(), l.port, d.netdev,
 		    std::strerror(-l.bind_err));
 		return;
@@ -140,11 +177,15 @@ void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
 	if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		l.bind_err = -errno;
 		::close(fd);
+		l.steer = false;
 		return;
 	}
 	l.fd = fd;
 	l.bind_err = 0;
+	l.steer_err = 0;
 	link_fds_[fd] = l.index;
+	// Everything to us until a context binds a QP.
+	steer_update(l);
 }
 
 void Daemon::link_forget(unsigned index)
@@ -152,6 +193,7 @@ void Daemon::link_forget(unsigned index)
 	auto it = links_.find(index);
 	if (it == links_.end())
 		return;
+	steer_reset(it->second);
 	if (it->second.fd >= 0) {
 		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
 		link_fds_.erase(it->second.fd);
@@ -340,6 +382,9 @@ bool Daemon::do_links(Conn &c)
 			e.relay_error = it->second.bind_err;
 			e.rx_relayed = it->second.rx_relayed;
 			e.rx_dropped = it->second.rx_dropped;
+			e.steering = it->second.steer ? 1 : 0;
+			e.steered_qps = std::uint32_t(it->second.steered.size());
+			e.steer_error = it->second.steer_err;
 		}
 		out.push_back(e);
 	}
@@ -385,6 +430,118 @@ bool Daemon::do_link_change(Conn &c, std::uint16_t op, std::size_t n)
 	return admin_reply(c, op, ret, nullptr, 0);
 }
 
+// Steering (docs/wire.md, "Devices on uabid: who receives"), on a private
+// uabid only: whoever holds a member socket can replace the group's
+// program, so all of them must belong to one user.  The group's members
+// are uabid's sockets: it makes each one, passes a copy to one context at
+// a time and never closes its own before the group ends, so that no
+// member ever leaves and the kernel never renumbers the group behind the
+// program.  A member serves contexts of the uid it first served only (root
+// may be a private uabid's client too).
+namespace {
+constexpr std::size_t kMaxMembers = 32;	 // per device; then relayed only
+constexpr std::size_t kMaxSteered = 128; // QPs per device in the program
+} // namespace
+
+// The program: the destination QPN (BTH bytes 5..7 of the UDP payload),
+// compared with each steered QPN; no match (or a runt: a load past the end
+// ends a classic program with 0) is index 0, uabid's socket.
+int Daemon::steer_program(Link &l)
+{
+	std::vector<sock_filter> f;
+	f.reserve(3 + 2 * l.steered.size());
+	f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 5));
+	f.push_back(BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 8));
+	for (const auto &[qpn, index] : l.steered) {
+		f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, qpn, 0, 1));
+		f.push_back(BPF_STMT(BPF_RET | BPF_K, index));
+	}
+	f.push_back(BPF_STMT(BPF_RET | BPF_K, 0));
+	sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
+	if (::setsockopt(l.fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
+// Installs the program for l.steered.  If that fails, steering stops and
+// everything is relayed (members keep their places; nothing goes to them).
+void Daemon::steer_update(Link &l)
+{
+	if (!l.steer || (l.steer_err = steer_program(l)) == 0)
+		return;
+	LOG("device %s: steering stopped (%s): every datagram is relayed", l.name.c_str(),
+	    std::strerror(-l.steer_err));
+	l.steered.clear();
+	if (int e = steer_program(l))
+		LOG("device %s: cannot reset the steering program: %s", l.name.c_str(), std::strerror(-e));
+	l.steer = false;
+}
+
+// A member socket for @c: a free one of its uid, else a new one.  -errno
+// when there is none to give (the context is then relayed only).
+int Daemon::steer_member(Link &l, Conn &c)
+{
+	if (!l.steer)
+		return -EOPNOTSUPP;
+	std::size_t k = 0;
+	while (k < l.members.size() && (l.members[k].owner || l.members[k].uid != c.cred.uid))
+		k++;
+	if (k == l.members.size()) {
+		if (l.members.size() >= kMaxMembers)
+			return -ENOSPC;
+		uabi_user_device_info d;
+		if (uabi_user_device_query(l.index, &d))
+			return -ENODEV;
+		int fd = udp_socket_at(l.addr, l.port, d.netdev, true);
+		if (fd < 0)
+			return fd;
+		l.members.push_back({fd, nullptr, c.cred.uid});
+	} else {
+		// What its last context left unread is not this one's.
+		std::uint8_t junk[64];
+		for (int i = 0; i < 100000; i++)
+			if (::recv(l.members[k].fd, junk, sizeof(junk), MSG_DONTWAIT | MSG_TRUNC) < 0)
+				break;
+	}
+	l.members[k].owner = &c;
+	c.member = int(k);
+	return l.members[k].fd;
+}
+
+void Daemon::steer_release(Link &l, Conn &c)
+{
+	if (c.member < 0)
+		return;
+	const unsigned index = unsigned(c.member) + 1;
+	bool changed = false;
+	for (auto q = l.steered.begin(); q != l.steered.end();)
+		if (q->second == index) {
+			q = l.steered.erase(q);
+			changed = true;
+		} else {
+			++q;
+		}
+	if (changed)
+		steer_update(l);
+	if (std::size_t(c.member) < l.members.size() && l.members[c.member].owner == &c)
+		l.members[c.member].owner = nullptr;
+	c.member = -1;
+}
+
+// The group ends (the address changed, the device goes): our copies are
+// closed; contexts keep theirs, which no longer receive, and are relayed.
+void Daemon::steer_reset(Link &l)
+{
+	for (SteerMember &m : l.members) {
+		if (m.owner)
+			m.owner->member = -1;
+		::close(m.fd);
+	}
+	l.members.clear();
+	l.steered.clear();
+	l.steer = false;
+}
+
 bool Daemon::give_relay(Conn &c)
 {
 	auto it = links_.find(c.device);
@@ -407,12 +564,16 @@ bool Daemon::give_relay(Conn &c)
 	if (c.relay >= 0)
 		::close(c.relay);
 	c.relay = sv[0];
+	steer_release(it->second, c);
 	RelayReply r{};
 	r.port = it->second.port;
+	int fds[2] = {sv[1], steer_member(it->second, c)};
+	if (fds[1] >= 0)
+		r.flags |= kRelaySteered;
 	AdmHdr h{kAdmMagic, std::uint32_t(sizeof(AdmHdr) + sizeof(r)), kProtoVersion, kOpWireRelay, 0, 0, 0};
 	std::memcpy(buf_.data(), &h, sizeof(h));
 	std::memcpy(buf_.data() + sizeof(h), &r, sizeof(r));
-	bool ok = send_reply(c, buf_.data(), sizeof(h) + sizeof(r), &sv[1], 1);
+	bool ok = send_reply(c, buf_.data(), sizeof(h) + sizeof(r), fds, fds[1] >= 0 ? 2 : 1);
 	::close(sv[1]);
 	return ok;
 }
@@ -429,6 +590,9 @@ bool Daemon::wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn)
 		if (it == wire_qps_.end() || it->second != &c)
 			return admin_reply(c, op, -ENOENT, nullptr, 0);
 		wire_qps_.erase(it);
+		Link &l = links_.at(c.device);
+		if (l.steered.erase(qpn))
+			steer_update(l);
 		return admin_reply(c, op, 0, nullptr, 0);
 	}
 	// Only a QP of this connection's own context: found among its
@@ -439,7 +603,16 @@ bool Daemon::wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn)
 			mine = true;
 	if (!mine)
 		return admin_reply(c, op, -ENOENT, nullptr, 0);
+	// A QPN another connection had bound (its QP is gone, the number
+	// reused): ours now, in the program too.
 	wire_qps_[key] = &c;
+	Link &l = links_.at(c.device);
+	if (l.steer) {
+		l.steered.erase(qpn);
+		if (c.member >= 0 && l.steered.size() < kMaxSteered)
+			l.steered[qpn] = unsigned(c.member) + 1;
+		steer_update(l);
+	}
 	return admin_reply(c, op, 0, nullptr, 0);
 }
 
@@ -447,6 +620,9 @@ void Daemon::release_relay(Conn &c)
 {
 	for (auto q = wire_qps_.begin(); q != wire_qps_.end();)
 		q = q->second == &c ? wire_qps_.erase(q) : std::next(q);
+	if (auto it = links_.find(c.device); it != links_.end())
+		steer_release(it->second, c);
+	c.member = -1;
 	if (c.relay >= 0)
 		::close(c.relay);
 	c.relay = -1;

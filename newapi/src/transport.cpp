@@ -22,8 +22,9 @@ int Transport::context_fd()
 	return -1;
 }
 
-Result<int> Transport::wire_relay(std::uint16_t *)
+Result<int> Transport::wire_relay(std::uint16_t *, int *steered)
 {
+	*steered = -1;
 	return make_error(EOPNOTSUPP);
 }
 

@@ -623,20 +623,25 @@ Result<std::vector<std::string>> DaemonTransport::device_names()
 	return names;
 }
 
-Result<int> DaemonTransport::wire_relay(std::uint16_t *port)
+Result<int> DaemonTransport::wire_relay(std::uint16_t *port, int *steered)
 {
+	*steered = -1;
 	std::lock_guard<std::mutex> g(mu_);
 	if (dead_)
 		return make_error(ENOTCONN);
 	std::vector<int> fds;
 	auto r = daemon::admin_call(fd_, daemon::kOpWireRelay, 0, nullptr, 0, 5000, -1, &fds);
-	if (!r || fds.size() != 1 || r->size() < sizeof(daemon::RelayReply)) {
+	daemon::RelayReply rep{};
+	if (r && r->size() >= sizeof(rep))
+		std::memcpy(&rep, r->data(), sizeof(rep));
+	const std::size_t want = (rep.flags & daemon::kRelaySteered) ? 2 : 1;
+	if (!r || fds.size() != want || r->size() < sizeof(rep)) {
 		daemon::wire::close_all(fds);
 		return make_error(r ? EPROTO : r.error());
 	}
-	daemon::RelayReply rep;
-	std::memcpy(&rep, r->data(), sizeof(rep));
 	*port = rep.port;
+	if (want == 2)
+		*steered = fds[1];
 	return fds[0];
 }
 

@@ -61,6 +61,8 @@ int list(const daemon::Connection &c, bool json)
 				     ",\"receives_at\":" + json_str(addr_text(e.addr, e.port)) +
 				     ",\"receive_error\":" +
 				     json_str(e.relay_error ? std::strerror(-e.relay_error) : "") +
+				     ",\"steering\":" + std::string(e.steering ? "true" : "false") +
+				     ",\"steered_qps\":" + std::to_string(e.steered_qps) +
 				     ",\"relayed\":" + std::to_string(e.rx_relayed) +
 				     ",\"dropped\":" + std::to_string(e.rx_dropped);
 			o += ",\"contexts\":" + std::to_string(e.contexts) + "}";
@@ -72,6 +74,10 @@ int list(const daemon::Connection &c, bool json)
 				    e.num_gids, addr_text(e.addr, e.port).c_str());
 			if (e.relay_error)
 				std::printf(" (cannot: %s)", std::strerror(-e.relay_error));
+			if (e.steering)
+				std::printf(" steered %u", e.steered_qps);
+			else if (e.steer_error)
+				std::printf(" (steering stopped: %s)", std::strerror(-e.steer_error));
 			std::printf(" relayed %llu dropped %llu", (unsigned long long)e.rx_relayed,
 				    (unsigned long long)e.rx_dropped);
 		}

@@ -185,9 +185,13 @@ TEST_F(LinkTest, TheRelayCarriesOwnQpsOnly)
 	// Binding needs a relay first, and only a context connection has one.
 	EXPECT_EQ(c.transport().wire_bind(qpn, true), EOPNOTSUPP);
 	std::uint16_t port = 0;
-	auto relay = c.transport().wire_relay(&port);
+	int steered = 0;
+	auto relay = c.transport().wire_relay(&port, &steered);
 	ASSERT_TRUE(relay);
 	EXPECT_EQ(std::to_string(port), port_);
+	// A shared uabid steers nothing: its clients are several users, and any
+	// member of a reuseport group may replace the group's program.
+	EXPECT_EQ(steered, -1);
 	EXPECT_EQ(c.transport().wire_bind(qpn + 1000, true), ENOENT) << "a QP that is not ours";
 	EXPECT_EQ(c.transport().wire_bind(1u << 24, true), EINVAL);
 	ASSERT_EQ(c.transport().wire_bind(qpn, true), 0);
@@ -222,8 +226,9 @@ TEST_F(LinkTest, TheRelayCarriesOwnQpsOnly)
 			return 1;
 		Context o(std::move(*t));
 		std::uint16_t port = 0;
-		auto r = o.transport().wire_relay(&port);
-		if (!r)
+		int steered = 0;
+		auto r = o.transport().wire_relay(&port, &steered);
+		if (!r || steered != -1)
 			return 2;
 		if (o.transport().wire_bind(qpn, true) != ENOENT)
 			return 3;
@@ -250,6 +255,109 @@ TEST_F(LinkTest, TheRelayCarriesOwnQpsOnly)
 	send_datagram(port, qpn, 64, 0x44);
 	EXPECT_FALSE(relay_recv(*relay, h, got, 300));
 	::close(*relay);
+}
+
+// One datagram on a plain UDP socket within @ms (false: none).
+bool udp_recv(int fd, std::vector<std::uint8_t> &out, int ms = 2000)
+{
+	pollfd p{fd, POLLIN, 0};
+	if (::poll(&p, 1, ms) != 1)
+		return false;
+	std::uint8_t buf[5000];
+	ssize_t n = ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0)
+		return false;
+	out.assign(buf, buf + n);
+	return true;
+}
+
+// Steering, on a private uabid: the port's reuseport group sends a bound
+// QP's datagrams straight to the socket its context was given, not through
+// uabid; another context's QPs to its own socket; what no one bound to
+// uabid (dropped); a context's socket serves the next context once the
+// first is gone, without what it left unread, and the closed context's
+// QPNs no longer reach it.
+TEST_F(LinkTest, TheSteeredSocketTakesItsOwnQps)
+{
+	start();
+	ASSERT_TRUE(daemon::link_add(*admin(), "roce_lo", "lo"));
+	struct Side {
+		Context c;
+		std::uint32_t qpn = 0;
+		int relay = -1, steered = -1;
+	};
+	auto side = [&] {
+		Side s{open_on(1)};
+		auto pd = s.c.alloc_pd();
+		auto cq = s.c.create_cq(4);
+		EXPECT_TRUE(pd && cq);
+		auto qp = s.c.create_qp(rc_qp(*pd, cq->handle));
+		EXPECT_TRUE(qp);
+		s.qpn = qp->resp.qpn;
+		std::uint16_t port = 0;
+		auto r = s.c.transport().wire_relay(&port, &s.steered);
+		EXPECT_TRUE(r);
+		s.relay = r ? *r : -1;
+		EXPECT_GE(s.steered, 0) << "a private uabid gives a steered socket";
+		EXPECT_EQ(s.c.transport().wire_bind(s.qpn, true), 0);
+		return s;
+	};
+	const auto port = std::uint16_t(std::stoi(port_));
+	std::vector<std::uint8_t> got;
+	daemon::RelayHdr h{};
+	auto a = std::make_unique<Side>(side());
+	auto b = std::make_unique<Side>(side());
+	ASSERT_GE(a->steered, 0);
+	ASSERT_GE(b->steered, 0);
+	const auto relayed0 = links()[1].rx_relayed;
+	for (int i = 0; i < 20; i++) {
+		send_datagram(port, a->qpn, 100 + i, 0xa0);
+		send_datagram(port, b->qpn, 200 + i, 0xb0);
+	}
+	for (int i = 0; i < 20; i++) {
+		ASSERT_TRUE(udp_recv(a->steered, got)) << i;
+		EXPECT_EQ(got.size(), 100u + i);
+		EXPECT_EQ(got.back(), 0xa0);
+		ASSERT_TRUE(udp_recv(b->steered, got)) << i;
+		EXPECT_EQ(got.size(), 200u + i);
+		EXPECT_EQ(got.back(), 0xb0);
+	}
+	EXPECT_FALSE(udp_recv(a->steered, got, 100));
+	EXPECT_FALSE(relay_recv(a->relay, h, got, 100)) << "steered datagrams do not pass through uabid";
+	EXPECT_EQ(links()[1].rx_relayed, relayed0);
+	// No one's QP: uabid's, dropped and counted.
+	const auto dropped0 = links()[1].rx_dropped;
+	send_datagram(port, a->qpn + 4000, 64, 0);
+	EXPECT_TRUE(eventually([&] { return links()[1].rx_dropped == dropped0 + 1; }));
+	EXPECT_FALSE(udp_recv(a->steered, got, 100));
+	EXPECT_FALSE(udp_recv(b->steered, got, 100));
+	// a leaves with a datagram unread; its QPN then goes to uabid.
+	const std::uint32_t old_qpn = a->qpn;
+	send_datagram(port, a->qpn, 77, 0xee);
+	::close(a->steered);
+	::close(a->relay);
+	a.reset();
+	EXPECT_TRUE(eventually([&] { return links()[1].contexts == 1; }));
+	send_datagram(port, old_qpn, 64, 0);
+	EXPECT_TRUE(eventually([&] { return links()[1].rx_dropped == dropped0 + 2; }));
+	// c takes a's socket: nothing of a's is in it, and its own QP works.
+	auto c = std::make_unique<Side>(side());
+	ASSERT_GE(c->steered, 0);
+	EXPECT_FALSE(udp_recv(c->steered, got, 100)) << "what a left behind";
+	send_datagram(port, c->qpn, 55, 0xcc);
+	ASSERT_TRUE(udp_recv(c->steered, got));
+	EXPECT_EQ(got.size(), 55u);
+	send_datagram(port, b->qpn, 66, 0xbb);
+	ASSERT_TRUE(udp_recv(b->steered, got));
+	EXPECT_EQ(got.size(), 66u);
+	// Unbound: uabid's again.
+	ASSERT_EQ(c->c.transport().wire_bind(c->qpn, false), 0);
+	send_datagram(port, c->qpn, 64, 0);
+	EXPECT_FALSE(udp_recv(c->steered, got, 200));
+	for (auto *s : {b.get(), c.get()}) {
+		::close(s->steered);
+		::close(s->relay);
+	}
 }
 
 // The address monitor: in a network namespace of its own, one end of a

@@ -27,16 +27,20 @@
 # header (Wireshark does not check the ICRC).
 #
 # Usage: run-two-hosts.sh --verbs-lib LIB --inproc-lib LIB [--daemon UABI_TOOL]
-#                         [--pcap-check PCAP_ICRC] [--quick]
+#                         [--pcap-check PCAP_ICRC] [--quick] [--relay]
+#
+# --relay (with --daemon): uabid relays every datagram (UABI_WIRE_STEER=0)
+# instead of steering bound QPs' datagrams to their processes' sockets.
 set -uo pipefail
 
-verbs="" inproc="" quick=0 tool="" pcap_check=""
+verbs="" inproc="" quick=0 tool="" pcap_check="" relay=0
 while (($#)); do
 	case $1 in
 	--pcap-check) pcap_check=$2; shift 2 ;;
 	--verbs-lib) verbs=$2; shift 2 ;;
 	--inproc-lib) inproc=$2; shift 2 ;;
 	--daemon) tool=$2; shift 2 ;;
+	--relay) relay=1; shift ;;
 	--quick) quick=1; shift ;;
 	*) echo "run-two-hosts: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -84,7 +88,7 @@ if [[ -n $tool ]]; then
 		set -- $h
 		mkdir -p "$log/$1"
 		if ! ip netns exec "$1" env UABI_SOCKET="$log/$1/uabid.sock" UABI_IDLE_EXIT=0 \
-			"$tool" link add roce0 netdev "$2" >"$log/$1/link" 2>&1 ||
+			UABI_WIRE_STEER=$((1 - relay)) "$tool" link add roce0 netdev "$2" >"$log/$1/link" 2>&1 ||
 			! grep -q "roce0/1 state ACTIVE .*receives 10.88.0.[12]:4791" "$log/$1/link"; then
 			echo "run-two-hosts: FAIL: uabi link add roce0 netdev $2 in $1"
 			cat "$log/$1/link"
@@ -196,9 +200,23 @@ if [[ -n $tool ]]; then
 		wait $p
 		rcs+=" $?"
 	done
-	relayed=$(ip netns exec $A env UABI_SOCKET="$log/$A/uabid.sock" "$tool" link | grep -o 'relayed [0-9]*')
+	ip netns exec $A env UABI_SOCKET="$log/$A/uabid.sock" "$tool" link >"$log/link.after"
+	relayed=$(grep -o 'relayed [0-9]*' "$log/link.after" | cut -d' ' -f2)
+	# Steered, uabid relays only what comes for no bound QP (stragglers
+	# after a QP is gone); relaying, it carries everything.
+	if ((relay)) && grep -q ' steered ' "$log/link.after"; then
+		echo "run-two-hosts: uabid steers although UABI_WIRE_STEER=0: FAIL"
+		fails=$((fails + 1))
+	elif ((!relay)) && ! grep -q ' steered ' "$log/link.after"; then
+		echo "run-two-hosts: uabid does not steer: FAIL"
+		cat "$log/link.after"
+		fails=$((fails + 1))
+	elif ((relay && relayed < 1000)); then
+		echo "run-two-hosts: uabid relayed only ${relayed:-0} datagrams: FAIL"
+		fails=$((fails + 1))
+	fi
 	if [[ $rcs == " 0 0 0 0" ]]; then
-		echo "run-two-hosts: two pairs sharing each host's port: PASS (host 1's uabid $relayed datagrams)"
+		echo "run-two-hosts: two pairs sharing each host's port: PASS (host 1's uabid $( ((relay)) && echo relaying || echo steering), relayed ${relayed:-0} datagrams)"
 	else
 		echo "run-two-hosts: two pairs sharing each host's port: FAIL (exit codes$rcs)"
 		tail -n 5 "$log"/two.*

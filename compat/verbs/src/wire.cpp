@@ -296,10 +296,11 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	w->ifindex = ifindex_of(gid.raw);
 	Transport &t = impl->ctl.raw().transport();
 	std::uint16_t port = 0;
-	if (auto relay = t.wire_relay(&port)) {
+	int steered = -1;
+	if (auto relay = t.wire_relay(&port, &steered)) {
 		w->port = port;
 		w->relayed = &t;
-		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay);
+		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay, steered);
 	} else if (relay.error() == EOPNOTSUPP) {
 		w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
 	} else {

@@ -37,7 +37,10 @@ public:
 	// daemon::RelayHdr) and the device's UDP port; and the QPs whose
 	// datagrams go there (docs/wire.md, "Devices on uabid").  EOPNOTSUPP:
 	// the context receives on a socket of its own.
-	virtual Result<int> wire_relay(std::uint16_t *port);
+	// With it, in *steered (-1: none), a UDP socket that receives the
+	// bound QPs' datagrams directly, as they come to the port (kOpWireRelay's
+	// kRelaySteered); the caller owns both.
+	virtual Result<int> wire_relay(std::uint16_t *port, int *steered);
 	virtual int wire_bind(std::uint32_t qpn, bool on);
 };
 

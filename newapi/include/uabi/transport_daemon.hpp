@@ -50,7 +50,8 @@ enum AdmOp : std::uint16_t {
 	kOpWireRelay = 11, // context connection of a RoCE device: reply
 			   // RelayReply + one fd (SCM_RIGHTS): the datagrams
 			   // uabid receives at the device's port for this
-			   // connection's QPs, each behind a RelayHdr
+			   // connection's QPs, each behind a RelayHdr; and a
+			   // second one with kRelaySteered
 	kOpWireBind = 12,  // arg = QPN of a QP of this connection's context:
 			   // its datagrams go to this connection's relay
 	kOpWireUnbind = 13, // arg = QPN
@@ -96,10 +97,13 @@ struct LinkEntry {
 	std::uint8_t addr[16];	// RoCE: where uabid receives (IPv4-mapped or
 				// IPv6), zero when it cannot (no address)
 	std::uint16_t port;	// ... at this UDP port (4791)
-	std::uint16_t reserved0;
+	std::uint16_t steering; // 1: bound QPs' datagrams go straight to their
+				// contexts' sockets (docs/wire.md)
 	std::int32_t relay_error; // -errno of the last bind, 0: bound
 	std::uint64_t rx_relayed; // datagrams handed to a process
 	std::uint64_t rx_dropped; // no such QP, malformed, relay full
+	std::uint32_t steered_qps; // QPs the port steers now
+	std::int32_t steer_error;  // -errno: why steering stopped
 };
 
 struct LinkRequest {
@@ -109,9 +113,13 @@ struct LinkRequest {
 
 struct RelayReply {
 	std::uint16_t port;	// the device's UDP port
-	std::uint16_t reserved0;
+	std::uint16_t flags;	// kRelaySteered
 	std::uint32_t reserved;
 };
+// A second fd follows the relay: a UDP socket of the port's reuseport
+// group, to which the port steers the datagrams of this connection's bound
+// QPs (docs/wire.md, "Devices on uabid: who receives").
+constexpr std::uint16_t kRelaySteered = 1;
 
 // What precedes each datagram on a relay socket: its IP addresses and
 // UDP ports as uabid received it (the ICRC covers them).
@@ -397,7 +405,7 @@ public:
 	const char *name() const override { return "daemon"; }
 	// Asked of uabid once (kOpContextFd), then kept.
 	int context_fd() override;
-	Result<int> wire_relay(std::uint16_t *port) override;
+	Result<int> wire_relay(std::uint16_t *port, int *steered) override;
 	int wire_bind(std::uint32_t qpn, bool on) override;
 
 	pid_t daemon_pid() const { return pid_t(hello_.daemon_pid); }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <string>
@@ -55,15 +56,30 @@ constexpr std::size_t kMaxPacket = 4096 + 256;
 
 std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 {
-	return open_impl(local, -1);
+	return open_impl(local, -1, -1);
 }
 
-std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd)
+std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd, int steered_fd)
 {
 	std::unique_ptr<Endpoint> ep(new Endpoint());
 	ep->relay_fd_ = relay_fd;
+	ep->receive_fd_ = relay_fd < 0 || steered_fd >= 0;
 	int fam = local.v6() ? AF_INET6 : AF_INET;
-	ep->fd_ = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (steered_fd >= 0) {
+		// Bound already, and of the family of the address it is bound to.
+		ep->fd_ = steered_fd;
+		sockaddr_storage ss{};
+		socklen_t len = sizeof(ss);
+		if (getsockname(steered_fd, reinterpret_cast<sockaddr *>(&ss), &len) < 0)
+			return nullptr;
+		fam = ss.ss_family;
+		// Blocking, as a socket of our own: sends wait for room.
+		int fl = fcntl(steered_fd, F_GETFL);
+		if (fl >= 0)
+			(void)fcntl(steered_fd, F_SETFL, fl & ~O_NONBLOCK);
+	} else {
+		ep->fd_ = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
 	if (ep->fd_ < 0)
 		return nullptr;
 	int one = 1;
@@ -81,7 +97,7 @@ std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_f
 	int buf = 4 << 20;
 	setsockopt(ep->fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	setsockopt(ep->fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	if (bind(ep->fd_, reinterpret_cast<const sockaddr *>(&local.ss), local.len) < 0) {
+	if (steered_fd < 0 && bind(ep->fd_, reinterpret_cast<const sockaddr *>(&local.ss), local.len) < 0) {
 		int e = errno;
 		close(ep->fd_);
 		ep->fd_ = -1;
@@ -101,14 +117,16 @@ std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_f
 	return ep;
 }
 
-std::unique_ptr<Endpoint> Endpoint::open_relayed(const PeerAddr &local, int relay_fd)
+std::unique_ptr<Endpoint> Endpoint::open_relayed(const PeerAddr &local, int relay_fd, int steered_fd)
 {
 	if (relay_fd < 0) {
+		if (steered_fd >= 0)
+			close(steered_fd);
 		errno = EBADF;
 		return nullptr;
 	}
 	// Closed with the endpoint, also when open_impl() fails.
-	return open_impl(local, relay_fd);
+	return open_impl(local, relay_fd, steered_fd);
 }
 
 Endpoint::~Endpoint()
@@ -308,19 +326,20 @@ void Endpoint::run()
 				timeout = next <= now ? 0 : int((next - now + 999999) / 1000000);
 			}
 		}
-		// Relayed: only what the relay brings is ours (the socket only
-		// sends).
-		const int in = relay_fd_ >= 0 ? relay_fd_ : fd_;
-		pollfd p[2] = {{in, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-		int n = poll(p, 2, timeout);
+		// Relayed: the relay, and the socket only when it is steered
+		// (else it only sends).
+		pollfd p[3] = {{wake_fd_, POLLIN, 0}, {receive_fd_ ? fd_ : -1, POLLIN, 0}, {relay_fd_, POLLIN, 0}};
+		int n = poll(p, 3, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (p[1].revents & POLLIN) {
+		if (p[0].revents & POLLIN) {
 			std::uint64_t v;
 			(void)!read(wake_fd_, &v, sizeof(v));
 		}
-		if (p[0].revents & POLLIN)
-			receive_batch();
+		if (p[1].revents & POLLIN)
+			receive_socket();
+		if (p[2].revents & POLLIN)
+			receive_relayed();
 		timers();
 	}
 }
@@ -373,12 +392,8 @@ void Endpoint::flush_acks()
 	}
 }
 
-void Endpoint::receive_batch()
+void Endpoint::receive_socket()
 {
-	if (relay_fd_ >= 0) {
-		receive_relayed();
-		return;
-	}
 	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
 	sockaddr_storage from[kBatch];
 	alignas(cmsghdr) std::uint8_t ctl[kBatch][64];

@@ -306,8 +306,11 @@ public:
 	// Receiving through another process that owns the port (uabid,
 	// docs/wire.md "Devices on uabid"): datagrams come from @relay_fd,
 	// each behind a RelayHdr; this endpoint sends from a socket bound to
-	// @local (port 0: any).  Takes @relay_fd over, also on failure.
-	static std::unique_ptr<Endpoint> open_relayed(const PeerAddr &local, int relay_fd);
+	// @local (port 0: any).  With @steered_fd (>= 0), a UDP socket the
+	// port owner made in the port's reuseport group, datagrams of the
+	// steered QPs come on it directly and it is the one sent from; the
+	// relay brings the rest.  Takes both fds over, also on failure.
+	static std::unique_ptr<Endpoint> open_relayed(const PeerAddr &local, int relay_fd, int steered_fd = -1);
 	~Endpoint();
 	const PeerAddr &local() const { return local_; }
 	Counters &counters() { return counters_; }
@@ -331,9 +334,9 @@ public:
 private:
 	friend class Qp;
 	Endpoint() = default;
-	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd);
+	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd, int steered_fd);
 	void run();
-	void receive_batch();
+	void receive_socket();
 	void receive_relayed();
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
 	void timers();
@@ -349,6 +352,7 @@ private:
 
 	int fd_ = -1;
 	int relay_fd_ = -1; // open_relayed(): where datagrams come from
+	bool receive_fd_ = true; // datagrams come on fd_ too (not relayed, or steered)
 	int wake_fd_ = -1;
 	PeerAddr local_;
 	Counters counters_;
