@@ -493,3 +493,62 @@ TEST(WireRc, GarbageIsCountedAndChangesNothing)
 	EXPECT_EQ(b.rcq.wait().status, kWcOk);
 	EXPECT_TRUE(same(a, 0, b, 0, 4000));
 }
+
+// XRC: an initiator names the SRQ at the target by number (XRCETH); the
+// receive QP takes the WQE from that SRQ, checks keys against the SRQ's
+// PD, and its completion names the SRQ.  A number that is no SRQ of the
+// receive QP's domain is an invalid request.
+TEST(WireXrc, SendsReachTheSrqTheyNameOnly)
+{
+	Side a(0x11, kQptXrcSend), b(0x22, kQptXrcRecv);
+	const std::uint32_t srq_pd = 2;
+	const std::uint32_t srq_key = b.mem.reg(b.buf.data(), b.buf.size(), kAll, srq_pd);
+	std::mutex m;
+	std::deque<std::pair<std::uint64_t, Sge>> srq;	// SRQ 7's WQEs
+	b.qp->set_xrc_source([&](std::uint32_t srqn, bool take, std::uint32_t &pd, std::uint64_t &wr_id,
+				 std::vector<Sge> &sges) {
+		if (srqn != 7)
+			return -1;
+		pd = srq_pd;
+		if (!take)
+			return 1;
+		std::lock_guard<std::mutex> g(m);
+		if (srq.empty())
+			return 0;
+		wr_id = srq.front().first;
+		sges = {srq.front().second};
+		srq.pop_front();
+		return 1;
+	});
+	connect(a, 0x11, b, 0x22);
+	{
+		std::lock_guard<std::mutex> g(m);
+		srq.push_back({70, {b.at(0), 8192, srq_key}});
+	}
+	fill(a.buf, 0, 3000, 1);
+	SendWr s = wr(kWrSend, 1, a, 0, 3000);
+	s.xrc_srqn = 7;
+	ASSERT_EQ(a.qp->post_send(s), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	Completion r = b.rcq.wait();
+	EXPECT_EQ(r.status, kWcOk);
+	EXPECT_EQ(r.wr_id, 70u);
+	EXPECT_EQ(r.srqn, 7u);
+	EXPECT_EQ(r.byte_len, 3000u);
+	EXPECT_TRUE(same(a, 0, b, 0, 3000));
+	// An RDMA WRITE through the receive QP: the SRQ's PD's key.
+	fill(a.buf, 4096, 2000, 2);
+	SendWr w = wr(kWrWrite, 2, a, 4096, 2000);
+	w.xrc_srqn = 7;
+	w.remote_addr = b.at(10000);
+	w.rkey = srq_key;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	EXPECT_TRUE(same(a, 4096, b, 10000, 2000));
+	// No SRQ 8 in the receive QP's domain.
+	SendWr bad = wr(kWrSend, 3, a, 0, 10);
+	bad.xrc_srqn = 8;
+	ASSERT_EQ(a.qp->post_send(bad), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcRemInvReqErr);
+	EXPECT_EQ(b.rcq.size(), 0u);
+}

@@ -159,6 +159,9 @@ pair rc_pingpong ibv_rc_pingpong -d roce0 -g 0 -n $n -c -- ibv_rc_pingpong -d ro
 pair uc_pingpong ibv_uc_pingpong -d roce0 -g 0 -n $n -- ibv_uc_pingpong -d roce0 -g 0 -n $n
 pair ud_pingpong ibv_ud_pingpong -d roce0 -g 0 -n $n -- ibv_ud_pingpong -d roce0 -g 0 -n $n
 pair srq_pingpong ibv_srq_pingpong -d roce0 -g 0 -n $n -c -- ibv_srq_pingpong -d roce0 -g 0 -n $n -c
+# XRC: SENDs to the other side's SRQs by number (XRCETH), through its XRC
+# receive QPs; the MTU that fits the veth's 1500 bytes.
+pair xsrq_pingpong ibv_xsrq_pingpong -d roce0 -g 0 -m 1024 -n $n -- ibv_xsrq_pingpong -d roce0 -g 0 -m 1024 -n $n
 if [[ -n $cap_pid ]]; then
 	sleep 0.5
 	kill -INT $cap_pid

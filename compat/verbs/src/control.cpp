@@ -624,6 +624,10 @@ struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			return fail_ptr<struct ibv_srq>(m ? ENOMEM : m.error());
 		}
 		s->slot = slot;
+		{
+			std::lock_guard<std::mutex> g(impl->srq_lock);
+			impl->own_srqs.insert(slot);
+		}
 		s->srq_num = r->resp.srqn;
 		s->type = type;
 		s->srq.context = ctx;
@@ -697,9 +701,14 @@ UABI_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 UABI_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
 	return guard_int([&] {
-		auto r = impl_of(srq->context)->ctl.destroy_srq(srq->handle);
+		ContextImpl *impl = impl_of(srq->context);
+		auto r = impl->ctl.destroy_srq(srq->handle);
 		if (!r)
 			return r.error();
+		{
+			std::lock_guard<std::mutex> g(impl->srq_lock);
+			impl->own_srqs.erase(vsrq(srq)->slot);
+		}
 		delete vsrq(srq)->dp;
 		if (!vsrq(srq)->ofed_layout) {
 			pthread_cond_destroy(&srq->cond);

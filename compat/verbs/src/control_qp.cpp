@@ -136,6 +136,17 @@ static struct ibv_qp *create_qp_with(struct ibv_context *ctx, struct ibv_qp_init
 				q->pdom = pd;
 			}
 		}
+		// An XRC receive QP of a RoCE device: served by this process's
+		// wire endpoint (on uabi_sw0 the sender fills the SRQ itself).
+		if (xrc_recv && impl->roce) {
+			sw::QpCaps caps;
+			if (int err = create_wire_qp(ctx, r->resp.qpn, a->qp_type, nullptr, nullptr, nullptr, caps,
+						     &q->dp)) {
+				(void)impl->ctl.destroy_qp(r->handle);
+				free_vqp(q);
+				return fail_ptr<struct ibv_qp>(err);
+			}
+		}
 		qp->pd = pd;
 		qp->send_cq = xrc_recv ? nullptr : a->send_cq;
 		qp->recv_cq = (xrc_recv || xrc_send) ? nullptr : a->recv_cq;

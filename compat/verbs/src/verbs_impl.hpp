@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <new>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct ContextImpl {
 	unsigned ifindex = 0;	// its interface
 	std::mutex wire_lock;
 	std::shared_ptr<struct WireEndpoint> wire;	// wire.cpp, on first QP
+	// The SRQs this context made (their slots): the only ones an XRC
+	// receive QP of a RoCE device fills (wire.cpp).
+	std::mutex srq_lock;
+	std::set<std::uint32_t> own_srqs;
 };
 
 // verbs_context must end with the ibv_context the application holds.

@@ -104,6 +104,9 @@ public:
 		const uabi_sw_qp *d = dev.qp_desc(qpn);
 		pid_ = d && d->pid ? d->pid : ::getpid();
 	}
+	// An XRC receive QP has no owner in its descriptor: the SRQs it fills
+	// are this context's own, and their owner is us.
+	void set_owner(std::int32_t pid) { pid_ = pid; }
 	bool lookup(std::uint32_t key, wire::Region &out) override
 	{
 		uabi_sw_mr mr;
@@ -146,10 +149,13 @@ public:
 				dev.push_cqe(cqn, e);
 			};
 		};
-		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq), sink(rcq),
+		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq),
+					 type == IBV_QPT_XRC_RECV ? xrc_sink(dev) : sink(rcq),
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
 		if (qp_)
 			qp_->set_sq_sig_all(caps.sq_sig_all);
+		if (qp_ && type == IBV_QPT_XRC_RECV)
+			set_xrc_source(impl, dev, qpn);
 		// On an SRQ: its WQEs, taken from the arena's ring as the
 		// shared-memory responder takes them (the SRQ outlives its QPs).
 		if (qp_ && srq)
@@ -172,6 +178,57 @@ public:
 		}
 	}
 
+	// An XRC receive QP's completions go to the CQ of the SRQ whose WQE
+	// they consumed.
+	static wire::CqSink xrc_sink(sw::Device &dev)
+	{
+		return [&dev](const wire::Completion &c) {
+			uabi_sw_srq s;
+			if (!dev.srq_lookup(c.srqn, s) || !s.cqn)
+				return;
+			sw::Cqe e{};
+			e.wr_id = c.wr_id;
+			e.status = c.status;
+			e.opcode = c.opcode;
+			e.byte_len = c.byte_len;
+			e.imm_data = c.imm;
+			e.qp_num = c.qpn;
+			e.wc_flags = c.flags;
+			dev.push_cqe(s.cqn, e);
+		};
+	}
+
+	// The SRQs an XRCETH may name: XRC SRQs of this QP's domain that this
+	// context made (the WQEs' buffers are in this process).
+	void set_xrc_source(ContextImpl &impl, sw::Device &dev, std::uint32_t qpn)
+	{
+		uabi_sw_qp d{};
+		const std::uint32_t xrcd = dev.qp_lookup(qpn, d) ? d.xrcd : 0;
+		ArenaMemory *mem = &mem_;
+		qp_->set_xrc_source([&impl, &dev, xrcd, mem](std::uint32_t srqn, bool take, std::uint32_t &pd,
+							     std::uint64_t &wr_id, std::vector<wire::Sge> &out) {
+			{
+				std::lock_guard<std::mutex> g(impl.srq_lock);
+				if (!impl.own_srqs.count(srqn))
+					return -1;
+			}
+			uabi_sw_srq s;
+			if (!xrcd || !dev.srq_lookup(srqn, s) || s.type != UABI_SRQT_XRC || s.xrcd != xrcd)
+				return -1;
+			pd = s.pd;
+			mem->set_owner(s.pid);
+			if (!take)
+				return 1;
+			sw::Srq srq(dev, srqn);
+			std::vector<sw::Sge> v;
+			int got = srq.take(wr_id, v);
+			out.clear();
+			for (const sw::Sge &g : v)
+				out.push_back({g.addr, g.length, g.lkey});
+			return got;
+		});
+	}
+
 	~WireQp() override
 	{
 		if (bound_)
@@ -188,6 +245,7 @@ public:
 		w.opcode = wr.opcode;
 		if (wr.opcode > sw::kWrAtomicFetchAndAdd)
 			return EINVAL;	// windows, invalidation: not on the wire yet
+		w.xrc_srqn = wr.remote_srqn;
 		w.flags = wr.send_flags;
 		if (sq_sig_all_)
 			w.flags |= wire::kSendFlagSignaled;
@@ -318,7 +376,8 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq, sw::Cq *rcq,
 		   sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out)
 {
-	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD)
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD && type != IBV_QPT_XRC_SEND &&
+	    type != IBV_QPT_XRC_RECV)
 		return EOPNOTSUPP;
 	std::shared_ptr<WireEndpoint> ep;
 	if (int err = endpoint_of(ctx, ep))

@@ -285,6 +285,24 @@ bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
 	return out.key == key && key != 0;
 }
 
+bool Device::srq_lookup(std::uint32_t slot, uabi_sw_srq &out) const
+{
+	const uabi_sw_srq *d = srq_desc(slot);
+	if (!d)
+		return false;
+	snapshot(d, out);
+	return out.slot == slot && slot != 0;
+}
+
+bool Device::qp_lookup(std::uint32_t qpn, uabi_sw_qp &out) const
+{
+	const uabi_sw_qp *d = qp_desc(qpn);
+	if (!d)
+		return false;
+	snapshot(d, out);
+	return true;
+}
+
 bool Device::mcg_snapshot(std::uint32_t i, uabi_sw_mcg &out) const
 {
 	if (i >= info_.mcg_count)

@@ -228,7 +228,7 @@ void Endpoint::set_tx_hook(TxHook h)
 std::unique_ptr<Qp> Endpoint::create_qp(std::uint32_t qpn, std::uint32_t type, Memory &mem, CqSink scq,
 					CqSink rcq, std::uint32_t max_send_wr, std::uint32_t max_recv_wr)
 {
-	if (type != kQptRc && type != kQptUc && type != kQptUd) {
+	if (type != kQptRc && type != kQptUc && type != kQptUd && type != kQptXrcSend && type != kQptXrcRecv) {
 		errno = EINVAL;
 		return nullptr;
 	}
@@ -522,8 +522,12 @@ void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, 
 	Qp *qp = it->second;
 	std::lock_guard<std::mutex> q(qp->lock_);
 	Transport t = transport_of(p.bth.opcode);
+	// XRC: requests to a receive QP, responses to a send QP (which takes
+	// RC's response codes too).
 	bool type_ok = (t == kRc && qp->type_ == kQptRc) || (t == kUc && qp->type_ == kQptUc) ||
-		       (t == kUd && qp->type_ == kQptUd);
+		       (t == kUd && qp->type_ == kQptUd) ||
+		       (t == kXrc && qp->type_ == (p.has(kIsResponse) ? kQptXrcSend : kQptXrcRecv)) ||
+		       (t == kRc && qp->type_ == kQptXrcSend && p.has(kIsResponse));
 	if (!type_ok) {
 		counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
 		return;

@@ -87,7 +87,7 @@ bool Qp::local_sges_ok_locked(const std::vector<Sge> &sges, std::uint32_t need_a
 		if (!s.length)
 			continue;
 		Region r;
-		if (!mem_.lookup(s.lkey, r) || r.pd != attr_.pd || s.addr < r.iova ||
+		if (!mem_.lookup(s.lkey, r) || r.pd != pd_locked() || s.addr < r.iova ||
 		    s.addr - r.iova > r.length || s.length > r.length - (s.addr - r.iova) ||
 		    (need_access & ~r.access))
 			return false;
@@ -178,12 +178,12 @@ void Qp::pump_locked(std::uint64_t now)
 			continue;
 		}
 		while (q.sent < q.npkts) {
-			if (type_ == kQptRc && psn_diff(psn_add(q.first_psn, q.sent), una_psn_) >= std::int32_t(kWindow))
+			if (reliable() && psn_diff(psn_add(q.first_psn, q.sent), una_psn_) >= std::int32_t(kWindow))
 				return;
 			send_packet_locked(q, now);
 		}
 		send_idx_++;
-		if (type_ != kQptRc)
+		if (!reliable())
 			q.done = true;	// UC and UD complete when sent
 	}
 }
@@ -209,11 +209,11 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 		     : last       ? (imm ? kSendLastImm : kSendLast)
 				  : kSendMiddle;
 	Packet p;
-	Transport t = type_ == kQptRc ? kRc : type_ == kQptUc ? kUc : kUd;
-	p.bth.opcode = opcode(t, op);
+	p.bth.opcode = opcode(transport(), op);
+	p.xrc_srq = wr.xrc_srqn;
 	p.bth.solicited = last && (wr.flags & kSendFlagSolicited);
 	p.bth.psn = psn_add(q.first_psn, q.sent);
-	p.bth.ack_req = type_ == kQptRc && (last || (q.sent + 1) % kAckEvery == 0);
+	p.bth.ack_req = reliable() && (last || (q.sent + 1) % kAckEvery == 0);
 	p.imm = wr.imm;
 	PeerAddr to = attr_.dest;
 	if (type_ == kQptUd) {
@@ -251,7 +251,7 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 	}
 	ep_.transmit_gather(p, parts, len, to);
 	q.sent++;
-	if (type_ == kQptRc) {
+	if (reliable()) {
 		if (psn_diff(psn_add(p.bth.psn, 1), sent_psn_) > 0)
 			sent_psn_ = psn_add(p.bth.psn, 1);
 		if (!timer_ns_)
@@ -272,17 +272,18 @@ void Qp::send_rd_request_locked(SendQe &q)
 	Packet p;
 	p.bth.dest_qp = attr_.dest_qpn;
 	p.bth.ack_req = true;
+	p.xrc_srq = wr.xrc_srqn;
 	if (wr.opcode == kWrRead) {
 		// A retry asks only for what has not arrived (its PSN is the
 		// first missing response's).
 		std::uint64_t got = q.resp_off;
-		p.bth.opcode = opcode(kRc, kReadRequest);
+		p.bth.opcode = opcode(transport(), kReadRequest);
 		p.bth.psn = psn_add(q.first_psn, std::uint32_t(got / mtu));
 		p.reth.va = wr.remote_addr + got;
 		p.reth.rkey = wr.rkey;
 		p.reth.length = std::uint32_t(q.total - got);
 	} else {
-		p.bth.opcode = opcode(kRc, wr.opcode == kWrCmpSwap ? kCmpSwap : kFetchAdd);
+		p.bth.opcode = opcode(transport(), wr.opcode == kWrCmpSwap ? kCmpSwap : kFetchAdd);
 		p.bth.psn = q.first_psn;
 		p.atomic.va = wr.remote_addr;
 		p.atomic.rkey = wr.rkey;
@@ -402,7 +403,7 @@ void Qp::fail_front_locked(std::uint32_t status)
 
 void Qp::on_response_locked(const Packet &p, std::uint64_t now)
 {
-	if (type_ != kQptRc || (attr_.state != kRts))
+	if ((type_ != kQptRc && type_ != kQptXrcSend) || attr_.state != kRts)
 		return;
 	std::uint32_t psn = p.bth.psn;
 	Op op = op_of(p.bth.opcode);

@@ -31,6 +31,12 @@ std::uint8_t g_zero_length;	// where a zero-length RDMA "lands"
 
 bool Qp::have_wqe_locked()
 {
+	if (rq_.empty() && xrc_src_) {
+		RecvQe q;
+		std::uint32_t pd;
+		if (xrc_src_(xrc_srqn_, true, pd, q.wr_id, q.sges) == 1)
+			rq_.push_back(std::move(q));
+	}
 	if (rq_.empty() && src_) {
 		RecvQe q;
 		if (src_(q.wr_id, q.sges) == 1)
@@ -71,7 +77,7 @@ bool Qp::place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span
 			continue;
 		}
 		Region r;
-		if (!mem_.lookup(s.lkey, r) || r.pd != attr_.pd || !(r.access & kAccLocalWrite) ||
+		if (!mem_.lookup(s.lkey, r) || r.pd != pd_locked() || !(r.access & kAccLocalWrite) ||
 		    s.addr < r.iova || s.addr - r.iova > r.length || s.length > r.length - (s.addr - r.iova))
 			return false;
 		std::size_t n = std::min<std::size_t>(s.length - off, data.size() - done);
@@ -87,7 +93,7 @@ std::uint8_t *Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint6
 	if (!len)
 		return &g_zero_length;	// no key is checked for zero bytes
 	Region r;
-	if (!mem_.lookup(rkey, r) || r.pd != attr_.pd || !(attr_.access & access) || !(r.access & access) ||
+	if (!mem_.lookup(rkey, r) || r.pd != pd_locked() || !(attr_.access & access) || !(r.access & access) ||
 	    va < r.iova || va - r.iova > r.length || len > r.length - (va - r.iova)) {
 		ep_.counters().rx_access.fetch_add(1, std::memory_order_relaxed);
 		return nullptr;
@@ -98,7 +104,7 @@ std::uint8_t *Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint6
 void Qp::send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAddr &to)
 {
 	Packet p;
-	p.bth.opcode = opcode(kRc, kAck);
+	p.bth.opcode = opcode(transport(), kAck);
 	p.bth.dest_qp = attr_.dest_qpn;
 	p.bth.psn = psn;
 	p.aeth.syndrome = syndrome;
@@ -124,7 +130,7 @@ bool Qp::respond_read_locked(const Packet &p)
 	for (std::uint32_t i = 0; i < n; i++) {
 		Packet r;
 		bool first = i == 0, last = i + 1 == n;
-		r.bth.opcode = opcode(kRc, first && last ? kReadRespOnly
+		r.bth.opcode = opcode(transport(), first && last ? kReadRespOnly
 					   : first       ? kReadRespFirst
 					   : last        ? kReadRespLast
 							 : kReadRespMiddle);
@@ -142,7 +148,7 @@ bool Qp::respond_read_locked(const Packet &p)
 bool Qp::respond_atomic_locked(const Packet &p, bool duplicate)
 {
 	Packet r;
-	r.bth.opcode = opcode(kRc, kAtomicAck);
+	r.bth.opcode = opcode(transport(), kAtomicAck);
 	r.bth.dest_qp = attr_.dest_qpn;
 	r.bth.psn = p.bth.psn;
 	r.aeth.syndrome = kAckOk | 0x1f;
@@ -189,10 +195,24 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		k.rx_bad_state.fetch_add(1, std::memory_order_relaxed);
 		return;
 	}
-	const bool rc = type_ == kQptRc;
+	const bool rc = reliable();
 	const Op op = op_of(p.bth.opcode);
 	const std::uint32_t psn = p.bth.psn;
 	const std::int32_t d = psn_diff(psn, epsn_);
+	// XRC: every request names the SRQ it is for; keys are checked against
+	// that SRQ's PD.  A name that is no SRQ of this QP's domain is an
+	// invalid request (below, in sequence) or dropped (out of it).
+	bool bad_srq = false;
+	if (type_ == kQptXrcRecv) {
+		std::uint64_t wr_id;
+		std::vector<Sge> none;
+		bad_srq = !xrc_src_ || xrc_src_(p.xrc_srq, false, xrc_pd_, wr_id, none) < 0;
+		xrc_srqn_ = p.xrc_srq;
+		if (bad_srq && d != 0) {
+			k.rx_access.fetch_add(1, std::memory_order_relaxed);
+			return;
+		}
+	}
 	if (!rc && d != 0) {
 		// UC: a lost packet loses its message; a first packet starts
 		// the next one.
@@ -236,6 +256,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			c.status = kWcLocLenErr;
 			c.opcode = kWcRecv;
 			c.qpn = qpn_;
+			c.srqn = xrc_srqn_;
 			rx_done_.push_back(c);
 		}
 		in_ = {};
@@ -250,6 +271,8 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 	}
 	if (p.has(kIsFirst))
 		in_.drop = false;
+	if (bad_srq)
+		return invalid();
 	switch (op) {
 	case kSendFirst:
 	case kSendMiddle:
@@ -288,6 +311,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			c.opcode = kWcRecv;
 			c.byte_len = std::uint32_t(in_.off);
 			c.qpn = qpn_;
+			c.srqn = xrc_srqn_;
 			if (p.has(kHasImm)) {
 				c.imm = p.imm;
 				c.flags |= kWcFlagImm;
@@ -358,6 +382,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 				c.imm = p.imm;
 				c.flags = kWcFlagImm;
 				c.qpn = qpn_;
+				c.srqn = xrc_srqn_;
 				rx_done_.push_back(c);
 			}
 		}

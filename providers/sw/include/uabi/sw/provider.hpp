@@ -230,6 +230,10 @@ public:
 	void claim_count_slot();
 	bool ring_ok(std::uint64_t off, std::uint64_t bytes) const;
 	bool mr_lookup(std::uint32_t key, uabi_sw_mr &out) const;
+	// A consistent copy of SRQ @slot's descriptor (false: out of range
+	// or free) and of QP @qpn's (false: out of range).
+	bool srq_lookup(std::uint32_t slot, uabi_sw_srq &out) const;
+	bool qp_lookup(std::uint32_t qpn, uabi_sw_qp &out) const;
 	// Multicast group i of the user (false: a free entry).
 	std::uint32_t mcg_count() const { return info_.mcg_count; }
 	bool mcg_snapshot(std::uint32_t i, uabi_sw_mcg &out) const;

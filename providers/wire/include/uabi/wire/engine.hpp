@@ -30,7 +30,7 @@
 namespace uabi::wire {
 
 // ------------------------------------------------ values of <verbs.h>
-enum QpType : std::uint32_t { kQptRc = 2, kQptUc = 3, kQptUd = 4 };
+enum QpType : std::uint32_t { kQptRc = 2, kQptUc = 3, kQptUd = 4, kQptXrcSend = 9, kQptXrcRecv = 10 };
 enum QpState : std::uint32_t { kReset = 0, kInit = 1, kRtr = 2, kRts = 3, kErr = 6 };
 enum WrOp : std::uint32_t {
 	kWrWrite = 0,
@@ -104,6 +104,7 @@ struct Completion {
 	std::uint32_t flags = 0;	// kWcFlag*
 	std::uint32_t qpn = 0;
 	std::uint32_t src_qp = 0;
+	std::uint32_t srqn = 0;		// XRC receive: the SRQ whose WQE it was
 };
 using CqSink = std::function<void(const Completion &)>;
 
@@ -133,6 +134,8 @@ struct SendWr {
 	PeerAddr ud_dest;
 	std::uint32_t ud_qpn = 0;
 	std::uint32_t ud_qkey = 0;
+	// XRC send: the SRQ at the target (the XRCETH)
+	std::uint32_t xrc_srqn = 0;
 };
 
 // What ibv_modify_qp gives the transport.
@@ -193,6 +196,13 @@ public:
 	// post_recv() is then refused.  Set before the QP is used.
 	using RecvSource = std::function<int(std::uint64_t &wr_id, std::vector<Sge> &sges)>;
 	void set_recv_source(RecvSource src) { src_ = std::move(src); }
+	// An XRC receive QP: the SRQ an XRCETH names, if it is one this QP
+	// may fill (of its XRC domain): its PD in @pd and, with @take, its
+	// oldest WQE.  1: found (and a WQE taken, with @take), 0: found and
+	// empty, -1: no such SRQ for this QP.  Set before the QP is used.
+	using XrcSource = std::function<int(std::uint32_t srqn, bool take, std::uint32_t &pd, std::uint64_t &wr_id,
+					    std::vector<Sge> &sges)>;
+	void set_xrc_source(XrcSource src) { xrc_src_ = std::move(src); }
 
 private:
 	friend class Endpoint;
@@ -255,9 +265,20 @@ private:
 	// responder
 	std::deque<RecvQe> rq_;
 	RecvSource src_;
-	// Whether a receive WQE is at rq_'s front (one taken from src_ if
-	// need be).
+	// Whether a receive WQE is at rq_'s front (one taken from src_, or
+	// from the XRC SRQ of the request at hand, if need be).
 	bool have_wqe_locked();
+	// RC and both XRC types: PSNs, ACKs, retransmission.
+	bool reliable() const { return type_ == kQptRc || type_ == kQptXrcSend || type_ == kQptXrcRecv; }
+	Transport transport() const
+	{
+		return type_ == kQptUc ? kUc : type_ == kQptUd ? kUd : type_ == kQptRc ? kRc : kXrc;
+	}
+	// The PD that keys must belong to: the QP's, or for an XRC receive QP
+	// the PD of the SRQ the request at hand names.
+	std::uint32_t pd_locked() const { return type_ == kQptXrcRecv ? xrc_pd_ : attr_.pd; }
+	XrcSource xrc_src_;
+	std::uint32_t xrc_srqn_ = 0, xrc_pd_ = 0;	// of the request at hand
 	std::uint32_t epsn_ = 0;
 	std::uint32_t msn_ = 0;
 	bool nak_sent_ = false;
