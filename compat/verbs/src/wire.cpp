@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace uabi::verbs {
@@ -107,6 +108,7 @@ public:
 	// An XRC receive QP has no owner in its descriptor: the SRQs it fills
 	// are this context's own, and their owner is us.
 	void set_owner(std::int32_t pid) { pid_ = pid; }
+	std::int32_t owner() const { return pid_; }
 	bool lookup(std::uint32_t key, wire::Region &out) override
 	{
 		uabi_sw_mr mr;
@@ -127,9 +129,10 @@ private:
 
 class WireQp final : public sw::QpProvider {
 public:
-	WireQp(ContextImpl &impl, std::shared_ptr<WireEndpoint> ep, std::uint32_t qpn, std::uint32_t type,
-	       sw::Cq *scq, sw::Cq *rcq, sw::Srq *srq, const sw::QpCaps &caps)
-	    : impl_(impl), ep_(std::move(ep)), mem_(*impl.dp, qpn), qpn_(qpn), sq_sig_all_(caps.sq_sig_all)
+	WireQp(struct ibv_context *ctx, ContextImpl &impl, std::shared_ptr<WireEndpoint> ep, std::uint32_t qpn,
+	       std::uint32_t type, sw::Cq *scq, sw::Cq *rcq, sw::Srq *srq, const sw::QpCaps &caps)
+	    : ctx_(ctx), impl_(impl), ep_(std::move(ep)), mem_(*impl.dp, qpn), qpn_(qpn), type_(type),
+	      sq_sig_all_(caps.sq_sig_all)
 	{
 		sw::Device &dev = *impl.dp;
 		auto sink = [&dev](sw::Cq *cq) -> wire::CqSink {
@@ -156,6 +159,25 @@ public:
 			qp_->set_sq_sig_all(caps.sq_sig_all);
 		if (qp_ && type == IBV_QPT_XRC_RECV)
 			set_xrc_source(impl, dev, qpn);
+		// RC and UC also have the shared-memory provider, for a peer on
+		// this host (docs/wire.md, "Peers on this host"); their receive
+		// queue is then the arena's ring, which both fill from.
+		if (qp_ && (type == IBV_QPT_RC || type == IBV_QPT_UC) && !impl.inproc) {
+			shm_ = std::make_unique<sw::Qp>(dev, qpn, type, scq, rcq, srq, caps);
+			if (!shm_->ok())
+				shm_.reset();
+		}
+		if (qp_ && shm_ && !srq)
+			qp_->set_recv_source(
+				[q = shm_.get()](std::uint64_t &wr_id, std::vector<wire::Sge> &out) {
+					std::vector<sw::Sge> v;
+					int got = q->take_recv(wr_id, v);
+					out.clear();
+					for (const sw::Sge &g : v)
+						out.push_back({g.addr, g.length, g.lkey});
+					return got;
+				},
+				true);
 		// On an SRQ: its WQEs, taken from the arena's ring as the
 		// shared-memory responder takes them (the SRQ outlives its QPs).
 		if (qp_ && srq)
@@ -233,13 +255,18 @@ public:
 	{
 		if (bound_)
 			(void)ep_->relayed->wire_bind(qpn_, false);
+		// The engine's QP first: its receive thread may be taking from
+		// shm_'s ring until it is gone.
+		qp_.reset();
 	}
 
 	bool ok() const override { return qp_ != nullptr; }
-	std::uint32_t state() const override { return qp_->state(); }
+	std::uint32_t state() const override { return local_ ? shm_->state() : qp_->state(); }
 
 	int post_send(const sw::SendWr &wr) override
 	{
+		if (local_)
+			return shm_->post_send(wr);
 		wire::SendWr w;
 		w.wr_id = wr.wr_id;
 		w.opcode = wr.opcode;
@@ -275,6 +302,8 @@ public:
 
 	int post_recv(std::uint64_t wr_id, const sw::Sge *sg, int num_sge) override
 	{
+		if (shm_)
+			return shm_->post_recv(wr_id, sg, num_sge);
 		std::vector<wire::Sge> v;
 		for (int i = 0; i < num_sge; i++)
 			v.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
@@ -290,6 +319,13 @@ public:
 			attr_.qkey = d->qkey;
 		}
 		attr_.state = m.state;
+		if (shm_) {
+			shm_->modified(m);
+			if ((m.mask & IBV_QP_STATE) && m.state == IBV_QPS_RTR)
+				local_ = !wire_forced() && peer_here(m);
+			else if ((m.mask & IBV_QP_STATE) && m.state == IBV_QPS_RESET)
+				local_ = false;
+		}
 		if (m.mask & IBV_QP_AV)
 			attr_.dest = addr_of(m.dgid, ep_->port, ep_->ifindex);
 		if (m.mask & IBV_QP_DEST_QPN)
@@ -313,16 +349,62 @@ public:
 		qp_->modify(attr_);
 	}
 
-	void set_mw_control(sw::MwControl) override {}
+	void set_mw_control(sw::MwControl c) override
+	{
+		if (shm_)
+			shm_->set_mw_control(std::move(c));
+	}
 
 private:
+	static bool wire_forced()
+	{
+		const char *e = std::getenv("UABI_WIRE_FORCE");
+		return e && *e && std::strcmp(e, "0") != 0;
+	}
+
+	static bool same_ns(std::int32_t pid, const char *kind)
+	{
+		char path[64];
+		std::snprintf(path, sizeof(path), "/proc/%d/ns/%s", int(pid), kind);
+		struct stat a, b;
+		std::string self = std::string("/proc/self/ns/") + kind;
+		return !::stat(path, &a) && !::stat(self.c_str(), &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	}
+
+	// Whether the peer this QP connects to is on this host, where shared
+	// memory reaches it: its GID is one of this device's, its QP is one of
+	// this user's on this device (so in the arena) of the same type, and
+	// it lives in our pid and network namespaces, which are the core's.
+	// Each side decides for its own sends only; the receive queue is the
+	// arena's either way, so sides that decide differently still work.
+	bool peer_here(const sw::QpModify &m)
+	{
+		if (!(m.mask & IBV_QP_AV) || !(m.mask & IBV_QP_DEST_QPN))
+			return false;
+		bool ours = false;
+		union ibv_gid g;
+		for (int i = 0; i < 16 && !ours; i++)
+			ours = !ibv_query_gid(ctx_, 1, i, &g) && !std::memcmp(g.raw, m.dgid, 16);
+		uabi_sw_qp d{};
+		if (!ours || !impl_.dp->qp_lookup(m.dest_qpn, d) || (d.qpn & 0xffffff) != (m.dest_qpn & 0xffffff) ||
+		    d.type != type_ || d.pid <= 0)
+			return false;
+		if (mem_.owner() != ::getpid())
+			return false;	// we are in a pid namespace the core is not in
+		return same_ns(d.pid, "pid") && same_ns(d.pid, "net");
+	}
+
+	struct ibv_context *ctx_;
 	ContextImpl &impl_;
 	std::shared_ptr<WireEndpoint> ep_;
 	ArenaMemory mem_;
 	std::uint32_t qpn_;
+	std::uint32_t type_;
 	bool sq_sig_all_;
 	wire::QpAttr attr_;
 	std::unique_ptr<wire::Qp> qp_;
+	std::unique_ptr<sw::Qp> shm_;	// RC, UC: for a peer on this host
+	bool local_ = false;		// sends go through shm_
 	bool bound_ = false;
 };
 
@@ -382,7 +464,7 @@ int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t typ
 	std::shared_ptr<WireEndpoint> ep;
 	if (int err = endpoint_of(ctx, ep))
 		return err;
-	auto q = std::make_unique<WireQp>(*impl_of(ctx), std::move(ep), qpn, type, scq, rcq, srq, caps);
+	auto q = std::make_unique<WireQp>(ctx, *impl_of(ctx), std::move(ep), qpn, type, scq, rcq, srq, caps);
 	if (!q->ok())
 		return errno ? errno : ENOMEM;
 	*out = q.release();

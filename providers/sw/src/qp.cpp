@@ -82,6 +82,27 @@ int Srq::take(std::uint64_t &wr_id, std::vector<Sge> &sges)
 	return 1;
 }
 
+int Qp::take_recv(std::uint64_t &wr_id, std::vector<Sge> &sges)
+{
+	if (!desc_ || !rw_)
+		return -1;
+	uabi_sw_qp d{};
+	snapshot(desc_, d);
+	Target t;
+	if (d.srq_slot || !recv_target(dev_, QpRef{desc_, rw_}, d, qpn_, t))
+		return -1;
+	Wqe w;
+	int got = detail::take(dev_, t, w);
+	if (got != 1)
+		return got;
+	wr_id = w.hdr().wr_id;
+	sges.clear();
+	const uabi_sw_sge *sg = w.sge();
+	for (std::uint32_t i = 0, n = w.num_sge(t.stride); i < n; i++)
+		sges.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
+	return 1;
+}
+
 // ------------------------------------------------------------ send queue
 namespace {
 constexpr std::size_t round8(std::size_t n)

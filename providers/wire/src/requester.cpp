@@ -555,6 +555,18 @@ void Qp::flush_locked()
 		if (rcq_)
 			rcq_(c);
 	rx_done_.clear();
+	// The message being received, then every WQE waiting: its own, and
+	// those of a receive queue it takes from that is its alone (not an
+	// SRQ's, whose WQEs stay for other QPs).
+	if (in_.active && in_.is_send)
+		rq_.push_front(std::move(in_.wqe));
+	in_ = {};
+	for (unsigned i = 0; src_ && src_own_ && i < (1u << 20); i++) {
+		RecvQe q;
+		if (src_(q.wr_id, q.sges) != 1)
+			break;
+		rq_.push_back(std::move(q));
+	}
 	while (!rq_.empty()) {
 		Completion c;
 		c.wr_id = rq_.front().wr_id;
@@ -565,7 +577,6 @@ void Qp::flush_locked()
 		if (rcq_)
 			rcq_(c);
 	}
-	in_ = {};
 }
 
 } // namespace uabi::wire

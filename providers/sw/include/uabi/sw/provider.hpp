@@ -477,6 +477,10 @@ public:
 	bool try_progress(bool *more);
 	// If the QP is in ERR: flushes its receive queue and deferred sends.
 	void flush_if_error();
+	// The consumer's side of its own receive queue, for a provider that
+	// receives for it (the wire's, when the peer is not on this host): as
+	// Srq::take.  -1 also for a QP on an SRQ (take from the SRQ).
+	int take_recv(std::uint64_t &wr_id, std::vector<Sge> &sges);
 	std::uint64_t next_deadline_ns();
 
 private:

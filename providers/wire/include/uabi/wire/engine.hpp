@@ -194,8 +194,14 @@ public:
 	// A QP on a shared receive queue: WQEs come from @src when the QP
 	// has none of its own (1: one was taken, 0: none there, -1: gone);
 	// post_recv() is then refused.  Set before the QP is used.
+	// With @own (the QP's own receive queue kept elsewhere, not an SRQ)
+	// its WQEs are flushed when the QP enters ERR.
 	using RecvSource = std::function<int(std::uint64_t &wr_id, std::vector<Sge> &sges)>;
-	void set_recv_source(RecvSource src) { src_ = std::move(src); }
+	void set_recv_source(RecvSource src, bool own = false)
+	{
+		src_ = std::move(src);
+		src_own_ = own;
+	}
 	// An XRC receive QP: the SRQ an XRCETH names, if it is one this QP
 	// may fill (of its XRC domain): its PD in @pd and, with @take, its
 	// oldest WQE.  1: found (and a WQE taken, with @take), 0: found and
@@ -265,6 +271,7 @@ private:
 	// responder
 	std::deque<RecvQe> rq_;
 	RecvSource src_;
+	bool src_own_ = false;
 	// Whether a receive WQE is at rq_'s front (one taken from src_, or
 	// from the XRC SRQ of the request at hand, if need be).
 	bool have_wqe_locked();
