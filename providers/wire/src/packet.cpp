@@ -4,6 +4,9 @@
 
 #include <array>
 #include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace uabi::wire {
 
@@ -58,8 +61,9 @@ constexpr CrcTables make_tables()
 
 constexpr CrcTables kCrc = make_tables();
 
-// Runs the register over @n bytes (no initial or final inversion).
-std::uint32_t crc_update(std::uint32_t c, const std::uint8_t *p, std::size_t n)
+// Runs the register over @n bytes (no initial or final inversion), eight
+// bytes a step.
+std::uint32_t crc_update_tables(std::uint32_t c, const std::uint8_t *p, std::size_t n)
 {
 	while (n >= 8) {
 		std::uint32_t lo, hi;
@@ -75,6 +79,74 @@ std::uint32_t crc_update(std::uint32_t c, const std::uint8_t *p, std::size_t n)
 	while (n--)
 		c = (c >> 8) ^ kCrc[0][(c ^ *p++) & 0xff];
 	return c;
+}
+
+#if defined(__x86_64__)
+// The same CRC by folding with carry-less multiplication (Intel's "Fast
+// CRC Computation for Generic Polynomials Using PCLMULQDQ", the
+// bit-reflected form): four 128-bit lanes are folded forward 512 bits at a
+// time, then into one lane, 128 bits at a time, then reduced to 64 and 32
+// bits and finished by Barrett reduction.  The constants are powers of x
+// modulo the polynomial (reflected, x^(4*128±32), x^(128±32), x^64), the
+// Barrett quotient and the polynomial itself.  @n >= 64, a multiple of 16.
+__attribute__((target("pclmul,sse4.1"))) inline __m128i load(const std::uint8_t *q)
+{
+	return _mm_loadu_si128(reinterpret_cast<const __m128i *>(q));
+}
+
+// x.lo·k.lo ^ x.hi·k.hi ^ next: the lane moved forward by k's distance.
+__attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i x, __m128i k, __m128i next)
+{
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
+}
+
+__attribute__((target("pclmul,sse4.1"))) std::uint32_t crc_fold(std::uint32_t c, const std::uint8_t *p,
+								 std::size_t n)
+{
+	const __m128i k512 = _mm_set_epi64x(0x1c6e41596, 0x154442bd4);
+	const __m128i k128 = _mm_set_epi64x(0x0ccaa009e, 0x1751997d0);
+	const __m128i k64 = _mm_set_epi64x(0, 0x163cd6124);
+	const __m128i barrett = _mm_set_epi64x(0x1f7011641, 0x1db710641);
+	const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
+	__m128i a = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c)));
+	__m128i b = load(p + 16), d = load(p + 32), e = load(p + 48);
+	p += 64;
+	n -= 64;
+	for (; n >= 64; p += 64, n -= 64) {
+		a = fold(a, k512, load(p));
+		b = fold(b, k512, load(p + 16));
+		d = fold(d, k512, load(p + 32));
+		e = fold(e, k512, load(p + 48));
+	}
+	a = fold(a, k128, b);
+	a = fold(a, k128, d);
+	a = fold(a, k128, e);
+	for (; n >= 16; p += 16, n -= 16)
+		a = fold(a, k128, load(p));
+	// 128 -> 64 bits (the low half times x^64's constant, into the high).
+	a = _mm_xor_si128(_mm_srli_si128(a, 8), _mm_clmulepi64_si128(k128, a, 0x01));
+	// 64 -> 32 bits.
+	a = _mm_xor_si128(_mm_srli_si128(a, 4), _mm_clmulepi64_si128(_mm_and_si128(a, low32), k64, 0x00));
+	// Barrett: q = (a.lo32 · mu).lo32; crc = a ^ q · P, in bits 32..63.
+	__m128i q = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(a, low32), barrett, 0x10), low32);
+	a = _mm_xor_si128(a, _mm_clmulepi64_si128(q, barrett, 0x00));
+	return std::uint32_t(_mm_extract_epi32(a, 1));
+}
+
+const bool kHaveClmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+#endif
+
+std::uint32_t crc_update(std::uint32_t c, const std::uint8_t *p, std::size_t n)
+{
+#if defined(__x86_64__)
+	if (n >= 64 && kHaveClmul) {
+		const std::size_t m = n & ~std::size_t(15);
+		c = crc_fold(c, p, m);
+		p += m;
+		n -= m;
+	}
+#endif
+	return crc_update_tables(c, p, n);
 }
 
 // The register after ~0 and the eight 0xff bytes of the masked LRH.
@@ -276,6 +348,16 @@ struct IdSolver {
 };
 
 } // namespace
+
+std::uint32_t crc32_update(std::uint32_t reg, std::span<const std::uint8_t> bytes)
+{
+	return crc_update(reg, bytes.data(), bytes.size());
+}
+
+std::uint32_t crc32_update_portable(std::uint32_t reg, std::span<const std::uint8_t> bytes)
+{
+	return crc_update_tables(reg, bytes.data(), bytes.size());
+}
 
 std::uint32_t headers_of(std::uint8_t opc) { return kOpcodes[opc]; }
 
