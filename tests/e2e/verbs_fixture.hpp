@@ -72,8 +72,19 @@ struct Endpoint {
 		int n = 0;
 		ibv_device **list = ibv_get_device_list(&n);
 		ASSERT_NE(list, nullptr);
-		ASSERT_EQ(n, 1);
-		ctx = ibv_open_device(list[0]);
+		// UABI_TEST_DEVICE: the suite on that device (a RoCE device: over
+		// the wire, with UABI_WIRE_FORCE=1); else the only one.
+		int pick = 0;
+		if (const char *want = std::getenv("UABI_TEST_DEVICE")) {
+			pick = -1;
+			for (int i = 0; i < n && pick < 0; i++)
+				if (!std::strcmp(ibv_get_device_name(list[i]), want))
+					pick = i;
+			ASSERT_GE(pick, 0) << "no device " << want;
+		} else {
+			ASSERT_EQ(n, 1);
+		}
+		ctx = ibv_open_device(list[pick]);
 		ibv_free_device_list(list);
 		ASSERT_NE(ctx, nullptr) << strerror(errno);
 		pd = ibv_alloc_pd(ctx);
@@ -143,6 +154,24 @@ struct Endpoint {
 		connect_qp(qp, remote_qpn, access, rnr_retry, min_rnr_timer, timeout, retry_cnt);
 	}
 
+	// The address of this host's port 1: LID 1 on an InfiniBand port, the
+	// first GID on a RoCE one (whose path MTU the interface may bound).
+	static void fill_av(ibv_context *c, ibv_ah_attr &a, ibv_mtu *mtu = nullptr)
+	{
+		ibv_port_attr pa{};
+		a.port_num = 1;
+		if (ibv_query_port(c, 1, &pa) || pa.link_layer != IBV_LINK_LAYER_ETHERNET) {
+			a.dlid = 1;
+			return;
+		}
+		a.is_global = 1;
+		a.grh.sgid_index = 0;
+		a.grh.hop_limit = 64;
+		ibv_query_gid(c, 1, 0, &a.grh.dgid);
+		if (mtu && pa.active_mtu < *mtu)
+			*mtu = pa.active_mtu;
+	}
+
 	static void connect_qp(ibv_qp *q, uint32_t remote_qpn, int access = kAccessAll,
 			       uint8_t rnr_retry = 7, uint8_t min_rnr_timer = 1,
 			       uint8_t timeout = 14, uint8_t retry_cnt = 7)
@@ -155,8 +184,7 @@ struct Endpoint {
 			a.path_mtu = IBV_MTU_4096;
 			a.dest_qp_num = remote_qpn;
 			a.rq_psn = 0;
-			a.ah_attr.dlid = 1;
-			a.ah_attr.port_num = 1;
+			fill_av(q->context, a.ah_attr, &a.path_mtu);
 			mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 			if (q->qp_type == IBV_QPT_RC || q->qp_type == IBV_QPT_XRC_RECV) {
 				a.max_dest_rd_atomic = 16;

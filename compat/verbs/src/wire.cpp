@@ -155,8 +155,12 @@ public:
 		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq),
 					 type == IBV_QPT_XRC_RECV ? xrc_sink(dev) : sink(rcq),
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
-		if (qp_)
+		if (qp_) {
 			qp_->set_sq_sig_all(caps.sq_sig_all);
+			// The arena and the core learn that the QP failed, and its
+			// owner gets the affiliated event, as on uabi_sw0.
+			qp_->set_error_hook([&dev, qpn](std::uint32_t event) { dev.qp_failed(qpn, event); });
+		}
 		if (qp_ && type == IBV_QPT_XRC_RECV)
 			set_xrc_source(impl, dev, qpn);
 		// RC and UC also have the shared-memory provider, for a peer on

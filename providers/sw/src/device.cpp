@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 // Arena mapping, arena locks, descriptor snapshots, completion rings.
 #include "internal.hpp"
+#include "qp_internal.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -283,6 +284,21 @@ bool Device::mr_lookup(std::uint32_t key, uabi_sw_mr &out) const
 	const auto *e = reinterpret_cast<const uabi_sw_mr *>(ro_ + info_.mr_off) + idx;
 	snapshot(e, out);
 	return out.key == key && key != 0;
+}
+
+void Device::qp_failed(std::uint32_t qpn, std::uint32_t event)
+{
+	const detail::QpRef q{qp_desc(qpn), qp_rw(qpn)};
+	if (!q || __atomic_load_n(&q.d->qpn, __ATOMIC_RELAXED) != qpn)
+		return;
+	if (event) {
+		detail::mark_error(*this, q, event);
+		return;
+	}
+	if (__atomic_load_n(&q.d->state, __ATOMIC_ACQUIRE) == detail::kReset)
+		return;
+	__atomic_store_n(&q.w->err, 1u, __ATOMIC_RELEASE);
+	__atomic_store_n(&q.w->flush, 1u, __ATOMIC_RELEASE);
 }
 
 bool Device::srq_lookup(std::uint32_t slot, uabi_sw_srq &out) const

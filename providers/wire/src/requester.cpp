@@ -533,10 +533,13 @@ void Qp::timers_locked(std::uint64_t now)
 	}
 }
 
-void Qp::enter_error_locked()
+void Qp::enter_error_locked(std::uint32_t event)
 {
+	const bool was = attr_.state == kErr;
 	attr_.state = kErr;
 	flush_locked();
+	if (!was && err_hook_)
+		err_hook_(event);
 }
 
 void Qp::flush_locked()

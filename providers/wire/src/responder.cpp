@@ -14,6 +14,10 @@ namespace uabi::wire {
 
 namespace {
 
+// Affiliated errors a responder owes (enum ibv_event_type).
+constexpr std::uint32_t kEventReqErr = 2;
+constexpr std::uint32_t kEventAccessErr = 3;
+
 bool same_ip(const PeerAddr &a, const PeerAddr &b)
 {
 	if (a.ss.ss_family != b.ss.ss_family)
@@ -256,12 +260,13 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			c.status = kWcLocLenErr;
 			c.opcode = kWcRecv;
 			c.qpn = qpn_;
+			c.src_qp = attr_.dest_qpn;	// as the shared-memory path says
 			c.srqn = xrc_srqn_;
 			rx_done_.push_back(c);
 		}
 		in_ = {};
 		if (rc)
-			enter_error_locked();
+			enter_error_locked(kEventReqErr);
 		else
 			in_.drop = true, epsn_ = psn_add(psn, 1);
 	};
@@ -311,6 +316,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			c.opcode = kWcRecv;
 			c.byte_len = std::uint32_t(in_.off);
 			c.qpn = qpn_;
+			c.src_qp = attr_.dest_qpn;	// as the shared-memory path says
 			c.srqn = xrc_srqn_;
 			if (p.has(kHasImm)) {
 				c.imm = p.imm;
@@ -334,7 +340,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			if (!dst) {
 				if (rc) {
 					nak_locked(kNakRemoteAccess, psn);
-					enter_error_locked();
+					enter_error_locked(kEventAccessErr);
 				} else {
 					in_.drop = true, epsn_ = psn_add(psn, 1);
 				}
@@ -382,6 +388,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 				c.imm = p.imm;
 				c.flags = kWcFlagImm;
 				c.qpn = qpn_;
+				c.src_qp = attr_.dest_qpn;
 				c.srqn = xrc_srqn_;
 				rx_done_.push_back(c);
 			}
@@ -393,7 +400,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		msn_ = (msn_ + 1) & 0xffffff;
 		if (!respond_read_locked(p)) {
 			msn_ = (msn_ - 1) & 0xffffff;
-			enter_error_locked();
+			enter_error_locked(kEventAccessErr);
 			return;
 		}
 		epsn_ = psn_add(epsn_, std::max<std::uint32_t>(1, (p.reth.length + mtu_bytes(attr_.path_mtu) - 1) /
@@ -406,7 +413,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		if (respond_atomic_locked(p, false))
 			epsn_ = psn_add(epsn_, 1);
 		else
-			enter_error_locked();
+			enter_error_locked(kEventAccessErr);
 		return;
 	default:
 		return invalid();

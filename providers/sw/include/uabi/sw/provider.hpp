@@ -254,6 +254,11 @@ public:
 	void notify(std::uint32_t cqn) { if (notify_) notify_(Notice::CqEvent, cqn); }
 	void notify_srq_limit(std::uint32_t slot) { if (notify_) notify_(Notice::SrqLimit, slot); }
 	void notify_qp_error(std::uint32_t qpn) { if (notify_) notify_(Notice::QpError, qpn); }
+	// QP @qpn went to ERR in a data path of its own (the wire's): the
+	// arena says so, its CQs flush at their next poll, and @event (an
+	// affiliated error, enum ibv_event_type; 0: none, a requester's error
+	// is its completion) is raised once for its owner.
+	void qp_failed(std::uint32_t qpn, std::uint32_t event);
 	bool force_vm() const { return force_vm_; }
 	// UABI_SW_TAIL_FIRST: copies write the tail first (tests only).
 	bool tail_first() const { return tail_first_; }

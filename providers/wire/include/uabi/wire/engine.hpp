@@ -209,6 +209,12 @@ public:
 	using XrcSource = std::function<int(std::uint32_t srqn, bool take, std::uint32_t &pd, std::uint64_t &wr_id,
 					    std::vector<Sge> &sges)>;
 	void set_xrc_source(XrcSource src) { xrc_src_ = std::move(src); }
+	// Told when the QP enters ERR by itself, with the affiliated event it
+	// owes (enum ibv_event_type: 2 invalid request, 3 access violation at
+	// the responder; 0 none: the requester's error is its completion).
+	// Called with the QP's lock held.  Set before the QP is used.
+	using ErrorHook = std::function<void(std::uint32_t event)>;
+	void set_error_hook(ErrorHook h) { err_hook_ = std::move(h); }
 
 private:
 	friend class Endpoint;
@@ -245,7 +251,7 @@ private:
 	bool respond_atomic_locked(const Packet &p, bool duplicate);
 	void send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAddr &to);
 	void nak_locked(std::uint8_t code, std::uint32_t psn);
-	void enter_error_locked();
+	void enter_error_locked(std::uint32_t event = 0);
 	void flush_locked();
 
 
@@ -285,6 +291,7 @@ private:
 	// the PD of the SRQ the request at hand names.
 	std::uint32_t pd_locked() const { return type_ == kQptXrcRecv ? xrc_pd_ : attr_.pd; }
 	XrcSource xrc_src_;
+	ErrorHook err_hook_;
 	std::uint32_t xrc_srqn_ = 0, xrc_pd_ = 0;	// of the request at hand
 	std::uint32_t epsn_ = 0;
 	std::uint32_t msn_ = 0;
