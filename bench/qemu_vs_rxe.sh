@@ -135,6 +135,7 @@ python3 - "$log" "$out" "$kver" "$smp" "$rounds" "$bw_iters" "$lat_iters" "$gues
 import re, statistics, sys
 log, out, kver, smp, rounds, bw_iters, lat_iters, secs, l0, l1 = sys.argv[1:]
 rows = {}   # (backend, test) -> [values]
+zero = {}   # (backend, test) -> runs that reported 0
 cur = None
 for line in open(log, errors="replace"):
     m = re.match(r"QVR-ROW: (\S+) (\S+) (\d+)", line)
@@ -146,7 +147,12 @@ for line in open(log, errors="replace"):
         # ib_write_bw: bytes iters bw_peak bw_avg(MiB/s) msg_rate;
         # ib_send_lat: bytes iters t_min t_max t_typical ...
         v = float(f[3]) if cur[1] == "write_bw" else float(f[4])
-        rows.setdefault(cur, []).append(v)
+        # A bandwidth of 0 is a run perftest could not time (seen on rxe
+        # with the host overloaded): counted apart, not in the median.
+        if v > 0:
+            rows.setdefault(cur, []).append(v)
+        else:
+            zero[cur] = zero.get(cur, 0) + 1
         cur = None
 def med(be, t):
     xs = rows.get((be, t), [])
@@ -161,8 +167,11 @@ for t, unit, what in (("write_bw", "MiB/s", "ib_write_bw 64 KiB, BW average"),
             res["%s_%s" % (be, t)] = "%.3f" % m[0]
             res["%s_%s_range" % (be, t)] = "%.3f-%.3f" % (m[1], m[2])
             res["%s_%s_n" % (be, t)] = str(m[3])
-            lines.append("%-40s %-6s median %10.2f %s (%d runs, %.2f to %.2f)"
-                         % (what, be, m[0], unit, m[3], m[1], m[2]))
+            z = zero.get((be, t), 0)
+            res["%s_%s_zero" % (be, t)] = str(z)
+            lines.append("%-40s %-6s median %10.2f %s (%d runs, %.2f to %.2f)%s"
+                         % (what, be, m[0], unit, m[3], m[1], m[2],
+                            "; %d more reported 0, left out" % z if z else ""))
 mb, rb = med("module", "write_bw"), med("rxe", "write_bw")
 ml, rl = med("module", "send_lat"), med("rxe", "send_lat")
 if mb and rb and rb[0] > 0:

@@ -58,6 +58,12 @@ def rep_ratios(name, num_key, den_key):
     return sorted(out)
 
 
+def qvr_num(text):
+    """A number of bench/qemu_vs_rxe.sh's output, three significant digits."""
+    v = float(text)
+    return "%.3g" % v if v < 1000 else "%.0f" % v
+
+
 def load_meta(path):
     meta = {}
     if os.path.exists(path):
@@ -643,17 +649,18 @@ def main():
                                fmt_us(lat("write", worst[1]))),
                            verdict(worst[0] <= 1.0)))
     qvr = load_meta(os.path.join(res_dir, "qemu_vs_rxe.env"))
-    for key, what, unit, goal, ok in (
+    for qk, what, unit, goal, ok in (
             ("write_bw", "`ib_write_bw` 64 KiB on `rdma_uabi.ko` ≥ 10 × rxe's, one qemu TCG guest "
              "boot (BW average, median of %s runs each)" % qvr.get("rounds", "?"), "MiB/s",
              "≥ 10", lambda r: r >= 10),
             ("send_lat", "`ib_send_lat` 2 B on `rdma_uabi.ko` ≤ 1/5 of rxe's, one qemu TCG guest "
              "boot (t_typical, median of %s runs each)" % qvr.get("rounds", "?"), "µs",
              "≤ 0.2", lambda r: r <= 0.2)):
-        if "ratio_" + key in qvr:
-            r = float(qvr["ratio_" + key])
+        if "ratio_" + qk in qvr:
+            r = float(qvr["ratio_" + qk])
             speed_more.append((what, "%s %s on the module vs %s %s on rxe = %s ×" % (
-                qvr["module_" + key], unit, qvr["rxe_" + key], unit, fmt_ratio(r)), verdict(ok(r))))
+                qvr_num(qvr["module_" + qk]), unit, qvr_num(qvr["rxe_" + qk]), unit, fmt_ratio(r)),
+                verdict(ok(r))))
     speed = speed_targets(rtt, dpv) + speed_more
     if speed:
         w("## Targets (issue 20)")
@@ -1122,15 +1129,19 @@ def main():
              qvr.get("load_start", "?"), qvr.get("load_end", "?")))
         w("")
         rows = []
-        for key, what, unit, target in (("write_bw", "`ib_write_bw` 64 KiB, BW average", "MiB/s",
+        for qk, what, unit, target in (("write_bw", "`ib_write_bw` 64 KiB, BW average", "MiB/s",
                                          "≥ 10"),
                                         ("send_lat", "`ib_send_lat` 2 B, t_typical", "µs",
                                          "≤ 0.2")):
-            if "ratio_" + key not in qvr:
+            if "ratio_" + qk not in qvr:
                 continue
-            cell = lambda be: "%s %s (%s)" % (qvr[be + "_" + key], unit,
-                                              qvr[be + "_" + key + "_range"].replace("-", "–"))
-            rows.append([what, cell("module"), cell("rxe"), fmt_ratio(float(qvr["ratio_" + key])),
+            def cell(be):
+                z = int(qvr.get(be + "_" + qk + "_zero", "0"))
+                return "%s %s (%s)%s" % (
+                    qvr_num(qvr[be + "_" + qk]), unit,
+                    "–".join(qvr_num(x) for x in qvr[be + "_" + qk + "_range"].split("-")),
+                    "; %d run%s reported 0, left out" % (z, "s" if z > 1 else "") if z else "")
+            rows.append([what, cell("module"), cell("rxe"), fmt_ratio(float(qvr["ratio_" + qk])),
                          target])
         w(table(["test", "rdma_uabi.ko", "rxe", "module ÷ rxe", "target"], rows))
         w("")
