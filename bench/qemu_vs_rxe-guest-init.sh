@@ -82,7 +82,8 @@ run() {
 	src=$?
 	echo "QVR-ROW: $be $test $round"
 	# The result rows: size, iterations, then numbers.
-	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/cli.log || echo "(no result row)"
+	# (inf or 0 when perftest could not calibrate its cycle counter.)
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9a-z.-]+' /tmp/cli.log || echo "(no result row)"
 	echo "QVR-STATUS: $be $test $round server=$src client=$crc"
 	# The client's whole output, for the record.
 	sed 's/^/client| /' /tmp/cli.log

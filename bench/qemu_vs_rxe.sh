@@ -132,24 +132,29 @@ log=$work/guest.log
 # ----------------------------------------------------------------- results
 python3 - "$log" "$out" "$kver" "$smp" "$rounds" "$bw_iters" "$lat_iters" "$guest_s" \
 	"$load_start" "$load_end" <<'EOF'
-import re, statistics, sys
+import math, re, statistics, sys
 log, out, kver, smp, rounds, bw_iters, lat_iters, secs, l0, l1 = sys.argv[1:]
 rows = {}   # (backend, test) -> [values]
-zero = {}   # (backend, test) -> runs that reported 0
+zero = {}   # (backend, test) -> runs perftest could not time
 cur = None
 for line in open(log, errors="replace"):
     m = re.match(r"QVR-ROW: (\S+) (\S+) (\d+)", line)
     if m:
         cur = (m.group(1), m.group(2))
         continue
-    if cur and re.match(r"^ *\d+ +\d+ +[\d.]+", line):
+    if cur and line.startswith("(no result row)"):
+        zero[cur] = zero.get(cur, 0) + 1
+        cur = None
+        continue
+    if cur and re.match(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+\S+", line):
         f = line.split()
         # ib_write_bw: bytes iters bw_peak bw_avg(MiB/s) msg_rate;
         # ib_send_lat: bytes iters t_min t_max t_typical ...
         v = float(f[3]) if cur[1] == "write_bw" else float(f[4])
-        # A bandwidth of 0 is a run perftest could not time (seen on rxe
-        # with the host overloaded): counted apart, not in the median.
-        if v > 0:
+        # perftest prints 0 or inf when it could not time the run (its
+        # calibration of the cycle counter failed: seen with the host
+        # overloaded): counted apart, not in the median.
+        if math.isfinite(v) and v > 0:
             rows.setdefault(cur, []).append(v)
         else:
             zero[cur] = zero.get(cur, 0) + 1
@@ -168,10 +173,10 @@ for t, unit, what in (("write_bw", "MiB/s", "ib_write_bw 64 KiB, BW average"),
             res["%s_%s_range" % (be, t)] = "%.3f-%.3f" % (m[1], m[2])
             res["%s_%s_n" % (be, t)] = str(m[3])
             z = zero.get((be, t), 0)
-            res["%s_%s_zero" % (be, t)] = str(z)
+            res["%s_%s_untimed" % (be, t)] = str(z)
             lines.append("%-40s %-6s median %10.2f %s (%d runs, %.2f to %.2f)%s"
                          % (what, be, m[0], unit, m[3], m[1], m[2],
-                            "; %d more reported 0, left out" % z if z else ""))
+                            "; %d more untimed (0 or inf), left out" % z if z else ""))
 mb, rb = med("module", "write_bw"), med("rxe", "write_bw")
 ml, rl = med("module", "send_lat"), med("rxe", "send_lat")
 if mb and rb and rb[0] > 0:
