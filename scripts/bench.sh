@@ -13,7 +13,8 @@
 #                          of perftest to two different CPUs
 #   UABI_BENCH_SPINS=N     data path waits yield after N polls (default: never)
 #
-#   UABI_BENCH_KERNEL=0    skip the kernel module's run in qemu
+#   UABI_BENCH_KERNEL=0    skip the kernel module's runs in qemu (bench_control
+#                          on the module; perftest on the module against rxe)
 #   UABI_BENCH_BASELINE=REV  also build commit REV (its uabid, uabi and
 #                          libibverbs.so.1, from `git archive`) and run the
 #                          perftest targets on it and on this tree in
@@ -23,7 +24,9 @@
 # Backends: in-process and uabid (a private daemon on a socket of this
 # run); and the kernel module: bench_control runs again inside a qemu (TCG)
 # guest that loads rdma_uabi.ko (tests/kernel/run-qemu.sh --bench-only),
-# where the ratios mean something and absolute times are emulated.
+# where the ratios mean something and absolute times are emulated; and
+# perftest on the module against Linux's rxe in one guest boot
+# (bench/qemu_vs_rxe.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -114,7 +117,9 @@ step "data path, two processes, and the copy limits (bench_datapath)"
 kernel_status="not measured (UABI_BENCH_KERNEL=0)"
 if [[ $kernel == 1 ]]; then
 	step "control path on the kernel module, in a qemu TCG guest (bench_control, backend kernel)"
-	if tests/kernel/run-qemu.sh --work-dir "$out/qemu" --bench-only \
+	# heap_mib=64: room for the chain of 1000 CQs (24 KiB of rings each;
+	# the default 16 MiB holds about 600).
+	if tests/kernel/run-qemu.sh --work-dir "$out/qemu" --bench-only --module-args heap_mib=64 \
 		--bench "$build/bench/bench_control" \
 		--bench-args "${gb_args[*]} --benchmark_min_time=$ctl_time" \
 		--bench-out "$out/control-kernel.json" >"$out/qemu.log" 2>&1; then
@@ -125,6 +130,19 @@ if [[ $kernel == 1 ]]; then
 		tail -20 "$out/qemu.log"
 	fi
 	echo "kernel: $kernel_status"
+
+	# The module's data path against Linux's rxe, perftest in one guest
+	# boot (issue 20's ratios).  Also reported, not fatal, when it fails.
+	step "perftest on rdma_uabi.ko against rxe, one qemu TCG guest (bench/qemu_vs_rxe.sh)"
+	qvr_args=(--rounds 5)
+	[[ $quick == 1 ]] && qvr_args=(--rounds 1 --bw-iters 1000 --lat-iters 500)
+	if bench/qemu_vs_rxe.sh --build "$build" --work-dir "$out/qemu-rxe" "${qvr_args[@]}" \
+		--out "$out/qemu_vs_rxe.env" >"$out/qemu_vs_rxe.log" 2>&1; then
+		grep -E 'median|module / rxe' "$out/qemu_vs_rxe.log" || true
+	else
+		echo "bench: bench/qemu_vs_rxe.sh failed ($out/qemu_vs_rxe.log)" >&2
+		tail -20 "$out/qemu_vs_rxe.log"
+	fi
 fi
 
 # perftest, unmodified, server and client as two processes under `uabi run`.

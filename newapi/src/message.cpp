@@ -4,6 +4,7 @@
 #include <rdma/uabi_wire.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace uabi {
 
@@ -139,6 +140,80 @@ void append(std::vector<std::byte> &buf, const void *p, std::size_t n)
 
 } // namespace
 
+// ------------------------------------------------------ spare buffers
+
+namespace {
+
+// Buffers smaller than this come and go through malloc's free lists
+// cheaply; larger ones are what malloc gives back to the system when freed
+// (a trimmed heap, an unmapped chunk) and maps again, a page fault per
+// page, for the next message of the same size.
+constexpr std::size_t kSpareMin = 16 << 10;
+// Never kept: more than a message can hold (UABI_MAX_MSG_BYTES; the
+// commands' and attributes' tables of a message of 1024 commands stay far
+// below).
+constexpr std::size_t kSpareMax = 1 << 20;
+
+// Set once the thread's spare buffers are destroyed (thread exit): a
+// message destroyed later frees its buffers.
+thread_local bool t_spare_gone = false;
+
+} // namespace
+
+struct Message::Spare {
+	std::vector<std::byte> buf;
+	std::vector<SentCmd> cmds;
+	std::vector<SentAttr> attrs;
+	~Spare() { t_spare_gone = true; }
+};
+
+Message::Spare *Message::spare()
+{
+	if (t_spare_gone)
+		return nullptr;
+	thread_local Spare s;
+	return &s;
+}
+
+// Makes room for want elements in v, doubling; a capacity of kSpareMin
+// bytes or more comes from the thread's spare buffer when it is large
+// enough.
+template <class V>
+void Message::grow(V &v, std::size_t want, V Spare::*from)
+{
+	if (v.capacity() >= want)
+		return;
+	const std::size_t cap = std::max(2 * v.capacity(), want);
+	const std::size_t esz = sizeof(typename V::value_type);
+	if (cap * esz >= kSpareMin) {
+		if (Spare *sp = spare(); sp && (sp->*from).capacity() >= want) {
+			V b = std::move(sp->*from);
+			b.assign(v.begin(), v.end());
+			v.swap(b); // b, the smaller buffer, is freed here
+			return;
+		}
+	}
+	v.reserve(cap);
+}
+
+Message::~Message()
+{
+	Spare *sp = spare();
+	if (!sp)
+		return;
+	auto keep = [](auto &mine, auto &spare) {
+		const std::size_t esz = sizeof(typename std::remove_reference_t<decltype(mine)>::value_type);
+		const std::size_t bytes = mine.capacity() * esz;
+		if (bytes >= kSpareMin && bytes <= kSpareMax && mine.capacity() > spare.capacity()) {
+			mine.clear();
+			spare.swap(mine); // the smaller one is freed with this message
+		}
+	};
+	keep(buf_, sp->buf);
+	keep(cmds_, sp->cmds);
+	keep(attrs_, sp->attrs);
+}
+
 std::uint32_t Message::add(Command cmd)
 {
 	if (buf_.empty())
@@ -156,13 +231,12 @@ std::uint32_t Message::add(Command cmd)
 	// The command's attributes are already in wire form, zeroed where the
 	// sender writes nothing.
 	auto a = cmd.attr_bytes();
-	if (buf_.capacity() - buf_.size() < sizeof(ch) + a.size())
-		buf_.reserve(std::max(2 * buf_.capacity(), buf_.size() + sizeof(ch) + a.size()));
+	grow(buf_, buf_.size() + sizeof(ch) + a.size(), &Spare::buf);
 	append(buf_, &ch, sizeof(ch));
 	append(buf_, a.data(), a.size());
+	grow(cmds_, cmds_.size() + 1, &Spare::cmds);
 	cmds_.push_back({off, attrs_.size()});
-	if (attrs_.capacity() - attrs_.size() < cmd.num_attrs())
-		attrs_.reserve(std::max(2 * attrs_.capacity(), attrs_.size() + cmd.num_attrs()));
+	grow(attrs_, attrs_.size() + cmd.num_attrs(), &Spare::attrs);
 	uabi_wire_iter it = walk_attrs(a, cmd.num_attrs());
 	while (uabi_wire_next_attr(&it))
 		attrs_.push_back({off + sizeof(ch) + it.off, it.hdr.attr.len});

@@ -2,7 +2,9 @@
 // Rule 5: chains, chain references and ALL_OR_NOTHING.
 #include "support/uabi_test.hpp"
 
+#include <memory>
 #include <set>
+#include <thread>
 #include <sys/wait.h>
 
 using namespace uabi;
@@ -433,6 +435,48 @@ TEST_F(Chains, AChainOf256CreatesWorksAndEveryStatusIsWritten)
 	for (std::uint32_t i = 0; i < 256; i++)
 		EXPECT_STATUS(d.status({i}).status, 0);
 	expect_context_counters_eq(before, counters(), "after destroying the 256 PDs");
+}
+
+// A large message leaves its buffers to the next one its thread builds
+// (message.hpp): chains built one after another, smaller and larger than
+// the one before, each with its own outputs, and a large one destroyed on
+// another thread.
+TEST_F(Chains, LargeChainsBuiltOneAfterAnotherKeepTheirOwnBytes)
+{
+	auto before = counters();
+	std::vector<Handle> all;
+	for (int n : {1000, 300, 1024, 700}) {
+		Chain ch;
+		std::vector<PendingCq> cqs;
+		for (int i = 0; i < n; i++)
+			cqs.push_back(ch.create_cq({.cqe = std::uint32_t(1 + i % 5)}));
+		ASSERT_OK(ch.execute(ctx()));
+		EXPECT_EQ(ch.message().header().executed, std::uint32_t(n));
+		EXPECT_EQ(ch.message().count(), std::size_t(n));
+		for (int i = 0; i < n; i++) {
+			CqInfo info = NEED(ch.get(cqs[std::size_t(i)]));
+			EXPECT_GE(info.cqe, std::uint32_t(1 + i % 5)) << "chain of " << n << ", CQ " << i;
+			all.push_back(info.handle);
+		}
+		// Destroyed at once, each chain of creates.
+		Chain d;
+		for (int i = 0; i < n; i++)
+			d.destroy(UABI_OBJ_CQ, all[all.size() - std::size_t(n) + std::size_t(i)]);
+		ASSERT_OK(d.execute(ctx()));
+		EXPECT_EQ(d.message().header().executed, std::uint32_t(n));
+	}
+	// Built here, destroyed on another thread (whose spare it becomes).
+	auto big = std::make_unique<Chain>();
+	for (int i = 0; i < 900; i++)
+		big->alloc_pd();
+	ASSERT_OK(big->execute(ctx()));
+	Chain d;
+	for (std::uint32_t i = 0; i < 900; i++)
+		d.destroy(UABI_OBJ_PD, NEED(big->handle(ChainRef{i})));
+	std::thread([&] { big.reset(); }).join();
+	ASSERT_OK(d.execute(ctx()));
+	EXPECT_EQ(d.message().header().executed, 900u);
+	expect_context_counters_eq(before, counters(), "after the large chains");
 }
 
 TEST_F(Chains, StatusesAreWrittenOverWhateverTheSenderLeft)

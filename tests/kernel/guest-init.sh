@@ -30,7 +30,8 @@ echo "UABI-KERNEL-GUEST: $(uname -r), $(nproc) cpu(s)"
 # Only what happens from here on is checked: keep the boot log aside.
 dmesg -c >/tmp/boot.dmesg
 
-if insmod /rdma_uabi.ko && [ -c /dev/rdma_uabi ]; then
+# run-qemu.sh --module-args: one parameter per line.
+if insmod /rdma_uabi.ko $(cat /module.args 2>/dev/null) && [ -c /dev/rdma_uabi ]; then
 	step insmod PASS
 else
 	step insmod FAIL

@@ -35,7 +35,8 @@
 # benchmark on the kernel backend with the arguments of --bench-args (one
 # string, split at spaces) and prints its JSON, which --bench-out saves on
 # the host; with --bench-only it runs nothing else (scripts/bench.sh: no
-# conformance or abuse binary is needed then).
+# conformance or abuse binary is needed then).  --module-args ARGS (one
+# string, split at spaces) are given to insmod, e.g. "heap_mib=64".
 #
 # Usage: run-qemu.sh [--work-dir DIR] [--conformance BIN] [--abuse BIN]
 #                    [--e2e BIN] [--extras BIN] [--import BIN] [--xrc BIN]...
@@ -46,7 +47,7 @@
 #                     [--probes-traffic BIN] [--probes-rdmacm-lib LIB]]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
-#                     [--bench-only]] [--timeout SECONDS]
+#                     [--bench-only]] [--module-args ARGS] [--timeout SECONDS]
 #   Without --conformance/--abuse the binaries are built in build/ (CMake).
 #   --e2e, --extras (e2e_verbs_extras), --import (e2e_verbs_import), --xrc,
 #   --placement, --security and
@@ -79,6 +80,7 @@ bench=""
 bench_args=""
 bench_out=""
 bench_only=0
+module_args=""
 vmlinuz=""
 timeout_s=${UABI_QEMU_TIMEOUT:-1650}
 smp=${UABI_QEMU_SMP:-2}
@@ -112,9 +114,10 @@ while (($#)); do
 	--bench-args) bench_args=$2; shift 2 ;;
 	--bench-out) bench_out=$2; shift 2 ;;
 	--bench-only) bench_only=1; shift ;;
+	--module-args) module_args=$2; shift 2 ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,62p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,63p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -246,6 +249,7 @@ gtest_args=(--gtest_color=no)
 printf '%s\n' "${gtest_args[@]}" >"$rfs/conformance.args"
 [[ -z ${UABI_QEMU_ONLY:-} ]] || echo "$UABI_QEMU_ONLY" >"$rfs/only.steps"
 strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip $ko"
+[[ -z $module_args ]] || printf '%s\n' $module_args >"$rfs/module.args"
 if ((bench_only)); then
 	touch "$rfs/bench.only"
 else

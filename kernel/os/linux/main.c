@@ -32,6 +32,7 @@
 #include <linux/kdev_t.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/uaccess.h>
 #include <linux/uidgid.h>
 
@@ -190,14 +191,24 @@ static struct miscdevice uabi_misc = {
 	.mode = 0666,
 };
 
+/* The ring heap of each user's arena, allocated whole when the user opens
+ * a first context (docs/kernel.md, "The arena"); read-only once loaded. */
+static unsigned int heap_mib = UABI_SW_HEAP_KERNEL >> 20;
+module_param(heap_mib, uint, 0444);
+MODULE_PARM_DESC(heap_mib, "MiB of ring heap in each user's arena, 1 to 1024 (default 16)");
+
 static int __init uabi_module_init(void)
 {
 	struct uabi_device *dev;
 	int ret;
 
+	if (heap_mib < 1 || heap_mib > 1024) {
+		pr_err("rdma_uabi: heap_mib=%u is not within 1 to 1024\n", heap_mib);
+		return -EINVAL;
+	}
 	/* One arena for the device, shared by every context: see the trust
 	 * model in docs/kernel.md. */
-	dev = uabi_sw_create_shared(&uabi_kshm_ops, UABI_SW_HEAP_KERNEL);
+	dev = uabi_sw_create_shared(&uabi_kshm_ops, (size_t)heap_mib << 20);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 	uabi_sw_dev = dev;	/* before the device node can be opened */
@@ -207,7 +218,8 @@ static int __init uabi_module_init(void)
 		uabi_sw_dev = NULL;
 		return ret;
 	}
-	pr_info("rdma_uabi: device %s on /dev/%s\n", dev->name, uabi_misc.name);
+	pr_info("rdma_uabi: device %s on /dev/%s, %u MiB of ring heap per user\n", dev->name,
+		uabi_misc.name, heap_mib);
 	return 0;
 }
 

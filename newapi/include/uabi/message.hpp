@@ -322,9 +322,20 @@ struct CommandResult {
 // A chain of commands.  add() lays out each command's wire bytes as it
 // comes, encode() the message header; after a transport executed them in
 // place, the accessors read the outputs from those bytes.
+//
+// A message that grew large (a chain of hundreds of commands) leaves its
+// buffers to the next message its thread builds, one set per thread
+// (docs/uapi.md, "Chains"): rebuilding a chain of 1000 commands
+// then reuses memory already mapped, where a fresh allocation would have
+// the system map (fault in and zero) it again each time.
 class Message {
 public:
 	explicit Message(std::uint32_t msg_flags = 0) : flags_(msg_flags) {}
+	Message(const Message &) = default;
+	Message(Message &&) noexcept = default;
+	Message &operator=(const Message &) = default;
+	Message &operator=(Message &&) noexcept = default;
+	~Message();
 
 	std::uint32_t add(Command cmd); // returns the command's index
 	std::size_t count() const { return cmds_.size(); }
@@ -374,6 +385,12 @@ private:
 		std::size_t off;	// in buf_
 		std::size_t first_attr; // in attrs_
 	};
+
+	// The large buffers a finished message left to its thread.
+	struct Spare;
+	static Spare *spare();
+	template <class V>
+	static void grow(V &v, std::size_t want, V Spare::*from);
 
 	std::uint32_t flags_;
 	std::vector<std::byte> buf_;  // the header, then the commands
