@@ -100,6 +100,16 @@ struct LinkEntry {
 	std::int32_t relay_error; // -errno of the last bind, 0: bound
 	std::uint64_t rx_relayed; // datagrams handed to a process
 	std::uint64_t rx_dropped; // no such QP, malformed, relay full
+	// The CM on QP1 (docs/cm.md, "Across hosts"): datagrams for QP1 that
+	// were a UD packet with the GSI's Q_Key (handed to the CM) and that
+	// were not (refused here); then the CM's own counts, for all links.
+	std::uint64_t qp1_in;
+	std::uint64_t qp1_refused;
+	std::uint64_t cm_taken;	  // MADs that moved a connection
+	std::uint64_t cm_dropped; // MADs malformed, unknown, for no connection
+	std::uint64_t cm_sent;
+	std::uint64_t cm_resent;
+	std::uint64_t cm_timed_out;
 };
 
 struct LinkRequest {
