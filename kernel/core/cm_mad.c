@@ -420,7 +420,11 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	m[REQ_INIT_DEPTH] = id->initiator_depth;
 	m[REQ_B43] = (u8)(cm_timeout << 3 | (id->qp_type == UABI_QPT_UC ? 1 : 0) << 1 |
 			  (c->flow_control ? 1 : 0));
-	put24(m + REQ_PSN, id->psn);
+	/* The starting PSN a REQ or REP carries is the one its sender
+	 * receives at (the peer's first send), as Linux's ib_cm reads it:
+	 * we choose the PSN the peer sends with; the REP tells ours. */
+	id->peer_psn = cm_psn(id->qpn ^ 0x5a5a5a);
+	put24(m + REQ_PSN, id->peer_psn);
 	m[REQ_B47] = (u8)(cm_timeout << 3 | (id->retry_count & 7));
 	put16(m + REQ_PKEY, 0xffff);
 	m[REQ_B50] = (u8)(id->mtu << 4 | (id->rnr_retry_count & 7));
@@ -466,7 +470,7 @@ int cm_wire_accept(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 		put32(m + REP_LOCAL_COMM_ID, id->local_comm_id);
 		put32(m + REP_REMOTE_COMM_ID, id->remote_comm_id);
 		put24(m + REP_LOCAL_QPN, id->qpn);
-		put24(m + REP_PSN, id->psn);
+		put24(m + REP_PSN, id->peer_psn);	/* what we receive at */
 		m[REP_RESP_RES] = c->responder_resources;
 		m[REP_INIT_DEPTH] = c->initiator_depth;
 		m[REP_B26] = (u8)(CM_TARGET_ACK_DELAY << 3 | (c->flow_control ? 1 : 0));
@@ -567,6 +571,10 @@ void cm_wire_take(struct uabi_cm_id *id, struct cm_event_node *n)
 	id->remote_comm_id = w->remote_comm_id;
 	id->local_comm_id = new_comm_id();
 	id->tid = w->tid;
+	/* the REQ's starting PSN is what the requester receives at: our
+	 * send PSN; the one we receive at is ours to choose (the REP's) */
+	id->psn = n->req_psn;
+	id->peer_psn = cm_psn(n->req_qpn ^ 0xa5a5a5);
 	id->peer_cm_timeout = w->peer_cm_timeout;
 	id->max_cm_retries = w->max_cm_retries;
 }
@@ -744,7 +752,7 @@ static bool on_rep(struct uabi_device *dev, const struct mad_in *in)
 	stop_wait(id);
 	id->remote_comm_id = get32(m + REP_LOCAL_COMM_ID);
 	id->peer_qpn = get24(m + REP_LOCAL_QPN);
-	id->peer_psn = get24(m + REP_PSN);
+	id->psn = get24(m + REP_PSN);	/* the PSN the peer receives at: we send so */
 	/* what the peer offers is what this side may use */
 	id->responder_resources = m[REP_INIT_DEPTH];
 	id->initiator_depth = m[REP_RESP_RES];
