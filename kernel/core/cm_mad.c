@@ -21,7 +21,7 @@
  * DISCONNECTED).  The host moves the MADs and runs one timer for all
  * (struct uabi_cm_wire_ops).
  *
- * Layouts: the MAD common header (IBTA vol. 1, 13.4.2), the CM messages
+ * Layouts: the MAD common header (IBTA vol. 1, 13.4), the CM messages
  * (IBTA vol. 1, 12.6), and the private-data header the RDMA CM puts in
  * front of a REQ's private data (the IP addresses and the source port;
  * the IBTA's RDMA IP CM Service annex, as Linux's rdma_cm sends it).  All
@@ -39,7 +39,7 @@
 #define CM_CLASS_VERSION 2
 #define MAD_METHOD_SEND 0x03
 
-/* CM attribute IDs (IBTA 16.7.3) */
+/* CM attribute IDs (IBTA vol. 1, 12.6) */
 #define CM_ATTR_REQ 0x0010
 #define CM_ATTR_MRA 0x0011
 #define CM_ATTR_REJ 0x0012
@@ -51,7 +51,7 @@
 /* Byte @x of a CM message body, as an offset into the MAD. */
 #define B(x) (MAD_HDR + (x))
 
-/* REQ (12.6.5) */
+/* REQ */
 #define REQ_LOCAL_COMM_ID B(0)
 #define REQ_SERVICE_ID B(8)
 #define REQ_LOCAL_CA_GUID B(16)
@@ -76,7 +76,7 @@
 #define REQ_PRIVATE B(140)
 #define REQ_PRIVATE_LEN 92
 
-/* REP (12.6.8) */
+/* REP */
 #define REP_LOCAL_COMM_ID B(0)
 #define REP_REMOTE_COMM_ID B(4)
 #define REP_LOCAL_QPN B(12)
@@ -89,7 +89,7 @@
 #define REP_PRIVATE B(36)
 #define REP_PRIVATE_LEN 196
 
-/* REJ (12.6.7), MRA (12.6.6), RTU (12.6.9), DREQ (12.6.10), DREP (12.6.11) */
+/* REJ, MRA, RTU, DREQ, DREP */
 #define MSG_LOCAL_COMM_ID B(0)
 #define MSG_REMOTE_COMM_ID B(4)
 #define REJ_B8 B(8)			/* message rejected:2 */

@@ -19,8 +19,9 @@
  * a peer link is cut, under dev->lock, by whichever side goes first.
  *
  * One file past 800 lines: the state machine above, its events and the
- * listener table share every lock and helper; it splits when connection
- * management over the wire (CM MADs on QP1, docs/cm.md) adds a transport.
+ * listener table share every lock and helper.  Connections with the CM
+ * of another host (CM MADs on QP1 over RoCEv2, docs/cm.md) are cm_mad.c's;
+ * the handlers here hand an ID whose peer is across the wire to it.
  */
 #include <uabi/core.h>
 
