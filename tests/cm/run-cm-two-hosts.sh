@@ -12,8 +12,9 @@
 #   rping -v -C 10 each way (payload checked on both sides), ucmatose
 #   (4 connections, data, disconnect), a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
-#   the REQ's retries: uabid's test knobs make them short), and garbage at
-#   QP1 (cm_garbage: malformed packets and MADs, counted, nothing moved;
+#   the REQ's retries: uabid's test knobs make them short), a client
+#   killed mid-pings (the server ends by itself), and garbage at QP1
+#   (cm_garbage: malformed packets and MADs, counted, nothing moved;
 #   rping works afterwards).  Neither uabid holds an object at the end.
 #
 # Usage: run-cm-two-hosts.sh UABI_TOOL [CM_GARBAGE]
@@ -149,6 +150,37 @@ if ((crc != 0)) && grep -q 'RDMA_CM_EVENT_UNREACHABLE, error -110' "$log/unreach
 	pass "nobody there (UNREACHABLE -110 after ${ms} ms)"
 else
 	fail "nobody there (exit $crc after $ms ms)" "$log"/unreach.*
+fi
+
+# A client killed in the middle of its pings: its uabid destroys its IDs
+# and sends the DREQ, the server's CM reports DISCONNECTED (or the
+# server's RDMA READ to the dead client fails first, status 12, as on
+# hardware); either way the server ends by itself, not by its timeout.
+on $B timeout 60 rping -s -a 10.66.0.2 -p 25506 -v >"$log/killed.server.out" 2>"$log/killed.server.err" &
+spid=$!
+cpid=""
+for try in $(seq 40); do
+	sleep 0.25
+	# `ip netns exec`, env and `uabi run` exec: $! is rping's pid
+	ip netns exec $A env UABI_SOCKET="$log/$A.sock" UABI_AUTOSTART=0 "$tool" run -- \
+		rping -c -a 10.66.0.2 -p 25506 -v -C 100000000 >"$log/killed.client.out" 2>"$log/killed.client.err" &
+	cpid=$!
+	# (its output is buffered: alive after 2 s is connected and pinging;
+	# REJECTED, the listener not up yet, ends it at once)
+	sleep 2
+	kill -0 $cpid 2>/dev/null && break
+	wait $cpid 2>/dev/null
+	grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/killed.client.err" || break
+done
+kill -9 $cpid 2>/dev/null
+wait $cpid 2>/dev/null
+wait $spid
+src=$?
+if grep -q 'ping data' "$log/killed.server.out" && ((src != 124 && src != 137)) &&
+	grep -qE 'DISCONNECT EVENT|cq completion failed status 12' "$log/killed.server.err"; then
+	pass "client killed mid-pings (the server ended by itself, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
+else
+	fail "client killed mid-pings (server exit $src)" "$log"/killed.*
 fi
 
 # Garbage at QP1 of host B: counted and dropped; the CM still connects.
