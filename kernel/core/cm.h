@@ -80,6 +80,7 @@ enum {
 	CM_WAIT_REP,			/* REQ sent */
 	CM_WAIT_RTU,			/* REP sent */
 	CM_WAIT_DREP,			/* DREQ sent */
+	CM_WAIT_SIDR_REP,		/* SIDR REQ sent (UD) */
 };
 
 /* A multicast group a UD ID joined (JOIN_MCAST). */
@@ -112,6 +113,7 @@ struct cm_wire_req {
 	u32 remote_comm_id;
 	u64 tid;
 	u8 mtu, peer_cm_timeout, max_cm_retries, gid_index;
+	bool sidr;			/* a SIDR REQ (UD) */
 };
 
 /* types_cm.c */

@@ -47,6 +47,8 @@
 #define CM_ATTR_RTU 0x0014
 #define CM_ATTR_DREQ 0x0015
 #define CM_ATTR_DREP 0x0016
+#define CM_ATTR_SIDR_REQ 0x0017
+#define CM_ATTR_SIDR_REP 0x0018
 
 /* Byte @x of a CM message body, as an offset into the MAD. */
 #define B(x) (MAD_HDR + (x))
@@ -101,6 +103,25 @@
 #define MRA_B8 B(8)			/* message MRAed:2 */
 #define MRA_B9 B(9)			/* service timeout:5 */
 #define DREQ_REMOTE_QPN B(8)
+
+/* SIDR REQ and SIDR REP (UD: service ID resolution) */
+#define SIDR_REQ_ID B(0)
+#define SIDR_REQ_PKEY B(4)
+#define SIDR_REQ_SERVICE_ID B(8)
+#define SIDR_REQ_PRIVATE B(16)
+#define SIDR_REQ_PRIVATE_LEN 216
+#define SIDR_REP_ID B(0)
+#define SIDR_REP_STATUS B(4)
+#define SIDR_REP_QPN B(8)
+#define SIDR_REP_SERVICE_ID B(12)
+#define SIDR_REP_QKEY B(20)
+#define SIDR_REP_PRIVATE B(96)
+#define SIDR_REP_PRIVATE_LEN 136
+#define SIDR_OK 0
+#define SIDR_UNSUPPORTED 1		/* no such service (no listener) */
+#define SIDR_REJECT 2
+/* What a UD event carries of private data (struct rdma_ucm_ud_param's). */
+#define UD_EVENT_PRIVATE_LEN 136
 
 /* "message rejected" / "message MRAed" */
 #define CM_MSG_REQ 0
@@ -390,19 +411,81 @@ static void id_send_rej(struct uabi_cm_id *id, u8 msg, u16 reason, const u8 *pri
 		 id->remote_comm_id, msg, reason, priv, len);
 }
 
+/* The RDMA CM header of @id's addresses at @h. */
+static void put_cma_hdr(const struct uabi_cm_id *id, u8 *h)
+{
+	u32 len, off;
+
+	h[0] = CMA_VERSION;
+	h[1] = cm_addr_family(&id->src) == UABI_CM_AF_INET ? 4 << 4 : 6 << 4;
+	put16(h + 2, cm_addr_port(&id->src));
+	off = cm_addr_ip(&id->src, &len);
+	memcpy(h + 4 + 16 - len, id->src.bytes + off, len);
+	off = cm_addr_ip(&id->dst, &len);
+	memcpy(h + 20 + 16 - len, id->dst.bytes + off, len);
+}
+
+/* The address handle a UD event gives to reach the peer over the link. */
+static void set_ud_ah(struct cm_event_node *n, const u8 *dgid, u8 gid_index)
+{
+	memset(&n->ev.ah, 0, sizeof(n->ev.ah));
+	n->ev.ah.is_global = 1;
+	memcpy(n->ev.ah.grh.dgid, dgid, 16);
+	n->ev.ah.grh.sgid_index = gid_index;
+	n->ev.ah.grh.hop_limit = CM_WIRE_HOP_LIMIT;
+	n->ev.ah.port_num = 1;
+}
+
+/* CONNECT of a UD ID through a link: the SIDR REQ. */
+static int sidr_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
+{
+	u8 *m = id->mad;
+
+	if (c->private_data_len > SIDR_REQ_PRIVATE_LEN - CMA_HDR_LEN)
+		return -EINVAL;
+	id->remote = true;
+	id->local_comm_id = new_comm_id();
+	id->remote_comm_id = 0;
+	id->tid = (u64)id->local_comm_id << 32 | 3;
+	mad_init(m, CM_ATTR_SIDR_REQ, id->tid);
+	put32(m + SIDR_REQ_ID, id->local_comm_id);
+	put16(m + SIDR_REQ_PKEY, 0xffff);
+	put64(m + SIDR_REQ_SERVICE_ID, (u64)id->ps << 16 | cm_addr_port(&id->dst));
+	put_cma_hdr(id, m + SIDR_REQ_PRIVATE);
+	memcpy(m + SIDR_REQ_PRIVATE + CMA_HDR_LEN, c->private_data, c->private_data_len);
+	send_and_wait(id, CM_WAIT_SIDR_REP, cm_timeout, cm_retries);
+	return 0;
+}
+
+/* A SIDR REP with @status (and, when 0, our QPN and Q_Key). */
+static void send_sidr_rep(struct uabi_cm_id *id, u8 status, u32 qpn, u32 qkey,
+			  const u8 *priv, u32 priv_len)
+{
+	u8 m[UABI_CM_MAD_SIZE];
+
+	mad_init(m, CM_ATTR_SIDR_REP, id->tid);
+	put32(m + SIDR_REP_ID, id->remote_comm_id);
+	m[SIDR_REP_STATUS] = status;
+	put24(m + SIDR_REP_QPN, qpn);
+	put64(m + SIDR_REP_SERVICE_ID, (u64)id->ps << 16 | cm_addr_port(&id->src));
+	put32(m + SIDR_REP_QKEY, qkey);
+	if (priv && priv_len)
+		memcpy(m + SIDR_REP_PRIVATE, priv, min_t(u32, priv_len, SIDR_REP_PRIVATE_LEN));
+	wire_send(id->link_dev, id->sgid, id->dgid, m);
+}
+
 /* CONNECT through a link: the REQ. */
 int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 {
 	struct uabi_device *link = link_of(id->link_dev);
-	u8 *m = id->mad, *h;
-	u32 len, off;
-	u16 family;
+	u8 *m = id->mad;
 
 	if (!link || !wire_ops)
 		return -ENODEV;
-	/* UD (SIDR) across hosts is not done (docs/cm.md) */
+	if (id->qp_type == UABI_QPT_UD)
+		return sidr_connect(id, c);
 	if (id->qp_type != UABI_QPT_RC && id->qp_type != UABI_QPT_UC)
-		return -EOPNOTSUPP;
+		return -EOPNOTSUPP;	/* XRC across hosts: not done (docs/cm.md) */
 	if (c->private_data_len > REQ_PRIVATE_LEN - CMA_HDR_LEN)
 		return -EINVAL;
 	id->remote = true;
@@ -438,16 +521,8 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	m[REQ_HOP_LIMIT] = CM_QP1_HOP_LIMIT;
 	m[REQ_B95] = CM_LOCAL_ACK_TIMEOUT << 3;
 	/* The RDMA CM header, then the caller's private data. */
-	h = m + REQ_PRIVATE;
-	family = cm_addr_family(&id->src);
-	h[0] = CMA_VERSION;
-	h[1] = family == UABI_CM_AF_INET ? 4 << 4 : 6 << 4;
-	put16(h + 2, cm_addr_port(&id->src));
-	off = cm_addr_ip(&id->src, &len);
-	memcpy(h + 4 + 16 - len, id->src.bytes + off, len);
-	off = cm_addr_ip(&id->dst, &len);
-	memcpy(h + 20 + 16 - len, id->dst.bytes + off, len);
-	memcpy(h + CMA_HDR_LEN, c->private_data, c->private_data_len);
+	put_cma_hdr(id, m + REQ_PRIVATE);
+	memcpy(m + REQ_PRIVATE + CMA_HDR_LEN, c->private_data, c->private_data_len);
 	send_and_wait(id, CM_WAIT_REP, cm_timeout, cm_retries);
 	return 0;
 }
@@ -460,6 +535,20 @@ int cm_wire_accept(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 
 	if (!link)
 		return -ENODEV;
+	if (id->qp_type == UABI_QPT_UD) {
+		/* SIDR: the answer, and no connection remains */
+		if (id->state != UABI_CM_REQ_RCVD)
+			return -EINVAL;
+		if (c->private_data_len > SIDR_REP_PRIVATE_LEN)
+			return -EINVAL;
+		id->qpn = c->qp_num;
+		send_sidr_rep(id, SIDR_OK, id->qpn,
+			      id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c->qkey, c->private_data,
+			      c->private_data_len);
+		id->state = UABI_CM_ESTABLISHED;
+		id->remote = false;
+		return 0;
+	}
 	if (id->state == UABI_CM_REQ_RCVD) {
 		if (c->private_data_len > REP_PRIVATE_LEN)
 			return -EINVAL;
@@ -497,6 +586,12 @@ int cm_wire_reject(struct uabi_cm_id *id, const struct uabi_cm_reject *r)
 {
 	if (id->state != UABI_CM_REQ_RCVD && id->state != UABI_CM_REP_RCVD)
 		return -EINVAL;
+	if (id->qp_type == UABI_QPT_UD) {
+		send_sidr_rep(id, SIDR_REJECT, 0, 0, r->private_data, r->private_data_len);
+		id->state = UABI_CM_DISCONNECTED;
+		id->remote = false;
+		return 0;
+	}
 	id_send_rej(id, id->state == UABI_CM_REQ_RCVD ? CM_MSG_REQ : CM_MSG_REP,
 		    UABI_CM_REJ_CONSUMER_DEFINED, r->private_data, r->private_data_len);
 	id->state = UABI_CM_DISCONNECTED;
@@ -536,6 +631,15 @@ void cm_wire_destroy(struct uabi_cm_id *id)
 {
 	if (!id->remote)
 		return;
+	if (id->qp_type == UABI_QPT_UD) {
+		/* a SIDR request not answered: refused (a SIDR REQ of ours
+		 * just goes: nothing follows one) */
+		if (id->state == UABI_CM_REQ_RCVD)
+			send_sidr_rep(id, SIDR_REJECT, 0, 0, NULL, 0);
+		stop_wait(id);
+		id->remote = false;
+		return;
+	}
 	switch (id->state) {
 	case UABI_CM_CONNECT:
 		id_send_rej(id, CM_MSG_REQ, UABI_CM_REJ_TIMEOUT, NULL, 0);
@@ -584,6 +688,15 @@ void cm_wire_drop_request(struct cm_event_node *n)
 {
 	struct cm_wire_req *w = n->wire;
 
+	if (w->sidr) {
+		u8 m[UABI_CM_MAD_SIZE];
+
+		mad_init(m, CM_ATTR_SIDR_REP, w->tid);
+		put32(m + SIDR_REP_ID, w->remote_comm_id);
+		m[SIDR_REP_STATUS] = SIDR_REJECT;
+		wire_send(w->link_dev, w->sgid, w->dgid, m);
+		return;
+	}
 	if (!n->gone)
 		send_rej(w->link_dev, w->sgid, w->dgid, w->tid, 0, w->remote_comm_id, CM_MSG_REQ,
 			 UABI_CM_REJ_CONSUMER_DEFINED, NULL, 0);
@@ -733,6 +846,116 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	n->req_dst = dst;
 	found->num_requests++;
 	return true;
+}
+
+/* A SIDR REQ: a UD listener's CONNECT_REQUEST (the requester's QPN comes
+ * with its first datagram); no listener: a SIDR REP, "unsupported". */
+static bool on_sidr_req(struct uabi_device *dev, const struct mad_in *in)
+{
+	const u8 *m = in->m, *h = m + SIDR_REQ_PRIVATE;
+	u64 sid = get64(m + SIDR_REQ_SERVICE_ID);
+	u32 theirs = get32(m + SIDR_REQ_ID);
+	u8 ipver = h[1] >> 4;
+	struct uabi_device *link = link_of(in->link_dev);
+	struct uabi_cm_id *l, *found = NULL;
+	struct uabi_cm_conn_param conn;
+	struct uabi_cm_addr src, dst;
+	struct cm_event_node *n;
+	struct cm_wire_req *w;
+	u16 ps = (u16)(sid >> 16), port = (u16)sid;
+	int gid_index;
+	u8 rep[UABI_CM_MAD_SIZE];
+
+	if ((sid & CMA_SID_MASK) != CMA_SID_PREFIX ||
+	    (ps != UABI_CM_PS_UDP && ps != UABI_CM_PS_IB) || !theirs ||
+	    h[0] != CMA_VERSION || (ipver != 4 && ipver != 6) || !link)
+		return false;
+	gid_index = link_gid_index(link, in->dgid);
+	if (gid_index < 0)
+		return false;
+	/* a repeat while the listener has not answered: nothing new */
+	l = find_by_peer(dev, in, theirs);
+	if ((l && l->qp_type == UABI_QPT_UD) || find_pending(dev, in, theirs))
+		return true;
+	cma_addr(&src, ipver == 4, h + 4, get16(h + 2));
+	cma_addr(&dst, ipver == 4, h + 20, port);
+	list_for_each_entry(l, &dev->cm_ids, dev_node)
+		if (l->state == UABI_CM_LISTEN && l->ps == ps && l->qp_type == UABI_QPT_UD &&
+		    cm_addr_port(&l->src) == port && cm_addr_covers(&l->src, &dst)) {
+			found = l;
+			break;
+		}
+	if (!found) {
+		mad_init(rep, CM_ATTR_SIDR_REP, get64(m + 8));
+		put32(rep + SIDR_REP_ID, theirs);
+		rep[SIDR_REP_STATUS] = SIDR_UNSUPPORTED;
+		put64(rep + SIDR_REP_SERVICE_ID, sid);
+		wire_send(in->link_dev, in->dgid, in->sgid, rep);
+		return true;
+	}
+	if (found->num_requests >= found->backlog)
+		return false;
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return false;
+	memset(&conn, 0, sizeof(conn));
+	memcpy(conn.private_data, h + CMA_HDR_LEN, UD_EVENT_PRIVATE_LEN);
+	conn.private_data_len = UD_EVENT_PRIVATE_LEN;
+	n = cm_push(found, UABI_CM_EVENT_CONNECT_REQUEST, 0, &conn);
+	if (!n) {
+		kfree(w);
+		return false;
+	}
+	set_ud_ah(n, in->sgid, (u8)gid_index);
+	w->sidr = true;
+	w->link_dev = in->link_dev;
+	memcpy(w->sgid, in->dgid, 16);
+	memcpy(w->dgid, in->sgid, 16);
+	w->gid_index = (u8)gid_index;
+	w->remote_comm_id = theirs;
+	w->tid = get64(m + 8);
+	w->mtu = link_mtu(link);
+	n->wire = w;
+	n->req_src = src;
+	n->req_dst = dst;
+	found->num_requests++;
+	return true;
+}
+
+/* The SIDR REP: the peer's QPN and Q_Key (ESTABLISHED, no connection
+ * remains), or its refusal (UNREACHABLE with the SIDR status, as Linux's
+ * rdma_cm reports it). */
+static bool on_sidr_rep(struct uabi_device *dev, const struct mad_in *in)
+{
+	const u8 *m = in->m;
+	u32 ours = get32(m + SIDR_REP_ID);
+	struct uabi_cm_conn_param conn;
+	struct cm_event_node *n;
+	struct uabi_cm_id *id;
+
+	list_for_each_entry(id, &dev->cm_ids, dev_node) {
+		if (!id->remote || id->wait != CM_WAIT_SIDR_REP || id->local_comm_id != ours ||
+		    id->link_dev != in->link_dev || memcmp(id->dgid, in->sgid, 16))
+			continue;
+		stop_wait(id);
+		id->remote = false;
+		memset(&conn, 0, sizeof(conn));
+		memcpy(conn.private_data, m + SIDR_REP_PRIVATE, SIDR_REP_PRIVATE_LEN);
+		conn.private_data_len = SIDR_REP_PRIVATE_LEN;
+		if (m[SIDR_REP_STATUS] != SIDR_OK) {
+			id->state = UABI_CM_ROUTE_RESOLVED;
+			cm_push(id, UABI_CM_EVENT_UNREACHABLE, m[SIDR_REP_STATUS], &conn);
+			return true;
+		}
+		conn.qp_num = get24(m + SIDR_REP_QPN);
+		conn.qkey = get32(m + SIDR_REP_QKEY);
+		id->state = UABI_CM_ESTABLISHED;
+		n = cm_push(id, UABI_CM_EVENT_ESTABLISHED, 0, &conn);
+		if (n)
+			set_ud_ah(n, id->dgid, id->gid_index);
+		return true;
+	}
+	return false;
 }
 
 static bool on_rep(struct uabi_device *dev, const struct mad_in *in)
@@ -941,6 +1164,12 @@ void uabi_cm_wire_input(unsigned int link, const unsigned char *sgid, const unsi
 	case CM_ATTR_DREP:
 		taken = on_drep(dev, &in);
 		break;
+	case CM_ATTR_SIDR_REQ:
+		taken = on_sidr_req(dev, &in);
+		break;
+	case CM_ATTR_SIDR_REP:
+		taken = on_sidr_rep(dev, &in);
+		break;
 	}
 out:
 	if (taken)
@@ -989,6 +1218,11 @@ void uabi_cm_wire_timeout(void)
 			break;
 		case CM_WAIT_DREP:
 			cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+			break;
+		case CM_WAIT_SIDR_REP:
+			id->state = UABI_CM_ROUTE_RESOLVED;
+			id->remote = false;
+			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
 			break;
 		}
 	}

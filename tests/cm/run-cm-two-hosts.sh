@@ -131,6 +131,34 @@ else
 	fail "ucmatose (client $crc, server $src)" "$log"/ucmatose.*
 fi
 
+# udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then
+# datagrams both ways on 2 "connections").
+if command -v udaddy >/dev/null; then
+	on $B timeout 60 udaddy -c 2 -C 10 >"$log/udaddy.server.out" 2>&1 &
+	spid=$!
+	for try in $(seq 40); do
+		sleep 0.25
+		on $A timeout 60 udaddy -s 10.66.0.2 -c 2 -C 10 >"$log/udaddy.client.out" 2>&1
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'UNREACHABLE' "$log/udaddy.client.out" || break
+	done
+	wait $spid
+	src=$?
+	if ((crc == 0 && src == 0)) && grep -q 'return status 0' "$log/udaddy.client.out"; then
+		pass "udaddy (SIDR, 2 connections, 10 datagrams each way)"
+	else
+		fail "udaddy (client $crc, server $src)" "$log"/udaddy.*
+	fi
+	# no UD listener: the SIDR REP says "unsupported" (status 1)
+	on $A timeout 30 udaddy -s 10.66.0.2 -c 1 -C 1 >"$log/udaddy-none.out" 2>&1
+	crc=$?
+	if ((crc != 0)) && grep -q 'UNREACHABLE' "$log/udaddy-none.out"; then
+		pass "udaddy with no listener (UNREACHABLE: $(grep -m1 -o 'UNREACHABLE.*' "$log/udaddy-none.out"))"
+	else
+		fail "udaddy with no listener (exit $crc)" "$log/udaddy-none.out"
+	fi
+fi
+
 # No listener at the port: the peer's CM answers REJ, "invalid service ID".
 on $A timeout 30 rping -c -a 10.66.0.2 -p 25503 -C 1 >"$log/nolisten.out" 2>"$log/nolisten.err"
 crc=$?
