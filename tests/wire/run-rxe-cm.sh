@@ -16,6 +16,8 @@
 #   guest rping client    -> host rping server
 #   guest ucmatose server <- host ucmatose client (2 connections)
 #   guest ucmatose client -> host ucmatose server
+#   guest udaddy server   <- host udaddy client   (UD: SIDR REQ/REP)
+#   guest udaddy client   -> host udaddy server
 #
 # Usage: run-rxe-cm.sh UABI_TOOL [--work-dir DIR]
 set -uo pipefail
@@ -38,7 +40,7 @@ while (($#)); do
 done
 timeout_s=${UABI_RXE_TIMEOUT:-600}
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (a network namespace and a tap device)"; exit 77; }
-for prog in qemu-system-x86_64 cpio gzip ip modprobe ldd rping ucmatose rdma timeout; do
+for prog in qemu-system-x86_64 cpio gzip ip modprobe ldd rping ucmatose udaddy rdma timeout; do
 	command -v "$prog" >/dev/null || { echo "SKIP: missing $prog"; exit 77; }
 done
 busybox=/bin/busybox
@@ -77,7 +79,7 @@ pack() {
 		cp -L "$lib" "$rfs$lib" || die "copy $lib"
 	done
 }
-for p in rping ucmatose rdma; do pack "$(command -v $p)"; done
+for p in rping ucmatose udaddy rdma; do pack "$(command -v $p)"; done
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
 pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
 provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
@@ -172,6 +174,8 @@ host_client rping-client rping -c -a 10.77.0.2 -p 25600 -v -C 10
 host_server rping-server rping -s -a 10.77.0.1 -p 25601 -v -C 10
 host_client ucmatose-client ucmatose -s 10.77.0.2 -p 25602 -c 2 -C 10
 host_server ucmatose-server ucmatose -p 25603 -c 2 -C 10
+host_client udaddy-client udaddy -s 10.77.0.2 -c 1 -C 10
+host_server udaddy-server udaddy -c 1 -C 10
 hs "$tool" link >"$work/link-end.log" 2>&1
 wait "$qemu"
 [[ -n $cap ]] && kill "$cap" 2>/dev/null

@@ -4,7 +4,8 @@
 # 10.77.0.2 with the kernel's rdma_cm (rdma_ucm), then Debian's unmodified
 # rping and ucmatose against the host's uabid at 10.77.0.1: as server
 # first (the host's client retries until we listen), then as client
-# (retrying while the host's listener is not up: REJECTED, reason 8).
+# (retrying while the host's listener is not up: REJECTED, reason 8, or
+# for udaddy UNREACHABLE).
 # Prints "UABI-RXE-STEP: name PASS|FAIL", each program's output between
 # "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and "UABI-RXE-RESULT".
 /bin/busybox mount -t devtmpfs devtmpfs /dev
@@ -60,7 +61,7 @@ client() {
 		timeout 240 "$@" >/tmp/out 2>&1
 		rc=$?
 		[ $rc = 0 ] && break
-		grep -qE "REJECTED" /tmp/out && [ $tries -lt 200 ] || break
+		grep -qE "REJECTED|UNREACHABLE" /tmp/out && [ $tries -lt 200 ] || break
 		tries=$((tries + 1))
 		sleep 0.5
 	done
@@ -71,5 +72,7 @@ server rping-server rping -s -a 10.77.0.2 -p 25600 -v -C 10
 client rping-client rping -c -a 10.77.0.1 -p 25601 -v -C 10
 server ucmatose-server ucmatose -p 25602 -c 2 -C 10
 client ucmatose-client ucmatose -s 10.77.0.1 -p 25603 -c 2 -C 10
+server udaddy-server udaddy -c 1 -C 10
+client udaddy-client udaddy -s 10.77.0.1 -c 1 -C 10
 dmesg | grep -iE "rxe|cm|bug|warn" | tail -20
 finish
