@@ -10,7 +10,8 @@
 # moved to RTS.
 #
 #   rping -v -C 10 each way (payload checked on both sides), ucmatose
-#   (4 connections, data, disconnect), a client with no listener (REJECTED,
+#   (4 connections, data, disconnect), udaddy (UD, SIDR), perftest's
+#   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
 #   killed mid-pings (the server ends by itself), and garbage at QP1
@@ -158,6 +159,37 @@ if command -v udaddy >/dev/null; then
 		fail "udaddy with no listener (exit $crc)" "$log/udaddy-none.out"
 	fi
 fi
+
+# perftest over rdma_cm (-R): SENDs, and READs (the responder resources
+# and initiator depth the REQ and REP carry).  perftest's server takes a
+# control connection, then listens again for the data QP's, while its
+# client connects the second at once: when the second REQ comes first it
+# is refused (REJ 8, as Linux's CM refuses a REQ with no listener) and the
+# run fails — perftest's own race.  So a failed pair is run again whole
+# (both sides new), at most 3 times, and the attempts are reported.
+for t in "ib_send_bw -n 200" "ib_read_lat -n 200"; do
+	command -v ${t%% *} >/dev/null || continue
+	name=${t%% *}
+	ok=0
+	for attempt in 1 2 3; do
+		on $B timeout 30 $t -R -p 25507 >"$log/$name.server.out" 2>&1 &
+		spid=$!
+		sleep 1 # listening by then (perftest prints nothing until a client comes)
+		on $A timeout 30 $t -R -p 25507 10.66.0.2 >"$log/$name.client.out" 2>&1
+		crc=$?
+		wait $spid
+		src=$?
+		if ((crc == 0 && src == 0)); then
+			ok=1
+			break
+		fi
+	done
+	if ((ok)); then
+		pass "$name -R (attempt $attempt: $(grep -E '^ +[0-9]+ +[0-9]+' "$log/$name.client.out" | tail -1 | tr -s ' '))"
+	else
+		fail "$name -R (client $crc, server $src, 3 attempts)" "$log/$name".*
+	fi
+done
 
 # No listener at the port: the peer's CM answers REJ, "invalid service ID".
 on $A timeout 30 rping -c -a 10.66.0.2 -p 25503 -C 1 >"$log/nolisten.out" 2>"$log/nolisten.err"

@@ -18,6 +18,11 @@
 #   guest ucmatose client -> host ucmatose server
 #   guest udaddy server   <- host udaddy client   (UD: SIDR REQ/REP)
 #   guest udaddy client   -> host udaddy server
+# (perftest's -R is left out here: its server takes a control connection,
+# then listens again for the data QP's while its client connects at once;
+# under TCG the client's second REQ came first, was refused (REJ 8, as
+# Linux refuses a REQ with no listener) and the retry then met the
+# server half-way.  cm_two_hosts runs perftest -R between two uabids.)
 #
 # Usage: run-rxe-cm.sh UABI_TOOL [--work-dir DIR]
 set -uo pipefail
