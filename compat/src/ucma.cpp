@@ -10,7 +10,10 @@
 #include <rdma/rdma_user_cm.h>
 #include <rdma/uabi.h>
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -74,6 +77,36 @@ bool is_local(const uabi_cm_addr &a)
 	}
 	::freeifaddrs(list);
 	return found;
+}
+
+// The source address the host's routes give for @dst (another host's):
+// false when no route reaches it.  A UDP socket's connect() sends nothing.
+bool route_source(const uabi_cm_addr &dst, uabi_cm_addr &src)
+{
+	std::uint16_t f;
+	std::memcpy(&f, dst.bytes, sizeof(f));
+	const std::size_t len = f == kAfInet ? kSockaddrIn : f == kAfInet6 ? kSockaddrIn6 : 0;
+	if (!len)
+		return false;
+	int fd = ::socket(f, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	sockaddr_storage to{};
+	std::memcpy(&to, dst.bytes, len);
+	// any port will do for a route lookup
+	reinterpret_cast<sockaddr_in *>(&to)->sin_port = htons(4791);
+	sockaddr_storage me{};
+	socklen_t me_len = sizeof(me);
+	bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&to), socklen_t(len)) == 0 &&
+		  ::getsockname(fd, reinterpret_cast<sockaddr *>(&me), &me_len) == 0 &&
+		  me.ss_family == f;
+	::close(fd);
+	if (!ok)
+		return false;
+	src = uabi_cm_addr{};
+	std::memcpy(src.bytes, &me, len);
+	src.bytes[2] = src.bytes[3] = 0; // the port is the core's to choose
+	return true;
 }
 
 uabi_cm_addr to_addr(const void *p, std::size_t len)
@@ -403,8 +436,22 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			id = c.id;
 		}
 		// A multicast group is reached through the device (mckey).
-		if (!is_local(r.dst) && !is_multicast(r.dst))
-			r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
+		// Another host's address: through the RoCE device that has
+		// the route's source address (the core finds it), when a
+		// route reaches it.
+		if (!is_local(r.dst) && !is_multicast(r.dst)) {
+			uabi_cm_addr via{};
+			std::uint16_t sf;
+			std::memcpy(&sf, r.src.bytes, sizeof(sf));
+			if (sf)
+				r.flags |= UABI_CM_RESOLVE_F_REMOTE;
+			else if (route_source(r.dst, via)) {
+				r.src = via;
+				r.flags |= UABI_CM_RESOLVE_F_REMOTE;
+			} else {
+				r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
+			}
+		}
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
 		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
 		return status(ctx_.call(std::move(k)));

@@ -19,81 +19,18 @@
  * a peer link is cut, under dev->lock, by whichever side goes first.
  *
  * One file past 800 lines: the state machine above, its events and the
- * listener table share every lock and helper; it splits when connection
- * management over the wire (CM MADs on QP1, docs/cm.md) adds a transport.
+ * listener table share every lock and helper.  Connections with the CM
+ * of another host (CM MADs on QP1 over RoCEv2, docs/cm.md) are cm_mad.c's;
+ * the handlers here hand an ID whose peer is across the wire to it.
  */
 #include <uabi/core.h>
 
-#define CM_MAX_PENDING 1024		/* per channel; older events are kept */
-#define CM_PORT_FIRST 32768		/* ephemeral ports, as Linux's default */
-#define CM_PORT_LAST 60999
-#define CM_UDP_QKEY 0x01234567		/* librdmacm's RDMA_UDP_QKEY */
-#define CM_RNR_TIMER 12			/* 0.64 ms */
-#define CM_TIMEOUT 14			/* 67 ms: one host, no fabric */
-#define CM_MAX_MCAST 64			/* groups one ID may join */
-#define CM_MCAST_QPN 0xffffff		/* a multicast group's QPN */
-
-struct uabi_cm_channel {
-	spinlock_t lock;
-	struct list_head pending;	/* struct cm_event_node, oldest first */
-	u32 num_pending;
-	void *wait;
-	s32 fd;
-};
-
-struct uabi_cm_id {
-	struct uabi_uobject *uobj;
-	struct uabi_uobject *channel;
-	struct list_head dev_node;	/* dev->cm_ids */
-	u64 uid;
-	u16 ps;
-	u8 qp_type;
-	u32 state;			/* UABI_CM_* */
-	struct uabi_cm_addr src;
-	struct uabi_cm_addr dst;
-	bool has_port;			/* src carries a port of the device's */
-	bool on_device;			/* bound or resolved to a device address */
-	u32 backlog;
-	u32 num_requests;		/* LISTEN: requests not yet taken */
-	struct uabi_cm_id *peer;
-	struct cm_event_node *request;	/* CONNECT: ours, not yet taken */
-	u32 qpn, psn;
-	u32 peer_qpn, peer_psn;
-	u8 responder_resources;
-	u8 initiator_depth;
-	u8 retry_count;
-	u8 rnr_retry_count;
-	u32 events_reported;
-	struct list_head mcasts;	/* struct cm_mcast: groups joined */
-	u32 num_mcasts;
-	u32 next_mcast;
-};
-
-/* A multicast group a UD ID joined (JOIN_MCAST). */
-struct cm_mcast {
-	struct list_head node;		/* id->mcasts */
-	u32 num;			/* JOIN_MCAST's answer, unique on the ID */
-	u32 events_reported;
-	u64 uid;
-};
-
-struct cm_event_node {
-	struct list_head node;
-	struct uabi_cm_id *id;		/* whose event (a request: the listener) */
-	struct uabi_cm_id *requester;	/* CONNECT_REQUEST; NULL once it is gone */
-	struct cm_mcast *mc;		/* a multicast event: the group's */
-	struct uabi_cm_event ev;
-	/* CONNECT_REQUEST: the requester's side, kept for the new ID even
-	 * if the requester goes before the request is taken (@gone). */
-	bool gone;
-	u32 req_qpn, req_psn;
-	struct uabi_cm_addr req_src, req_dst;
-};
+#include "cm.h"
 
 static u16 next_port = CM_PORT_FIRST;	/* under dev->lock */
 
 /* ------------------------------------------------------------- addresses */
-static u16 addr_family(const struct uabi_cm_addr *a)
+u16 cm_addr_family(const struct uabi_cm_addr *a)
 {
 	u16 f;
 
@@ -101,21 +38,21 @@ static u16 addr_family(const struct uabi_cm_addr *a)
 	return f;
 }
 
-static u16 addr_port(const struct uabi_cm_addr *a)
+u16 cm_addr_port(const struct uabi_cm_addr *a)
 {
 	return (u16)(a->bytes[2] << 8 | a->bytes[3]);
 }
 
-static void addr_set_port(struct uabi_cm_addr *a, u16 port)
+void cm_addr_set_port(struct uabi_cm_addr *a, u16 port)
 {
 	a->bytes[2] = (u8)(port >> 8);
 	a->bytes[3] = (u8)port;
 }
 
 /* The IP address bytes of @a: offset and length; 0 for other families. */
-static u32 addr_ip(const struct uabi_cm_addr *a, u32 *len)
+u32 cm_addr_ip(const struct uabi_cm_addr *a, u32 *len)
 {
-	switch (addr_family(a)) {
+	switch (cm_addr_family(a)) {
 	case UABI_CM_AF_INET:
 		*len = 4;
 		return 4;
@@ -131,12 +68,12 @@ static bool addr_valid(const struct uabi_cm_addr *a)
 {
 	u32 len;
 
-	return addr_ip(a, &len) != 0;
+	return cm_addr_ip(a, &len) != 0;
 }
 
 static bool addr_any(const struct uabi_cm_addr *a)
 {
-	u32 len, off = addr_ip(a, &len), i;
+	u32 len, off = cm_addr_ip(a, &len), i;
 
 	for (i = 0; i < len; i++)
 		if (a->bytes[off + i])
@@ -147,7 +84,7 @@ static bool addr_any(const struct uabi_cm_addr *a)
 /* An IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address? */
 static bool addr_multicast(const struct uabi_cm_addr *a)
 {
-	u32 len, off = addr_ip(a, &len);
+	u32 len, off = cm_addr_ip(a, &len);
 
 	if (len == 4)
 		return (a->bytes[off] & 0xf0) == 0xe0;
@@ -157,7 +94,7 @@ static bool addr_multicast(const struct uabi_cm_addr *a)
 /* The loopback address of @a's family, port 0. */
 static void addr_loopback(struct uabi_cm_addr *a)
 {
-	u16 f = addr_family(a);
+	u16 f = cm_addr_family(a);
 
 	memset(a, 0, sizeof(*a));
 	memcpy(a->bytes, &f, sizeof(f));
@@ -170,14 +107,14 @@ static void addr_loopback(struct uabi_cm_addr *a)
 }
 
 /* Does an ID bound to @bound take traffic for @to? */
-static bool addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr *to)
+bool cm_addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr *to)
 {
 	u32 blen, tlen, boff, toff;
 
 	if (addr_any(bound))
 		return true;
-	boff = addr_ip(bound, &blen);
-	toff = addr_ip(to, &tlen);
+	boff = cm_addr_ip(bound, &blen);
+	toff = cm_addr_ip(to, &tlen);
 	return blen == tlen && !memcmp(bound->bytes + boff, to->bytes + toff, blen);
 }
 
@@ -186,7 +123,7 @@ static bool addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_a
 static void addr_clean(struct uabi_cm_addr *a)
 {
 	struct uabi_cm_addr c;
-	u32 len, off = addr_ip(a, &len);
+	u32 len, off = cm_addr_ip(a, &len);
 
 	memset(&c, 0, sizeof(c));
 	memcpy(c.bytes, a->bytes, 4);
@@ -212,12 +149,12 @@ static bool port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
 	struct uabi_cm_id *o;
 
 	list_for_each_entry(o, &dev->cm_ids, dev_node) {
-		if (o == self || o->ps != ps || !o->has_port || addr_port(&o->src) != port ||
+		if (o == self || o->ps != ps || !o->has_port || cm_addr_port(&o->src) != port ||
 		    !same_user(o, self))
 			continue;
 		if (listeners && o->state != UABI_CM_LISTEN)
 			continue;
-		if (!addr || addr_covers(&o->src, addr) || addr_covers(addr, &o->src))
+		if (!addr || cm_addr_covers(&o->src, addr) || cm_addr_covers(addr, &o->src))
 			return true;
 	}
 	return false;
@@ -233,7 +170,7 @@ static int assign_port(struct uabi_device *dev, struct uabi_cm_id *id)
 
 		next_port = p == CM_PORT_LAST ? CM_PORT_FIRST : p + 1;
 		if (!port_used(dev, id, id->ps, p, NULL, false)) {
-			addr_set_port(&id->src, p);
+			cm_addr_set_port(&id->src, p);
 			id->has_port = true;
 			return 0;
 		}
@@ -242,16 +179,16 @@ static int assign_port(struct uabi_device *dev, struct uabi_cm_id *id)
 }
 
 /* ----------------------------------------------------------------- events */
-static struct uabi_cm_channel *chan_of(struct uabi_cm_id *id)
+struct uabi_cm_channel *cm_chan_of(struct uabi_cm_id *id)
 {
 	return uobj_data(id->channel);
 }
 
 /* Queues an event for @id; dev->lock held. */
-static struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 status,
+struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 status,
 				     const struct uabi_cm_conn_param *conn)
 {
-	struct uabi_cm_channel *ch = chan_of(id);
+	struct uabi_cm_channel *ch = cm_chan_of(id);
 	struct cm_event_node *n;
 
 	if (ch->num_pending >= CM_MAX_PENDING)
@@ -283,7 +220,7 @@ static struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 statu
 	return n;
 }
 
-static void cm_unlink(struct uabi_cm_channel *ch, struct cm_event_node *n)
+void cm_unlink(struct uabi_cm_channel *ch, struct cm_event_node *n)
 {
 	spin_lock(&ch->lock);
 	list_del(&n->node);
@@ -293,18 +230,26 @@ static void cm_unlink(struct uabi_cm_channel *ch, struct cm_event_node *n)
 	spin_unlock(&ch->lock);
 }
 
+static void cm_free_node(struct cm_event_node *n)
+{
+	kfree(n->wire);
+	kfree(n);
+}
+
 /* Drops @id's queued events; dev->lock held.  A request it made that the
  * listener has not taken stays there, to be reported and then rejected
  * (RC/UC), or is forgotten (UD). */
 static void cm_drop_events(struct uabi_cm_id *id)
 {
-	struct uabi_cm_channel *ch = chan_of(id);
+	struct uabi_cm_channel *ch = cm_chan_of(id);
 	struct cm_event_node *n, *next;
 
 	list_for_each_entry_safe(n, next, &ch->pending, node) {
 		if (n->id != id)
 			continue;
-		if (n->requester) {
+		if (n->wire) {
+			cm_wire_drop_request(n);	/* refused over the wire */
+		} else if (n->requester) {
 			/* a listener going away: the requester is refused */
 			n->requester->request = NULL;
 			n->requester->state = UABI_CM_ROUTE_RESOLVED;
@@ -312,7 +257,7 @@ static void cm_drop_events(struct uabi_cm_id *id)
 				UABI_CM_REJ_INVALID_SERVICE_ID, NULL);
 		}
 		cm_unlink(ch, n);
-		kfree(n);
+		cm_free_node(n);
 	}
 	if (id->request) {
 		/* RC/UC: the listener still learns of the request, then of its
@@ -350,7 +295,7 @@ static void cm_break(struct uabi_cm_id *id, u32 event, s32 status,
 	cm_push(peer, event, status, conn);
 }
 
-static u32 cm_psn(u32 qpn)
+u32 cm_psn(u32 qpn)
 {
 	return (qpn * 0x9e3779b1u) & 0xffffff;
 }
@@ -358,6 +303,7 @@ static u32 cm_psn(u32 qpn)
 static void fill_info(struct uabi_device *dev, const struct uabi_cm_id *id,
 		      struct uabi_cm_id_info *info)
 {
+	struct uabi_device *link;
 	struct uabi_port_attr pa;
 
 	memset(info, 0, sizeof(*info));
@@ -370,6 +316,19 @@ static void fill_info(struct uabi_device *dev, const struct uabi_cm_id *id,
 	info->pkey = 0xffff;
 	if (!id->on_device)
 		return;
+	link = cm_wire_link(id);
+	if (link) {
+		/* through a RoCE device: its GUID, so that librdmacm opens
+		 * it; GIDs, no LIDs */
+		info->node_guid = link->attr.node_guid;
+		info->port_num = 1;
+		info->mtu = id->mtu;
+		memcpy(info->sgid, id->sgid, sizeof(info->sgid));
+		memcpy(info->dgid, id->dgid, sizeof(info->dgid));
+		if (id->state >= UABI_CM_ROUTE_RESOLVED && id->state != UABI_CM_LISTEN)
+			info->num_paths = 1;
+		return;
+	}
 	info->node_guid = dev->attr.node_guid;
 	info->port_num = 1;
 	memset(&pa, 0, sizeof(pa));
@@ -425,7 +384,7 @@ static int take_request(struct uabi_call *call, struct cm_event_node *n,
 	id->uid = 0;		/* ACCEPT gives it one */
 	INIT_LIST_HEAD(&id->mcasts);
 	id->src = n->req_dst;
-	addr_set_port(&id->src, addr_port(&l->src));
+	cm_addr_set_port(&id->src, cm_addr_port(&l->src));
 	id->dst = n->req_src;
 	id->has_port = false;	/* the listener holds the port */
 	id->on_device = true;
@@ -444,10 +403,12 @@ static int take_request(struct uabi_call *call, struct cm_event_node *n,
 		r->peer = id;
 		r->request = NULL;
 	}
+	if (n->wire)
+		cm_wire_take(id, n);
 	list_add(&id->dev_node, &call->dev->cm_ids);
 	uabi_uobj_commit(uobj);
 	ev->handle = uobj->handle;
-	if (!r) {
+	if (n->gone || (!r && !n->wire)) {
 		id->state = UABI_CM_DISCONNECTED;
 		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
 	}
@@ -470,10 +431,10 @@ static int chan_get_event(struct uabi_call *call)
 		ev.handle = n->id->uobj->handle;
 		ev.qp_type = n->id->qp_type;
 		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST) {
-			if (!n->requester && !n->gone) {	/* gave up meanwhile */
+			if (!n->requester && !n->gone && !n->wire) {	/* gave up meanwhile */
 				n->id->num_requests--;
 				cm_unlink(ch, n);
-				kfree(n);
+				cm_free_node(n);
 				continue;
 			}
 			ret = take_request(call, n, &ev);
@@ -485,7 +446,7 @@ static int chan_get_event(struct uabi_call *call)
 		if (n->mc)
 			n->mc->events_reported++;
 		cm_unlink(ch, n);
-		kfree(n);
+		cm_free_node(n);
 		ret = 0;
 		break;
 	}
@@ -505,7 +466,7 @@ static int chan_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 	mutex_lock(&dev->lock);
 	list_for_each_entry_safe(n, next, &ch->pending, node) {
 		cm_unlink(ch, n);
-		kfree(n);
+		cm_free_node(n);
 	}
 	mutex_unlock(&dev->lock);
 	if (ch->wait)
@@ -612,6 +573,7 @@ static int id_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 	cm_drop_events(id);
 	/* What the IB CM sends when an ID goes half-way through: a REJ,
 	 * "timeout" from a requester, "consumer defined" from the others. */
+	cm_wire_destroy(id);	/* a peer across the wire: the same MADs */
 	switch (id->state) {
 	case UABI_CM_CONNECT:
 		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
@@ -653,12 +615,12 @@ static int id_bind(struct uabi_call *call)
 		ret = -EINVAL;
 		goto out;
 	}
-	if (addr_port(&a) && port_used(dev, id, id->ps, addr_port(&a), &a, false)) {
+	if (cm_addr_port(&a) && port_used(dev, id, id->ps, cm_addr_port(&a), &a, false)) {
 		ret = -EADDRINUSE;
 		goto out;
 	}
 	id->src = a;
-	if (addr_port(&a))
+	if (cm_addr_port(&a))
 		id->has_port = true;
 	else
 		ret = assign_port(dev, id);
@@ -681,11 +643,13 @@ static int id_resolve_addr(struct uabi_call *call)
 	int ret = 0;
 
 	uabi_attr_get(call, UABI_ATTR_CM_ID_RESOLVE, &r, sizeof(r));
-	if (r.flags & ~UABI_CM_RESOLVE_F_NOT_LOCAL)
+	if (r.flags & ~(UABI_CM_RESOLVE_F_NOT_LOCAL | UABI_CM_RESOLVE_F_REMOTE))
 		return -EINVAL;
-	if (!addr_valid(&r.dst) || (addr_family(&r.src) && !addr_valid(&r.src)))
+	if ((r.flags & UABI_CM_RESOLVE_F_REMOTE) && !cm_addr_family(&r.src))
+		return -EINVAL;	/* the route's source is needed */
+	if (!addr_valid(&r.dst) || (cm_addr_family(&r.src) && !addr_valid(&r.src)))
 		return -EAFNOSUPPORT;
-	if (addr_family(&r.src) && addr_family(&r.src) != addr_family(&r.dst))
+	if (cm_addr_family(&r.src) && cm_addr_family(&r.src) != cm_addr_family(&r.dst))
 		return -EINVAL;
 	addr_clean(&r.src);
 	addr_clean(&r.dst);
@@ -700,33 +664,49 @@ static int id_resolve_addr(struct uabi_call *call)
 		cm_push(id, UABI_CM_EVENT_ADDR_ERROR, -ENODEV, NULL);
 		goto out;
 	}
+	id->link_dev = 0;
+	if (r.flags & UABI_CM_RESOLVE_F_REMOTE) {
+		/* another host's: through the RoCE device of the source (the
+		 * address bound, else the route's) */
+		struct uabi_cm_addr save = id->dst;
+		const struct uabi_cm_addr *from =
+			id->state != UABI_CM_IDLE && !addr_any(&id->src) ? &id->src : &r.src;
+
+		id->dst = r.dst;
+		if (cm_wire_resolve(id, from)) {
+			id->dst = save;
+			id->link_dev = 0;
+			cm_push(id, UABI_CM_EVENT_ADDR_ERROR, -ENODEV, NULL);
+			goto out;
+		}
+	}
 	if (id->state == UABI_CM_IDLE) {
 		/* The source: the one given, else the destination itself
 		 * (every address resolves to this host), else, for a
 		 * multicast group (mckey), the loopback address. */
-		id->src = addr_family(&r.src) ? r.src : r.dst;
-		if (!addr_family(&r.src) && addr_multicast(&r.dst))
+		id->src = cm_addr_family(&r.src) ? r.src : r.dst;
+		if (!cm_addr_family(&r.src) && addr_multicast(&r.dst))
 			addr_loopback(&id->src);
-		addr_set_port(&id->src, addr_port(&r.src));
-		if (addr_port(&id->src) &&
-		    port_used(dev, id, id->ps, addr_port(&id->src), &id->src, false)) {
+		cm_addr_set_port(&id->src, cm_addr_port(&r.src));
+		if (cm_addr_port(&id->src) &&
+		    port_used(dev, id, id->ps, cm_addr_port(&id->src), &id->src, false)) {
 			memset(&id->src, 0, sizeof(id->src));
 			ret = -EADDRINUSE;
 			goto out;
 		}
-		if (addr_port(&id->src))
+		if (cm_addr_port(&id->src))
 			id->has_port = true;
 		else
 			ret = assign_port(dev, id);
 		if (ret)
 			goto out;
 	} else if (addr_any(&id->src)) {
-		u16 port = addr_port(&id->src);
+		u16 port = cm_addr_port(&id->src);
 
-		id->src = r.dst;
+		id->src = (r.flags & UABI_CM_RESOLVE_F_REMOTE) ? r.src : r.dst;
 		if (addr_multicast(&r.dst))
 			addr_loopback(&id->src);
-		addr_set_port(&id->src, port);
+		cm_addr_set_port(&id->src, port);
 	}
 	id->dst = r.dst;
 	id->on_device = true;
@@ -775,7 +755,7 @@ static int id_listen(struct uabi_call *call)
 		goto out;
 	}
 	if (id->state == UABI_CM_BOUND &&
-	    port_used(dev, id, id->ps, addr_port(&id->src), &id->src, true)) {
+	    port_used(dev, id, id->ps, cm_addr_port(&id->src), &id->src, true)) {
 		ret = -EADDRINUSE;
 		goto out;
 	}
@@ -794,8 +774,8 @@ static struct uabi_cm_id *find_listener(struct uabi_device *dev, const struct ua
 
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
 		if (l->state == UABI_CM_LISTEN && l->ps == from->ps && same_user(l, from) &&
-		    addr_port(&l->src) == addr_port(&from->dst) &&
-		    addr_covers(&l->src, &from->dst))
+		    cm_addr_port(&l->src) == cm_addr_port(&from->dst) &&
+		    cm_addr_covers(&l->src, &from->dst))
 			return l;
 	return NULL;
 }
@@ -822,6 +802,13 @@ static int id_connect(struct uabi_call *call)
 	id->retry_count = c.retry_count;
 	id->rnr_retry_count = c.rnr_retry_count;
 	id->state = UABI_CM_CONNECT;
+	if (cm_wire_link(id)) {
+		/* another host's: a REQ over the wire */
+		ret = cm_wire_connect(id, &c);
+		if (ret)
+			id->state = UABI_CM_ROUTE_RESOLVED;
+		goto out;
+	}
 	l = find_listener(dev, id);
 	if (!l) {
 		id->state = UABI_CM_ROUTE_RESOLVED;
@@ -870,7 +857,13 @@ static int id_accept(struct uabi_call *call)
 		return -EINVAL;	/* an IB CM REP carries 196 bytes */
 	mutex_lock(&dev->lock);
 	peer = id->peer;
-	if (id->qp_type == UABI_QPT_UD) {
+	if (id->remote) {
+		if (id->state == UABI_CM_REQ_RCVD && uabi_attr_present(call, UABI_ATTR_CM_ID_UID)) {
+			id->uid = uabi_attr_get_u64(call, UABI_ATTR_CM_ID_UID, 0);
+			id->uobj->user_handle = id->uid;
+		}
+		ret = cm_wire_accept(id, &c);
+	} else if (id->qp_type == UABI_QPT_UD) {
 		/* SIDR: the answer is the requester's ESTABLISHED; no
 		 * connection remains between the two IDs. */
 		if (id->state != UABI_CM_REQ_RCVD || !peer) {
@@ -935,7 +928,9 @@ static int id_reject(struct uabi_call *call)
 	memcpy(out.private_data, r.private_data, r.private_data_len);
 	out.private_data_len = r.private_data_len;
 	mutex_lock(&dev->lock);
-	if ((id->state == UABI_CM_REQ_RCVD || id->state == UABI_CM_REP_RCVD) && id->peer) {
+	if (id->remote) {
+		ret = cm_wire_reject(id, &r);
+	} else if ((id->state == UABI_CM_REQ_RCVD || id->state == UABI_CM_REP_RCVD) && id->peer) {
 		if (id->qp_type == UABI_QPT_UD)
 			cm_break(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, &out);
 		else
@@ -956,6 +951,11 @@ static int id_disconnect(struct uabi_call *call)
 	int ret = 0;
 
 	mutex_lock(&dev->lock);
+	if (id->remote) {
+		ret = cm_wire_disconnect(id);
+		mutex_unlock(&dev->lock);
+		return ret;
+	}
 	switch (id->state) {
 	case UABI_CM_ESTABLISHED:
 	case UABI_CM_REP_SENT:
@@ -1022,6 +1022,15 @@ static int id_init_qp_attr(struct uabi_call *call)
 		a->rq_psn = id->peer_psn;
 		a->ah_attr.dlid = (u16)pa.lid;
 		a->ah_attr.port_num = 1;
+		if (id->remote) {
+			/* RoCE: the peer by its GID, from ours */
+			a->path_mtu = id->mtu;
+			a->ah_attr.dlid = 0;
+			a->ah_attr.is_global = 1;
+			memcpy(a->ah_attr.grh.dgid, id->dgid, sizeof(a->ah_attr.grh.dgid));
+			a->ah_attr.grh.sgid_index = id->gid_index;
+			a->ah_attr.grh.hop_limit = CM_WIRE_HOP_LIMIT;
+		}
 		r.mask = UABI_QP_STATE | UABI_QP_AV | UABI_QP_PATH_MTU | UABI_QP_DEST_QPN |
 			 UABI_QP_RQ_PSN;
 		/* an XRC initiator has no receive side (as the IB CM answers) */
@@ -1042,7 +1051,7 @@ static int id_init_qp_attr(struct uabi_call *call)
 			break;
 		}
 		a->sq_psn = id->psn;
-		a->timeout = CM_TIMEOUT;
+		a->timeout = id->remote ? CM_WIRE_QP_TIMEOUT : CM_TIMEOUT;
 		r.mask = UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_SQ_PSN;
 		/* an XRC target sends no requests of its own */
 		if (id->qp_type != UABI_QPT_XRC_RECV) {
@@ -1068,7 +1077,7 @@ static int id_migrate(struct uabi_call *call)
 {
 	struct uabi_cm_id *id = uobj_data(call->target);
 	struct uabi_uobject *to = uabi_attr_uobj(call, UABI_ATTR_CM_ID_CHANNEL);
-	struct uabi_cm_channel *from_ch = chan_of(id), *to_ch = uobj_data(to);
+	struct uabi_cm_channel *from_ch = cm_chan_of(id), *to_ch = uobj_data(to);
 	struct uabi_device *dev = call->dev;
 	struct cm_event_node *n, *next;
 	struct uabi_cm_id_info info;
@@ -1116,7 +1125,7 @@ static int id_notify(struct uabi_call *call)
  */
 static void mcast_gid(const struct uabi_cm_id *id, const struct uabi_cm_addr *a, u8 *mgid)
 {
-	u32 len, off = addr_ip(a, &len);
+	u32 len, off = cm_addr_ip(a, &len);
 	const u8 *ip = a->bytes + off;
 
 	memset(mgid, 0, 16);
@@ -1229,7 +1238,7 @@ static int id_leave_mcast(struct uabi_call *call)
 	int ret = -ENOENT;
 
 	mutex_lock(&dev->lock);
-	ch = chan_of(id);
+	ch = cm_chan_of(id);
 	list_for_each_entry(mc, &id->mcasts, node) {
 		if (mc->num != num)
 			continue;
@@ -1237,7 +1246,7 @@ static int id_leave_mcast(struct uabi_call *call)
 			if (n->mc != mc)
 				continue;
 			cm_unlink(ch, n);
-			kfree(n);
+			cm_free_node(n);
 		}
 		reported = mc->events_reported;
 		list_del(&mc->node);

@@ -5,6 +5,8 @@
 // (the core never sleeps), so a single epoll loop serves everyone in turn.
 #include "uabid.hpp"
 
+#include <uabi/cm_wire.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -243,6 +245,7 @@ int Daemon::run()
 	// RoCE devices (UABI_LINKS) and the address monitor.
 	monitor_open();
 	links_sync();
+	cm_open();
 
 	epoll_event events[64];
 	// After a request, poll a moment for the next one (the client that
@@ -324,6 +327,10 @@ int Daemon::run()
 				on_link_readable(fd);
 			} else if (fd == nl_fd_) {
 				on_monitor();
+			} else if (fd == cm_timer_fd_) {
+				std::uint64_t v;
+				if (::read(fd, &v, sizeof(v)) == sizeof(v))
+					uabi_cm_wire_timeout();
 			} else if (auto b = doorbells_.find(fd); b != doorbells_.end()) {
 				std::uint64_t v;
 				if (::read(fd, &v, sizeof(v)) < 0) {

@@ -227,6 +227,8 @@ struct Link {
 	std::vector<SteerMember> members;
 	std::map<std::uint32_t, unsigned> steered; // QPN -> group index
 	int steer_err = 0;			   // why steering stopped, if it did
+	std::uint64_t qp1_in = 0, qp1_refused = 0; // CM MADs (docs/cm.md)
+	std::uint32_t qp1_psn = 0;
 };
 
 // One fd attribute of the message being executed.
@@ -303,6 +305,15 @@ private:
 	void steer_reset(Link &l);
 	int steer_program(Link &l);
 	void steer_update(Link &l);
+	// The CM across hosts (uabid_links.cpp, docs/cm.md "Across hosts"):
+	// MADs on QP1 of the RoCE devices, one timer for the core's CM.
+public:
+	int cm_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
+		    const void *mad, unsigned len);
+	void cm_arm(unsigned long long delay_ns);
+private:
+	void cm_open();
+	void cm_input(Link &l, const std::uint8_t *b, std::size_t len, const RelayHdr &h);
 
 	Config cfg_;
 	Paths paths_;
@@ -337,6 +348,7 @@ private:
 	std::unordered_map<int, unsigned> link_fds_;	    // UDP fd -> core index
 	std::unordered_map<std::uint64_t, Conn *> wire_qps_; // (index, QPN) -> owner
 	int nl_fd_ = -1;				    // the address monitor
+	int cm_timer_fd_ = -1;				    // the CM's timer (timerfd)
 	char device_name_[64] = {};
 	std::uint64_t node_guid_ = 0;
 };

@@ -18,6 +18,10 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/timerfd.h>
+
+#include <uabi/cm_wire.h>
+#include <uabi/wire/packet.hpp>
 
 namespace uabid {
 
@@ -94,6 +98,11 @@ int udp_socket_at(const unsigned char addr[16], std::uint16_t port, const char *
 		::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	} else {
 		::setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+		// The CM's MADs go out from uabid's socket, a member's owner
+		// sends from its own: DF with IPv4 ID 0, the header their ICRC
+		// is computed over (docs/wire.md).
+		int pmtu = IP_PMTUDISC_DO;
+		::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	}
 	if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) < 0)
 		::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
@@ -314,7 +323,7 @@ void Daemon::on_link_readable(int fd)
 			const std::uint8_t *b = bufs[i];
 			std::uint32_t qpn = (std::uint32_t(b[5]) << 16) | (std::uint32_t(b[6]) << 8) | b[7];
 			auto q = wire_qps_.find(qp_key(l.index, qpn));
-			if (q == wire_qps_.end() || q->second->relay < 0) {
+			if (qpn != 1 && (q == wire_qps_.end() || q->second->relay < 0)) {
 				l.rx_dropped++;
 				continue;
 			}
@@ -343,6 +352,10 @@ void Daemon::on_link_readable(int fd)
 					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 					std::memcpy(h.dst, &pi.ipi6_addr, 16);
 				}
+			}
+			if (qpn == 1) {
+				cm_input(l, b, len, h); // QP1: the CM's
+				continue;
 			}
 			iovec out[2] = {{&h, sizeof(h)}, {bufs[i], len}};
 			msghdr mh{};
@@ -385,6 +398,15 @@ bool Daemon::do_links(Conn &c)
 			e.steering = it->second.steer ? 1 : 0;
 			e.steered_qps = std::uint32_t(it->second.steered.size());
 			e.steer_error = it->second.steer_err;
+			e.qp1_in = it->second.qp1_in;
+			e.qp1_refused = it->second.qp1_refused;
+			uabi_cm_wire_stats st{};
+			uabi_cm_wire_get_stats(&st);
+			e.cm_taken = st.received;
+			e.cm_dropped = st.dropped;
+			e.cm_sent = st.sent;
+			e.cm_resent = st.resent;
+			e.cm_timed_out = st.timed_out;
 		}
 		out.push_back(e);
 	}
@@ -626,6 +648,160 @@ void Daemon::release_relay(Conn &c)
 	if (c.relay >= 0)
 		::close(c.relay);
 	c.relay = -1;
+}
+
+// ------------------------------------------------- the CM on QP1 (GSI)
+
+namespace {
+
+constexpr std::uint32_t kGsiQkey = 0x80010000; // IBTA: the GSI's well-known Q_Key
+Daemon *g_cm_daemon;
+
+int cm_send_hook(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
+		 const void *mad, unsigned len)
+{
+	return g_cm_daemon ? g_cm_daemon->cm_send(link, sgid, dgid, mad, len) : -ENODEV;
+}
+
+void cm_arm_hook(unsigned long long delay_ns)
+{
+	if (g_cm_daemon)
+		g_cm_daemon->cm_arm(delay_ns);
+}
+
+const uabi_cm_wire_ops kCmOps = {cm_send_hook, cm_arm_hook};
+
+unsigned env_uint(const char *name, unsigned dflt, unsigned max)
+{
+	const char *v = std::getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end = nullptr;
+	unsigned long n = std::strtoul(v, &end, 10);
+	return end && !*end && n <= max ? unsigned(n) : dflt;
+}
+
+} // namespace
+
+// The core's CM gets uabid's links for QP1 and one timer.  Test knobs:
+// UABI_CM_RESPONSE_TIMEOUT (0..31, 4.096 us * 2^t; 20 as Linux's
+// rdma_cm) and UABI_CM_RETRIES (0..15; 15).
+void Daemon::cm_open()
+{
+	cm_timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (cm_timer_fd_ < 0) {
+		LOG("CM timer: %s (no CM across hosts)", std::strerror(errno));
+		return;
+	}
+	epoll_event ev{};
+	ev.events = EPOLLIN;
+	ev.data.fd = cm_timer_fd_;
+	::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, cm_timer_fd_, &ev);
+	uabi_cm_wire_set_timeouts(env_uint("UABI_CM_RESPONSE_TIMEOUT", 20, 31),
+				  env_uint("UABI_CM_RETRIES", 15, 15));
+	g_cm_daemon = this;
+	uabi_cm_wire_register(&kCmOps);
+}
+
+void Daemon::cm_arm(unsigned long long delay_ns)
+{
+	if (cm_timer_fd_ < 0)
+		return;
+	itimerspec t{};
+	t.it_value.tv_sec = time_t(delay_ns / 1000000000ull);
+	t.it_value.tv_nsec = long(delay_ns % 1000000000ull);
+	::timerfd_settime(cm_timer_fd_, 0, &t, nullptr); // 0: disarmed
+}
+
+// A MAD of the core's CM, as RoCEv2 UD packet from QP1 to QP1 of @dgid:
+// BTH, DETH (the GSI's Q_Key), the MAD, the ICRC; sent from the device's
+// own socket (its address, port 4791), so the source is the address the
+// peer answers to.
+int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
+		    const void *mad, unsigned len)
+{
+	auto it = links_.find(link);
+	if (it == links_.end() || it->second.fd < 0)
+		return -ENETDOWN;
+	Link &l = it->second;
+	const bool v6 = !v4_mapped(dgid);
+	// The socket is bound to the device's receive address: a MAD from
+	// another address of the interface cannot leave from it.
+	if (v6 == v4_mapped(l.addr) || std::memcmp(sgid, l.addr, 16))
+		return -EADDRNOTAVAIL;
+	namespace w = uabi::wire;
+	w::Packet p;
+	p.bth.opcode = w::opcode(w::kUd, w::kSendOnly);
+	p.bth.pkey = w::kDefaultPkey;
+	p.bth.dest_qp = 1;
+	p.bth.psn = l.qp1_psn = (l.qp1_psn + 1) & w::kPsnMask;
+	p.deth.qkey = kGsiQkey;
+	p.deth.src_qp = 1;
+	std::uint8_t buf[UABI_CM_MAD_SIZE + 64];
+	w::Builder b(buf, sizeof(buf));
+	if (len > UABI_CM_MAD_SIZE || !b.headers(p, len))
+		return -EINVAL;
+	std::memcpy(b.payload_room(len), mad, len);
+	w::IpInfo ip;
+	ip.v6 = v6;
+	std::memcpy(ip.src, v6 ? l.addr : l.addr + 12, v6 ? 16 : 4);
+	std::memcpy(ip.dst, v6 ? dgid : dgid + 12, v6 ? 16 : 4);
+	ip.src_port = l.port;
+	ip.dst_port = l.port;
+	const std::size_t n = b.finish(ip);
+	if (!n)
+		return -EINVAL;
+	sockaddr_storage ss{};
+	socklen_t sl;
+	if (v6) {
+		auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(l.port);
+		std::memcpy(&a->sin6_addr, dgid, 16);
+		sl = sizeof(*a);
+	} else {
+		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+		a->sin_family = AF_INET;
+		a->sin_port = htons(l.port);
+		std::memcpy(&a->sin_addr, dgid + 12, 4);
+		sl = sizeof(*a);
+	}
+	if (::sendto(l.fd, buf, n, MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&ss), sl) < 0)
+		return -errno;
+	return 0;
+}
+
+// A datagram for QP1: the CM's if it is a whole UD SEND to the GSI (its
+// ICRC right, the GSI's Q_Key, a MAD's worth of payload); otherwise
+// refused and counted.  The MAD itself is the core's to judge.
+void Daemon::cm_input(Link &l, const std::uint8_t *b, std::size_t len, const RelayHdr &h)
+{
+	namespace w = uabi::wire;
+	w::IpInfo ip;
+	ip.v6 = h.v6 != 0;
+	std::memcpy(ip.src, h.src, ip.v6 ? 16 : 4);
+	std::memcpy(ip.dst, h.dst, ip.v6 ? 16 : 4);
+	ip.ip_id_unknown = !ip.v6;
+	ip.src_port = h.src_port;
+	ip.dst_port = h.dst_port;
+	w::Packet p;
+	if (w::parse({b, len}, &ip, p) != w::ParseError::None ||
+	    p.bth.opcode != w::opcode(w::kUd, w::kSendOnly) || p.deth.qkey != kGsiQkey ||
+	    (p.bth.pkey & 0x7fff) != 0x7fff || p.payload.size() < UABI_CM_MAD_SIZE) {
+		l.qp1_refused++;
+		return;
+	}
+	unsigned char sgid[16] = {}, dgid[16] = {};
+	if (ip.v6) {
+		std::memcpy(sgid, h.src, 16);
+		std::memcpy(dgid, h.dst, 16);
+	} else {
+		sgid[10] = sgid[11] = dgid[10] = dgid[11] = 0xff;
+		std::memcpy(sgid + 12, h.src, 4);
+		std::memcpy(dgid + 12, h.dst, 4);
+	}
+	l.qp1_in++;
+	uabi_cm_wire_input(l.index, sgid, dgid, p.payload.data(), UABI_CM_MAD_SIZE);
 }
 
 } // namespace uabid

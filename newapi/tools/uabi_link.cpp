@@ -64,7 +64,14 @@ int list(const daemon::Connection &c, bool json)
 				     ",\"steering\":" + std::string(e.steering ? "true" : "false") +
 				     ",\"steered_qps\":" + std::to_string(e.steered_qps) +
 				     ",\"relayed\":" + std::to_string(e.rx_relayed) +
-				     ",\"dropped\":" + std::to_string(e.rx_dropped);
+				     ",\"dropped\":" + std::to_string(e.rx_dropped) +
+				     ",\"qp1_in\":" + std::to_string(e.qp1_in) +
+				     ",\"qp1_refused\":" + std::to_string(e.qp1_refused) +
+				     ",\"cm_taken\":" + std::to_string(e.cm_taken) +
+				     ",\"cm_dropped\":" + std::to_string(e.cm_dropped) +
+				     ",\"cm_sent\":" + std::to_string(e.cm_sent) +
+				     ",\"cm_resent\":" + std::to_string(e.cm_resent) +
+				     ",\"cm_timed_out\":" + std::to_string(e.cm_timed_out);
 			o += ",\"contexts\":" + std::to_string(e.contexts) + "}";
 			continue;
 		}
@@ -80,6 +87,12 @@ int list(const daemon::Connection &c, bool json)
 				std::printf(" (steering stopped: %s)", std::strerror(-e.steer_error));
 			std::printf(" relayed %llu dropped %llu", (unsigned long long)e.rx_relayed,
 				    (unsigned long long)e.rx_dropped);
+			std::printf(" qp1 in %llu refused %llu cm taken %llu dropped %llu sent %llu"
+				    " resent %llu timed_out %llu",
+				    (unsigned long long)e.qp1_in, (unsigned long long)e.qp1_refused,
+				    (unsigned long long)e.cm_taken, (unsigned long long)e.cm_dropped,
+				    (unsigned long long)e.cm_sent, (unsigned long long)e.cm_resent,
+				    (unsigned long long)e.cm_timed_out);
 		}
 		std::printf(" contexts %u\n", e.contexts);
 	}

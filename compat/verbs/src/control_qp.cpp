@@ -378,17 +378,38 @@ UABI_EXPORT int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, s
 	ah->src_path_bits = wc->dlid_path_bits;
 	ah->port_num = port_num;
 	if (wc->wc_flags & IBV_WC_GRH) {
-		union ibv_gid own;
-		if (ibv_query_gid(ctx, port_num, 0, &own))
+		// RoCEv2 over IPv4 puts the IPv4 header in the GRH's last 20
+		// bytes (its first 20 unused): the GIDs are the addresses,
+		// IPv4-mapped.  Otherwise a GRH (or an IPv6 header) as it is.
+		const auto *g = reinterpret_cast<const std::uint8_t *>(grh);
+		union ibv_gid sgid = grh->sgid, dgid = grh->dgid;
+		const bool v4 = (g[20] >> 4) == 4 && (g[0] >> 4) != 6;
+		if (v4) {
+			std::memset(&sgid, 0, sizeof(sgid));
+			std::memset(&dgid, 0, sizeof(dgid));
+			sgid.raw[10] = sgid.raw[11] = dgid.raw[10] = dgid.raw[11] = 0xff;
+			std::memcpy(sgid.raw + 12, g + 20 + 12, 4);
+			std::memcpy(dgid.raw + 12, g + 20 + 16, 4);
+		}
+		// Our GID the datagram was sent to: its index is the reply's
+		// source.
+		struct ibv_port_attr pa;
+		int index = -1;
+		if (ibv_query_port(ctx, port_num, &pa))
 			return -1;
-		if (std::memcmp(own.raw, grh->dgid.raw, 16)) {
+		for (int i = 0; i < pa.gid_tbl_len && i < 256 && index < 0; i++) {
+			union ibv_gid own;
+			if (!ibv_query_gid(ctx, port_num, i, &own) && !std::memcmp(own.raw, dgid.raw, 16))
+				index = i;
+		}
+		if (index < 0) {
 			errno = ENOENT;
 			return -1;
 		}
-		std::uint32_t flow = be32toh(grh->version_tclass_flow);
+		std::uint32_t flow = v4 ? 0 : be32toh(grh->version_tclass_flow);
 		ah->is_global = 1;
-		ah->grh.dgid = grh->sgid;
-		ah->grh.sgid_index = 0;
+		ah->grh.dgid = sgid;
+		ah->grh.sgid_index = std::uint8_t(index);
 		ah->grh.flow_label = flow & 0xfffff;
 		ah->grh.hop_limit = 0xff;
 		ah->grh.traffic_class = std::uint8_t((flow >> 20) & 0xff);

@@ -112,9 +112,13 @@ UABI_ASSERT_SIZE(struct uabi_cm_conn_param, 272);
 UABI_ASSERT_OFFSET(struct uabi_cm_conn_param, private_data_len, 264);
 
 /* uabi_cm_resolve.flags: the caller found @dst on no interface of this
- * host (the core cannot look): ADDR_ERROR (-ENODEV) instead. */
+ * host (the core cannot look): ADDR_ERROR (-ENODEV) instead; or found it
+ * is another host's, reached from @src (the route's source address): it
+ * resolves through the RoCE device that has @src (CM MADs over the wire,
+ * docs/cm.md), ADDR_ERROR (-ENODEV) if none has. */
 enum {
 	UABI_CM_RESOLVE_F_NOT_LOCAL = 1u << 0,
+	UABI_CM_RESOLVE_F_REMOTE = 1u << 1,
 };
 
 struct uabi_cm_resolve {

@@ -52,4 +52,8 @@ void uabi_kevq_release(void *wait);
 /* Wait objects still allocated; must be 0 at module exit. */
 int uabi_kevq_live(void);
 
+/* The CM's timer (cm_timer.c): registered at module init, gone at exit. */
+void uabi_kcm_init(void);
+void uabi_kcm_exit(void);
+
 #endif /* UABI_LINUX_HOST_H */

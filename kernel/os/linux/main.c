@@ -212,8 +212,10 @@ static int __init uabi_module_init(void)
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 	uabi_sw_dev = dev;	/* before the device node can be opened */
+	uabi_kcm_init();
 	ret = misc_register(&uabi_misc);
 	if (ret) {
+		uabi_kcm_exit();
 		uabi_sw_destroy(dev);
 		uabi_sw_dev = NULL;
 		return ret;
@@ -229,6 +231,7 @@ static void __exit uabi_module_exit(void)
 	int i, n;
 
 	misc_deregister(&uabi_misc);
+	uabi_kcm_exit();
 	/* Every open file pinned the module: no context is left, so every
 	 * object must be gone.  Anything else is a leak in the core. */
 	for (i = 0; i < ARRAY_SIZE(dev->counts); i++) {

@@ -104,6 +104,16 @@ struct LinkEntry {
 	std::uint64_t rx_dropped; // no such QP, malformed, relay full
 	std::uint32_t steered_qps; // QPs the port steers now
 	std::int32_t steer_error;  // -errno: why steering stopped
+	// The CM on QP1 (docs/cm.md, "Across hosts"): datagrams for QP1 that
+	// were a UD packet with the GSI's Q_Key (handed to the CM) and that
+	// were not (refused here); then the CM's own counts, for all links.
+	std::uint64_t qp1_in;
+	std::uint64_t qp1_refused;
+	std::uint64_t cm_taken;	  // MADs that moved a connection
+	std::uint64_t cm_dropped; // MADs malformed, unknown, for no connection
+	std::uint64_t cm_sent;
+	std::uint64_t cm_resent;
+	std::uint64_t cm_timed_out;
 };
 
 struct LinkRequest {

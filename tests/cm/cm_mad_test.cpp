@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// The CM across hosts, byte by byte (docs/cm.md, "Across hosts"): the core
+// built into this program (in-process, a RoCE device on lo), the host's
+// hooks replaced by the test's, which keeps every MAD the core sends and
+// hands it MADs made here at the IBTA's offsets.  Then random MADs at IDs
+// in every state: counted, no crash, and a connection works afterwards.
+#include <uabi/client.hpp>
+#include <uabi/cm_wire.h>
+
+#include <rdma/uabi.h>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+using namespace uabi;
+
+namespace
+{
+
+using Mad = std::array<std::uint8_t, 256>;
+
+struct Sent {
+	unsigned link;
+	std::array<std::uint8_t, 16> sgid, dgid;
+	Mad mad;
+};
+std::vector<Sent> g_sent;
+unsigned long long g_armed;
+
+int test_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid, const void *mad,
+	      unsigned len)
+{
+	Sent s{};
+	s.link = link;
+	std::memcpy(s.sgid.data(), sgid, 16);
+	std::memcpy(s.dgid.data(), dgid, 16);
+	std::memcpy(s.mad.data(), mad, std::min<unsigned>(len, 256));
+	g_sent.push_back(s);
+	return 0;
+}
+
+void test_arm(unsigned long long ns)
+{
+	g_armed = ns;
+}
+
+const uabi_cm_wire_ops kOps = {test_send, test_arm};
+
+// Big-endian fields at absolute MAD offsets (the CM message starts at 24).
+void put16(Mad &m, std::size_t o, std::uint16_t v)
+{
+	m[o] = std::uint8_t(v >> 8);
+	m[o + 1] = std::uint8_t(v);
+}
+void put24(Mad &m, std::size_t o, std::uint32_t v)
+{
+	m[o] = std::uint8_t(v >> 16);
+	m[o + 1] = std::uint8_t(v >> 8);
+	m[o + 2] = std::uint8_t(v);
+}
+void put32(Mad &m, std::size_t o, std::uint32_t v)
+{
+	put16(m, o, std::uint16_t(v >> 16));
+	put16(m, o + 2, std::uint16_t(v));
+}
+void put64(Mad &m, std::size_t o, std::uint64_t v)
+{
+	put32(m, o, std::uint32_t(v >> 32));
+	put32(m, o + 4, std::uint32_t(v));
+}
+std::uint32_t get24(const Mad &m, std::size_t o)
+{
+	return std::uint32_t(m[o]) << 16 | std::uint32_t(m[o + 1]) << 8 | m[o + 2];
+}
+std::uint32_t get32(const Mad &m, std::size_t o)
+{
+	return get24(m, o) << 8 | m[o + 3];
+}
+std::uint64_t get64(const Mad &m, std::size_t o)
+{
+	return std::uint64_t(get32(m, o)) << 32 | get32(m, o + 4);
+}
+
+Mad mad(std::uint16_t attr)
+{
+	Mad m{};
+	m[0] = 1;    // base version
+	m[1] = 0x07; // CM
+	m[2] = 2;    // class version
+	m[3] = 0x03; // Send
+	put64(m, 8, 0x1122334455667788ull);
+	put16(m, 16, attr);
+	return m;
+}
+
+std::array<std::uint8_t, 16> gid4(const char *ip)
+{
+	std::array<std::uint8_t, 16> g{};
+	g[10] = g[11] = 0xff;
+	inet_pton(AF_INET, ip, g.data() + 12);
+	return g;
+}
+
+uabi_cm_addr ipv4(const char *ip, std::uint16_t port)
+{
+	sockaddr_in s{};
+	s.sin_family = AF_INET;
+	s.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	uabi_cm_addr a{};
+	std::memcpy(a.bytes, &s, sizeof(s));
+	return a;
+}
+
+const auto kUs = gid4("127.0.0.1"), kPeer = gid4("127.0.0.2");
+constexpr unsigned kLink = 1; // the RoCE device on lo (after uabi_sw0)
+
+void feed(const Mad &m, const std::array<std::uint8_t, 16> &from = kPeer)
+{
+	uabi_cm_wire_input(kLink, from.data(), kUs.data(), m.data(), 256);
+}
+
+template <class T> T need(Result<T> r)
+{
+	if (!r)
+		throw std::runtime_error(std::string("call failed: ") + std::strerror(r.error()));
+	return std::move(r).value();
+}
+
+struct Side {
+	Context ctx;
+	Handle ch = 0;
+
+	Side() : ctx(need(Context::open()))
+	{
+		Command k(UABI_OBJ_CM_CHANNEL, UABI_METHOD_CREATE);
+		k.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
+		ch = need(ctx.call(std::move(k))).result(0).out_handle;
+	}
+	Handle create(std::uint16_t ps = UABI_CM_PS_TCP)
+	{
+		uabi_cm_id_create c{};
+		c.uid = 7;
+		c.ps = ps;
+		c.qp_type = ps == UABI_CM_PS_UDP ? UABI_QPT_UD : UABI_QPT_RC;
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_CREATE);
+		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, ch).add_in(UABI_ATTR_CM_ID_CREATE, c);
+		return need(ctx.call(std::move(k))).result(0).out_handle;
+	}
+	Result<Message> resolve_remote(Handle id, std::uint16_t port)
+	{
+		uabi_cm_resolve r{};
+		r.src = ipv4("127.0.0.1", 0);
+		r.dst = ipv4("127.0.0.2", port);
+		r.flags = UABI_CM_RESOLVE_F_REMOTE;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+		return ctx.call(std::move(k));
+	}
+	Result<Message> simple(Handle id, std::uint16_t method)
+	{
+		return ctx.call(Command(UABI_OBJ_CM_ID, method, id));
+	}
+	Result<Message> conn(Handle id, std::uint16_t method, std::uint32_t qpn, const char *pd)
+	{
+		uabi_cm_conn_param p{};
+		p.qp_num = qpn;
+		p.private_data_len = std::uint8_t(std::strlen(pd));
+		std::memcpy(p.private_data, pd, p.private_data_len);
+		p.responder_resources = 1;
+		p.initiator_depth = 1;
+		p.retry_count = 7;
+		p.rnr_retry_count = 6;
+		p.flow_control = 1;
+		p.valid = 1;
+		Command k(UABI_OBJ_CM_ID, method, id);
+		k.add_in(UABI_ATTR_CM_ID_CONN, p);
+		return ctx.call(std::move(k));
+	}
+	Result<Message> listen(Handle id, std::uint16_t port)
+	{
+		Command b(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, id);
+		b.add_in(UABI_ATTR_CM_ID_ADDR, ipv4("0.0.0.0", port));
+		if (auto r = ctx.call(std::move(b)); !r)
+			return r;
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LISTEN, id);
+		k.add_in(UABI_ATTR_CM_ID_BACKLOG, std::uint32_t(8));
+		return ctx.call(std::move(k));
+	}
+	Result<uabi_cm_event> event()
+	{
+		Command k(UABI_OBJ_CM_CHANNEL, UABI_CM_CHANNEL_GET_EVENT, ch);
+		OutAttr o = k.add_out<uabi_cm_event>(UABI_ATTR_CM_CHANNEL_EVENT);
+		auto m = ctx.call(std::move(k));
+		if (!m)
+			return make_error(m.error());
+		uabi_cm_event ev{};
+		m->read(0, o, ev);
+		return ev;
+	}
+	uabi_cm_qp_attr qp_attr(Handle id, std::uint32_t state)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_INIT_QP_ATTR, id);
+		k.add_in(UABI_ATTR_CM_ID_QP_STATE, state);
+		OutAttr o = k.add_out<uabi_cm_qp_attr>(UABI_ATTR_CM_ID_QP_ATTR);
+		Message m = need(ctx.call(std::move(k)));
+		uabi_cm_qp_attr r{};
+		m.read(0, o, r);
+		return r;
+	}
+	uabi_cm_id_info query(Handle id)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, id);
+		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		Message m = need(ctx.call(std::move(k)));
+		uabi_cm_id_info info{};
+		m.read(0, o, info);
+		return info;
+	}
+	void destroy(Handle id)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_METHOD_DESTROY, id);
+		k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+		need(ctx.call(std::move(k)));
+	}
+	// An ID resolved (address and route) to 127.0.0.2:port through the link.
+	Handle remote_id(std::uint16_t port, std::uint16_t ps = UABI_CM_PS_TCP)
+	{
+		Handle id = create(ps);
+		need(resolve_remote(id, port));
+		EXPECT_EQ(need(event()).event, UABI_CM_EVENT_ADDR_RESOLVED);
+		need(simple(id, UABI_CM_ID_RESOLVE_ROUTE));
+		EXPECT_EQ(need(event()).event, UABI_CM_EVENT_ROUTE_RESOLVED);
+		return id;
+	}
+};
+
+// A REQ from the peer (127.0.0.2:5555) to our port @port: QPN 0x999,
+// starting PSN 0x1234 (the PSN the peer receives at).
+Mad peer_req(std::uint32_t comm_id, std::uint16_t port)
+{
+	Mad m = mad(0x10);
+	put32(m, 24, comm_id);
+	put64(m, 32, 0x0000000001060000ull | port);
+	put24(m, 56, 0x999);
+	m[59] = 1;		   // responder resources
+	m[63] = 1;		   // initiator depth
+	m[67] = 20 << 3 | 0 << 1 | 1; // remote CM response timeout, RC, flow control
+	put24(m, 68, 0x1234);
+	m[71] = 20 << 3 | 7;	   // local CM response timeout, retry count
+	put16(m, 72, 0xffff);
+	m[74] = 3 << 4 | 7;	   // path MTU 1024, RNR retry 7
+	m[75] = 15 << 4;	   // max CM retries
+	std::memcpy(m.data() + 80, kPeer.data(), 16);
+	std::memcpy(m.data() + 96, kUs.data(), 16);
+	std::uint8_t *h = m.data() + 164; // the RDMA CM header
+	h[0] = 0;
+	h[1] = 0x40;
+	h[2] = 5555 >> 8;
+	h[3] = 5555 & 0xff;
+	std::memcpy(h + 4 + 12, kPeer.data() + 12, 4);
+	std::memcpy(h + 20 + 12, kUs.data() + 12, 4);
+	std::memcpy(h + 36, "yo", 2);
+	return m;
+}
+
+class CmMad : public ::testing::Test
+{
+      protected:
+	static void SetUpTestSuite()
+	{
+		setenv("UABI_BACKEND", "inproc", 1);
+		setenv("UABI_LINKS", "wire0:lo", 1);
+		uabi_cm_wire_register(&kOps);
+	}
+	void SetUp() override
+	{
+		g_sent.clear();
+		uabi_cm_wire_set_timeouts(20, 15);
+	}
+	uabi_cm_wire_stats stats()
+	{
+		uabi_cm_wire_stats s{};
+		uabi_cm_wire_get_stats(&s);
+		return s;
+	}
+};
+
+} // namespace
+
+TEST_F(CmMad, ActiveSideRequestReplyReadyDisconnect)
+{
+	Side c;
+	Handle id = c.remote_id(7000);
+	uabi_cm_id_info info = c.query(id);
+	EXPECT_NE(info.node_guid, 0u);
+	EXPECT_EQ(0, std::memcmp(info.sgid, kUs.data(), 16));
+	EXPECT_EQ(0, std::memcmp(info.dgid, kPeer.data(), 16));
+	EXPECT_EQ(info.slid, 0) << "RoCE: no LIDs";
+
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x123, "hi"));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Sent &s = g_sent[0];
+	EXPECT_EQ(s.link, kLink);
+	EXPECT_EQ(s.sgid, kUs);
+	EXPECT_EQ(s.dgid, kPeer);
+	const Mad &req = s.mad;
+	EXPECT_EQ(req[0], 1);
+	EXPECT_EQ(req[1], 0x07);
+	EXPECT_EQ(req[2], 2);
+	EXPECT_EQ(req[3], 0x03);
+	EXPECT_EQ(req[16] << 8 | req[17], 0x10);
+	const std::uint32_t ours = get32(req, 24);
+	EXPECT_NE(ours, 0u);
+	EXPECT_EQ(get64(req, 32), 0x0000000001060000ull | 7000) << "service ID: TCP port space, port";
+	EXPECT_EQ(get24(req, 56), 0x123u) << "local QPN";
+	EXPECT_EQ(req[59], 1) << "responder resources";
+	EXPECT_EQ(req[63], 1) << "initiator depth";
+	EXPECT_EQ(req[67] & 7, 1) << "RC, flow control";
+	const std::uint32_t our_rq_psn = get24(req, 68);
+	EXPECT_EQ(req[71] & 7, 7) << "retry count";
+	EXPECT_EQ(req[74] & 7, 6) << "RNR retry count";
+	EXPECT_EQ(req[74] >> 4, info.mtu) << "path MTU: our port's";
+	EXPECT_EQ(0, std::memcmp(req.data() + 80, kUs.data(), 16)) << "primary local GID";
+	EXPECT_EQ(0, std::memcmp(req.data() + 96, kPeer.data(), 16)) << "primary remote GID";
+	EXPECT_EQ(req[164], 0) << "RDMA CM header version";
+	EXPECT_EQ(req[165], 0x40) << "IPv4";
+	EXPECT_EQ(0, std::memcmp(req.data() + 164 + 16, kUs.data() + 12, 4)) << "source address";
+	EXPECT_EQ(0, std::memcmp(req.data() + 164 + 32, kPeer.data() + 12, 4)) << "destination";
+	EXPECT_EQ(0, std::memcmp(req.data() + 164 + 36, "hi", 2)) << "private data after the header";
+
+	// The REP: the peer's QPN, and the PSN it receives at (we send so).
+	Mad rep = mad(0x13);
+	put32(rep, 24, 0xabcd);
+	put32(rep, 28, ours);
+	put24(rep, 36, 0x456);
+	put24(rep, 44, 0x777);
+	rep[48] = 1;
+	rep[49] = 1;
+	rep[51] = 7 << 5;
+	std::memcpy(rep.data() + 60, "back", 4);
+	feed(rep);
+	uabi_cm_event ev = need(c.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	EXPECT_EQ(ev.conn.qp_num, 0x456u);
+	EXPECT_EQ(0, std::memcmp(ev.conn.private_data, "back", 4));
+	uabi_cm_qp_attr rtr = c.qp_attr(id, UABI_QPS_RTR), rts = c.qp_attr(id, UABI_QPS_RTS);
+	EXPECT_EQ(rtr.attr.dest_qp_num, 0x456u);
+	EXPECT_EQ(rtr.attr.rq_psn, our_rq_psn) << "the PSN our REQ said we receive at";
+	EXPECT_EQ(rts.attr.sq_psn, 0x777u) << "the PSN the REP said the peer receives at";
+	EXPECT_EQ(rtr.attr.ah_attr.is_global, 1);
+	EXPECT_EQ(rtr.attr.ah_attr.dlid, 0);
+	EXPECT_EQ(0, std::memcmp(rtr.attr.ah_attr.grh.dgid, kPeer.data(), 16));
+
+	// Our ACCEPT is the RTU; a repeated REP gets it again.
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_ACCEPT, 0x123, ""));
+	ASSERT_EQ(g_sent.size(), 2u);
+	EXPECT_EQ(g_sent[1].mad[17], 0x14);
+	EXPECT_EQ(get32(g_sent[1].mad, 24), ours);
+	EXPECT_EQ(get32(g_sent[1].mad, 28), 0xabcdu);
+	feed(rep);
+	ASSERT_EQ(g_sent.size(), 3u);
+	EXPECT_EQ(g_sent[2].mad[17], 0x14);
+	EXPECT_FALSE(c.event()) << "no event for a repeated REP";
+
+	// DISCONNECT: a DREQ; DISCONNECTED comes with the DREP.
+	ASSERT_TRUE(c.simple(id, UABI_CM_ID_DISCONNECT));
+	ASSERT_EQ(g_sent.size(), 4u);
+	const Mad &dreq = g_sent[3].mad;
+	EXPECT_EQ(dreq[17], 0x15);
+	EXPECT_EQ(get24(dreq, 32), 0x456u) << "the remote QPN";
+	EXPECT_FALSE(c.event());
+	Mad drep = mad(0x16);
+	put32(drep, 24, 0xabcd);
+	put32(drep, 28, ours);
+	feed(drep);
+	EXPECT_EQ(need(c.event()).event, UABI_CM_EVENT_DISCONNECTED);
+	c.destroy(id);
+}
+
+TEST_F(CmMad, PassiveSideRequestAcceptReadyDisconnect)
+{
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7001));
+	feed(peer_req(0x5151, 7001));
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(ev.conn.qp_num, 0x999u);
+	EXPECT_EQ(ev.conn.private_data_len, 56) << "all 56 bytes after the RDMA CM header";
+	EXPECT_EQ(0, std::memcmp(ev.conn.private_data, "yo", 2));
+	Handle id = ev.handle;
+	uabi_cm_id_info info = s.query(id);
+	EXPECT_EQ(0, std::memcmp(info.dgid, kPeer.data(), 16));
+	EXPECT_EQ(info.dst.bytes[2] << 8 | info.dst.bytes[3], 5555) << "the peer's port";
+	EXPECT_EQ(info.src.bytes[2] << 8 | info.src.bytes[3], 7001);
+	// A repeated REQ while it is not answered: nothing.
+	feed(peer_req(0x5151, 7001));
+	EXPECT_FALSE(s.event());
+	EXPECT_TRUE(g_sent.empty());
+
+	ASSERT_TRUE(s.conn(id, UABI_CM_ID_ACCEPT, 0x321, "ok"));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Mad rep = g_sent[0].mad;
+	EXPECT_EQ(rep[17], 0x13);
+	const std::uint32_t ours = get32(rep, 24);
+	EXPECT_EQ(get32(rep, 28), 0x5151u);
+	EXPECT_EQ(get24(rep, 36), 0x321u);
+	uabi_cm_qp_attr rtr = s.qp_attr(id, UABI_QPS_RTR), rts = s.qp_attr(id, UABI_QPS_RTS);
+	EXPECT_EQ(rtr.attr.rq_psn, get24(rep, 44)) << "the REP carries the PSN we receive at";
+	EXPECT_EQ(rts.attr.sq_psn, 0x1234u) << "we send at the PSN the REQ said";
+	EXPECT_EQ(rtr.attr.dest_qp_num, 0x999u);
+	EXPECT_EQ(0, std::memcmp(rep.data() + 60, "ok", 2));
+	// The REQ again (our REP lost): the REP again.
+	feed(peer_req(0x5151, 7001));
+	ASSERT_EQ(g_sent.size(), 2u);
+	EXPECT_EQ(g_sent[1].mad, rep);
+
+	Mad rtu = mad(0x14);
+	put32(rtu, 24, 0x5151);
+	put32(rtu, 28, ours);
+	feed(rtu);
+	EXPECT_EQ(need(s.event()).event, UABI_CM_EVENT_ESTABLISHED);
+
+	Mad dreq = mad(0x15);
+	put32(dreq, 24, 0x5151);
+	put32(dreq, 28, ours);
+	feed(dreq);
+	EXPECT_EQ(need(s.event()).event, UABI_CM_EVENT_DISCONNECTED);
+	ASSERT_EQ(g_sent.size(), 3u);
+	EXPECT_EQ(g_sent[2].mad[17], 0x16) << "the DREP";
+	s.destroy(id);
+	s.destroy(l);
+}
+
+TEST_F(CmMad, NoListenerIsRejectedReason8)
+{
+	feed(peer_req(0x6161, 7002));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Mad &rej = g_sent[0].mad;
+	EXPECT_EQ(rej[17], 0x12);
+	EXPECT_EQ(get32(rej, 28), 0x6161u);
+	EXPECT_EQ(rej[32] >> 6, 0) << "the REQ is rejected";
+	EXPECT_EQ(rej[34] << 8 | rej[35], 8) << "invalid service ID";
+	EXPECT_EQ(g_sent[0].dgid, kPeer);
+}
+
+TEST_F(CmMad, RequestTimesOutAfterItsRetries)
+{
+	uabi_cm_wire_set_timeouts(0, 1); // 4 us, one retry
+	Side c;
+	Handle id = c.remote_id(7003);
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x124, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_GT(g_armed, 0u) << "a timer was asked for";
+	const Mad req = g_sent[0].mad;
+	// The timer may come early: only a deadline passed counts.
+	for (int i = 0; i < 1000 && g_sent.size() < 2; i++) {
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+		uabi_cm_wire_timeout();
+	}
+	ASSERT_EQ(g_sent.size(), 2u);
+	EXPECT_EQ(g_sent[1].mad, req) << "the REQ again";
+	EXPECT_FALSE(c.event());
+	for (int i = 0; i < 1000 && g_sent.size() < 3; i++) {
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+		uabi_cm_wire_timeout();
+	}
+	ASSERT_EQ(g_sent.size(), 3u);
+	EXPECT_EQ(g_sent[2].mad[17], 0x12) << "a REJ";
+	EXPECT_EQ(g_sent[2].mad[34] << 8 | g_sent[2].mad[35], 1) << "timeout";
+	uabi_cm_event ev = need(c.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_UNREACHABLE);
+	EXPECT_EQ(ev.status, -ETIMEDOUT);
+	EXPECT_EQ(g_armed, 0u) << "no timer left";
+	c.destroy(id);
+}
+
+TEST_F(CmMad, SidrRequestAndReply)
+{
+	Side c;
+	Handle id = c.remote_id(7004, UABI_CM_PS_UDP);
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x125, "u"));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Mad &req = g_sent[0].mad;
+	EXPECT_EQ(req[17], 0x17);
+	EXPECT_EQ(get64(req, 32), 0x0000000001110000ull | 7004) << "UDP port space";
+	EXPECT_EQ(req[40], 0) << "RDMA CM header version";
+	EXPECT_EQ(req[41], 0x40);
+	EXPECT_EQ(req[40 + 36], 'u');
+	Mad rep = mad(0x18);
+	put32(rep, 24, get32(req, 24));
+	put24(rep, 32, 0x777);
+	put32(rep, 44, 0x01234567);
+	feed(rep);
+	uabi_cm_event ev = need(c.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_ESTABLISHED);
+	EXPECT_EQ(ev.conn.qp_num, 0x777u);
+	EXPECT_EQ(ev.conn.qkey, 0x01234567u);
+	EXPECT_EQ(ev.ah.is_global, 1);
+	EXPECT_EQ(0, std::memcmp(ev.ah.grh.dgid, kPeer.data(), 16));
+	c.destroy(id);
+
+	// A listener answers a SIDR REQ with its QPN and the UDP Q_Key.
+	Side s;
+	Handle l = s.create(UABI_CM_PS_UDP);
+	ASSERT_TRUE(s.listen(l, 7005));
+	Mad sreq = mad(0x17);
+	put32(sreq, 24, 0x7171);
+	put16(sreq, 28, 0xffff);
+	put64(sreq, 32, 0x0000000001110000ull | 7005);
+	sreq[41] = 0x40;
+	std::memcpy(sreq.data() + 40 + 16, kPeer.data() + 12, 4);
+	std::memcpy(sreq.data() + 40 + 32, kUs.data() + 12, 4);
+	g_sent.clear();
+	feed(sreq);
+	ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(ev.ah.is_global, 1);
+	EXPECT_EQ(0, std::memcmp(ev.ah.grh.dgid, kPeer.data(), 16));
+	ASSERT_TRUE(s.conn(ev.handle, UABI_CM_ID_ACCEPT, 0x888, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_EQ(g_sent[0].mad[17], 0x18);
+	EXPECT_EQ(get32(g_sent[0].mad, 24), 0x7171u);
+	EXPECT_EQ(g_sent[0].mad[28], 0) << "status: OK";
+	EXPECT_EQ(get24(g_sent[0].mad, 32), 0x888u);
+	EXPECT_EQ(get32(g_sent[0].mad, 44), 0x01234567u) << "librdmacm's RDMA_UDP_QKEY";
+	s.destroy(ev.handle);
+	s.destroy(l);
+}
+
+// Random MADs — mutations of valid ones naming live IDs, and noise — at
+// IDs in every state: each is taken or counted as dropped, nothing
+// crashes, and afterwards a connection is made as before.
+TEST_F(CmMad, RandomMadsAreCountedAndChangeNothingElse)
+{
+	Side c, s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7010));
+	std::vector<Handle> act;
+	for (int i = 0; i < 4; i++) {
+		Handle id = c.remote_id(std::uint16_t(7020 + i));
+		ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x200 + i, ""));
+		act.push_back(id);
+	}
+	std::vector<Mad> seeds;
+	for (const Sent &x : g_sent)
+		seeds.push_back(x.mad);
+	// valid-looking answers naming the live IDs, and requests
+	for (const Mad &r : std::vector<Mad>(seeds)) {
+		for (std::uint16_t attr = 0x10; attr <= 0x19; attr++) {
+			Mad m = mad(attr);
+			put32(m, 24, 0x9000 + attr);
+			put32(m, 28, get32(r, 24));
+			seeds.push_back(m);
+		}
+	}
+	seeds.push_back(peer_req(0x4242, 7010));
+	std::mt19937 rng(12345);
+	const uabi_cm_wire_stats before = stats();
+	const unsigned kCount = 20000;
+	for (unsigned i = 0; i < kCount; i++) {
+		Mad m = seeds[rng() % seeds.size()];
+		const unsigned flips = 1 + rng() % 8;
+		for (unsigned k = 0; k < flips; k++)
+			m[rng() % (i % 3 ? 64 : 256)] = std::uint8_t(rng());
+		if (i % 17 == 0)
+			for (auto &b : m)
+				b = std::uint8_t(rng());
+		feed(m, i % 5 ? kPeer : gid4("127.0.0.3"));
+		// take what comes, so that IDs move through their states
+		while (auto ev = s.event())
+			if (ev->event == UABI_CM_EVENT_CONNECT_REQUEST && rng() % 2)
+				(void)s.conn(ev->handle, UABI_CM_ID_ACCEPT, 0x300, "");
+		while (c.event()) {
+		}
+		if (i % 1000 == 0)
+			uabi_cm_wire_timeout();
+	}
+	const uabi_cm_wire_stats after = stats();
+	EXPECT_EQ(after.received + after.dropped - before.received - before.dropped, kCount)
+	    << "every MAD is taken or counted";
+	EXPECT_GT(after.dropped - before.dropped, kCount / 2);
+	// Everything goes; a fresh connection still works.
+	for (Handle id : act)
+		c.destroy(id);
+	s.destroy(l);
+	Side c2, s2;
+	Handle l2 = s2.create();
+	ASSERT_TRUE(s2.listen(l2, 7030));
+	g_sent.clear();
+	feed(peer_req(0x3131, 7030));
+	uabi_cm_event ev = need(s2.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_TRUE(s2.conn(ev.handle, UABI_CM_ID_ACCEPT, 0x321, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_EQ(g_sent[0].mad[17], 0x13);
+	Mad rtu = mad(0x14);
+	put32(rtu, 24, 0x3131);
+	put32(rtu, 28, get32(g_sent[0].mad, 24));
+	feed(rtu);
+	EXPECT_EQ(need(s2.event()).event, UABI_CM_EVENT_ESTABLISHED);
+}

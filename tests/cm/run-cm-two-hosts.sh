@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#
+# The connection manager across hosts (docs/cm.md, "Across hosts"): two
+# network namespaces joined by a veth pair (10.66.0.1 and 10.66.0.2, made
+# and removed here; no other address is involved), each with a uabid of
+# its own holding a RoCE device on its end (`uabi link add roce0 netdev
+# IF`).  Unmodified librdmacm programs under `uabi run` connect across:
+# their CM MADs go over QP1 as RoCEv2, their data over the RC QPs the CM
+# moved to RTS.
+#
+#   rping -v -C 10 each way (payload checked on both sides), ucmatose
+#   (4 connections, data, disconnect), udaddy (UD, SIDR), perftest's
+#   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
+#   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
+#   the REQ's retries: uabid's test knobs make them short), a client
+#   killed mid-pings (the server ends by itself), and garbage at QP1
+#   (cm_garbage: malformed packets and MADs, counted, nothing moved;
+#   rping works afterwards).  Neither uabid holds an object at the end.
+#
+# Usage: run-cm-two-hosts.sh UABI_TOOL [CM_GARBAGE]
+set -uo pipefail
+tool=$(realpath "$1")
+garbage=${2:+$(realpath "$2")}
+[[ $(id -u) == 0 ]] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
+for p in ip rping ucmatose timeout; do
+	command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
+done
+
+A=hBa-$$ B=hBb-$$
+log=$(mktemp -d /tmp/uabi-cm-two.XXXXXX)
+cleanup() {
+	for n in $A $B; do
+		ip netns exec "$n" env UABI_SOCKET="$log/$n.sock" "$tool" daemon stop >/dev/null 2>&1
+		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$n" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+ip netns add $A && ip netns add $B || { echo "FAIL: ip netns add"; exit 1; }
+ip -n $A link add hBv1 type veth peer name hBv2 netns $B || { echo "FAIL: veth"; exit 1; }
+ip -n $A addr add 10.66.0.1/24 dev hBv1 && ip -n $B addr add 10.66.0.2/24 dev hBv2
+for n in $A $B; do ip -n "$n" link set lo up; done
+ip -n $A link set hBv1 up && ip -n $B link set hBv2 up
+
+fails=0
+fail() { echo "run-cm-two-hosts: $1: FAIL"; shift; for f in "$@"; do echo "--- $f"; tail -n 15 "$f"; done; fails=$((fails + 1)); }
+pass() { echo "run-cm-two-hosts: $*: PASS"; }
+
+# Short CM timeouts in these uabids (a response timeout of 2^16 * 4.096 us,
+# 268 ms, and 3 retries), so that a REQ nobody answers is given up in ~1 s.
+for h in "$A hBv1" "$B hBv2"; do
+	set -- $h
+	if ! ip netns exec "$1" env UABI_SOCKET="$log/$1.sock" UABI_IDLE_EXIT=0 \
+		UABI_CM_RESPONSE_TIMEOUT=16 UABI_CM_RETRIES=3 \
+		"$tool" link add roce0 netdev "$2" >"$log/$1.link" 2>&1 ||
+		! grep -q "roce0/1 state ACTIVE .*receives 10.66.0.[12]:4791" "$log/$1.link"; then
+		echo "run-cm-two-hosts: FAIL: uabi link add roce0 netdev $2 in $1"
+		cat "$log/$1.link"
+		exit 1
+	fi
+done
+
+# on NS CMD...: CMD under `uabi run` on host NS's uabid.
+on() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" env UABI_SOCKET="$log/$ns.sock" UABI_AUTOSTART=0 "$tool" run -- "$@"
+}
+# The lines rping -v prints for COUNT pings (rping.c's pattern).
+rping_expect() {
+	awk -v n="$1" -v prefix="$2" 'BEGIN {
+		start = 65
+		for (p = 0; p < n; p++) {
+			s = sprintf("rdma-ping-%d: ", p); c = start
+			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
+			print prefix s
+			start++; if (start > 122) start = 65
+		}
+	}'
+}
+# rping_pair NAME SERVER-NS SERVER-ADDR CLIENT-NS PORT COUNT
+rping_pair() {
+	local name=$1 sns=$2 saddr=$3 cns=$4 port=$5 count=$6
+	on "$sns" timeout 60 rping -s -a "$saddr" -p "$port" -v -C "$count" \
+		>"$log/$name.server.out" 2>"$log/$name.server.err" &
+	local spid=$! crc=1 try
+	# the listener must be up before the client's REQ: a REJ (8) says
+	# it is not yet, and the client tries again (bounded)
+	for try in $(seq 40); do
+		sleep 0.25
+		on "$cns" timeout 60 rping -c -a "$saddr" -p "$port" -v -C "$count" \
+			>"$log/$name.client.out" 2>"$log/$name.client.err"
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null &&
+			grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/$name.client.err" || break
+	done
+	wait $spid
+	local src=$?
+	if ((crc != 0 || src != 0)); then
+		fail "$name (client $crc, server $src)" "$log/$name".*
+		return
+	fi
+	if ! diff <(grep 'ping data: ' "$log/$name.client.out" | grep -v server) \
+		<(rping_expect "$count" "ping data: ") >/dev/null ||
+		! diff <(grep 'server ping data: ' "$log/$name.server.out") \
+			<(rping_expect "$count" "server ping data: ") >/dev/null; then
+		fail "$name: payload" "$log/$name".*
+		return
+	fi
+	pass "$name ($count pings, payload checked on both sides)"
+}
+
+rping_pair rping_a_to_b $B 10.66.0.2 $A 25500 10
+rping_pair rping_b_to_a $A 10.66.0.1 $B 25501 10
+
+# ucmatose: 4 connections, 10 messages each way on each, disconnect.
+on $B timeout 60 ucmatose -p 25502 -c 4 -C 10 >"$log/ucmatose.server.out" 2>&1 &
+spid=$!
+for try in $(seq 40); do
+	sleep 0.25
+	on $A timeout 60 ucmatose -s 10.66.0.2 -p 25502 -c 4 -C 10 >"$log/ucmatose.client.out" 2>&1
+	crc=$?
+	((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'REJECTED' "$log/ucmatose.client.out" || break
+done
+wait $spid
+src=$?
+if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/ucmatose.client.out" &&
+	grep -q 'disconnecting' "$log/ucmatose.server.out"; then
+	pass "ucmatose (4 connections, 10 messages each way)"
+else
+	fail "ucmatose (client $crc, server $src)" "$log"/ucmatose.*
+fi
+
+# udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then
+# datagrams both ways on 2 "connections").
+if command -v udaddy >/dev/null; then
+	on $B timeout 60 udaddy -c 2 -C 10 >"$log/udaddy.server.out" 2>&1 &
+	spid=$!
+	for try in $(seq 40); do
+		sleep 0.25
+		on $A timeout 60 udaddy -s 10.66.0.2 -c 2 -C 10 >"$log/udaddy.client.out" 2>&1
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'UNREACHABLE' "$log/udaddy.client.out" || break
+	done
+	wait $spid
+	src=$?
+	if ((crc == 0 && src == 0)) && grep -q 'return status 0' "$log/udaddy.client.out"; then
+		pass "udaddy (SIDR, 2 connections, 10 datagrams each way)"
+	else
+		fail "udaddy (client $crc, server $src)" "$log"/udaddy.*
+	fi
+	# no UD listener: the SIDR REP says "unsupported" (status 1)
+	on $A timeout 30 udaddy -s 10.66.0.2 -c 1 -C 1 >"$log/udaddy-none.out" 2>&1
+	crc=$?
+	if ((crc != 0)) && grep -q 'UNREACHABLE' "$log/udaddy-none.out"; then
+		pass "udaddy with no listener (UNREACHABLE: $(grep -m1 -o 'UNREACHABLE.*' "$log/udaddy-none.out"))"
+	else
+		fail "udaddy with no listener (exit $crc)" "$log/udaddy-none.out"
+	fi
+fi
+
+# perftest over rdma_cm (-R): SENDs, and READs (the responder resources
+# and initiator depth the REQ and REP carry).  perftest's server takes a
+# control connection, then listens again for the data QP's, while its
+# client connects the second at once: when the second REQ comes first it
+# is refused (REJ 8, as Linux's CM refuses a REQ with no listener) and the
+# run fails — perftest's own race.  So a failed pair is run again whole
+# (both sides new), at most 3 times, and the attempts are reported.
+for t in "ib_send_bw -n 200" "ib_read_lat -n 200"; do
+	command -v ${t%% *} >/dev/null || continue
+	name=${t%% *}
+	ok=0
+	for attempt in 1 2 3; do
+		on $B timeout 30 $t -R -p 25507 >"$log/$name.server.out" 2>&1 &
+		spid=$!
+		sleep 1 # listening by then (perftest prints nothing until a client comes)
+		on $A timeout 30 $t -R -p 25507 10.66.0.2 >"$log/$name.client.out" 2>&1
+		crc=$?
+		wait $spid
+		src=$?
+		if ((crc == 0 && src == 0)); then
+			ok=1
+			break
+		fi
+	done
+	if ((ok)); then
+		pass "$name -R (attempt $attempt: $(grep -E '^ +[0-9]+ +[0-9]+' "$log/$name.client.out" | tail -1 | tr -s ' '))"
+	else
+		fail "$name -R (client $crc, server $src, 3 attempts)" "$log/$name".*
+	fi
+done
+
+# No listener at the port: the peer's CM answers REJ, "invalid service ID".
+on $A timeout 30 rping -c -a 10.66.0.2 -p 25503 -C 1 >"$log/nolisten.out" 2>"$log/nolisten.err"
+crc=$?
+if ((crc != 0)) && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/nolisten.err"; then
+	pass "no listener (REJECTED, reason 8)"
+else
+	fail "no listener (exit $crc)" "$log"/nolisten.*
+fi
+
+# Nobody at the address: the REQ is sent 1 + 3 times, 268 ms apart, then
+# UNREACHABLE (-ETIMEDOUT, -110).
+t0=$(date +%s%N)
+on $A timeout 60 rping -c -a 10.66.0.9 -p 25504 -C 1 >"$log/unreach.out" 2>"$log/unreach.err"
+crc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if ((crc != 0)) && grep -q 'RDMA_CM_EVENT_UNREACHABLE, error -110' "$log/unreach.err"; then
+	pass "nobody there (UNREACHABLE -110 after ${ms} ms)"
+else
+	fail "nobody there (exit $crc after $ms ms)" "$log"/unreach.*
+fi
+
+# A client killed in the middle of its pings: its uabid destroys its IDs
+# and sends the DREQ, the server's CM reports DISCONNECTED (or the
+# server's RDMA READ to the dead client fails first, status 12, as on
+# hardware); either way the server ends by itself, not by its timeout.
+on $B timeout 60 rping -s -a 10.66.0.2 -p 25506 -v >"$log/killed.server.out" 2>"$log/killed.server.err" &
+spid=$!
+cpid=""
+for try in $(seq 40); do
+	sleep 0.25
+	# `ip netns exec`, env and `uabi run` exec: $! is rping's pid
+	ip netns exec $A env UABI_SOCKET="$log/$A.sock" UABI_AUTOSTART=0 "$tool" run -- \
+		rping -c -a 10.66.0.2 -p 25506 -v -C 100000000 >"$log/killed.client.out" 2>"$log/killed.client.err" &
+	cpid=$!
+	# (its output is buffered: alive after 2 s is connected and pinging;
+	# REJECTED, the listener not up yet, ends it at once)
+	sleep 2
+	kill -0 $cpid 2>/dev/null && break
+	wait $cpid 2>/dev/null
+	grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/killed.client.err" || break
+done
+kill -9 $cpid 2>/dev/null
+wait $cpid 2>/dev/null
+wait $spid
+src=$?
+if grep -q 'ping data' "$log/killed.server.out" && ((src != 124 && src != 137)) &&
+	grep -qE 'DISCONNECT EVENT|cq completion failed status 12' "$log/killed.server.err"; then
+	pass "client killed mid-pings (the server ended by itself, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
+else
+	fail "client killed mid-pings (server exit $src)" "$log"/killed.*
+fi
+
+# Garbage at QP1 of host B: counted and dropped; the CM still connects.
+if [[ -n $garbage ]]; then
+	before=$(ip netns exec $B env UABI_SOCKET="$log/$B.sock" "$tool" link | grep roce0)
+	ip netns exec $A timeout 60 "$garbage" 10.66.0.1 10.66.0.2 4791 3000 7 >"$log/garbage.out" 2>&1
+	grc=$?
+	after=$(ip netns exec $B env UABI_SOCKET="$log/$B.sock" "$tool" link | grep roce0)
+	refused=$(sed -E 's/.* qp1 in [0-9]+ refused ([0-9]+).*/\1/' <<<"$after")
+	dropped=$(sed -E 's/.* cm taken [0-9]+ dropped ([0-9]+).*/\1/' <<<"$after")
+	dropped0=$(sed -E 's/.* cm taken [0-9]+ dropped ([0-9]+).*/\1/' <<<"$before")
+	echo "run-cm-two-hosts: host B after garbage: ${after#*relayed }"
+	if ((grc == 0)) && ((refused > 0 && dropped > dropped0)); then
+		pass "garbage at QP1 ($(cat "$log/garbage.out"); refused $refused, CM dropped $((dropped - dropped0)))"
+	else
+		fail "garbage at QP1 (exit $grc)" "$log/garbage.out"
+	fi
+	rping_pair rping_after_garbage $B 10.66.0.2 $A 25505 10
+fi
+
+# Nothing left behind in either uabid.
+sleep 0.5
+for h in $A $B; do
+	left=$(ip netns exec $h env UABI_SOCKET="$log/$h.sock" "$tool" objects 2>&1)
+	if [[ $left != *"no live objects"* ]]; then
+		echo "run-cm-two-hosts: objects left in $h's uabid: FAIL"
+		echo "$left"
+		fails=$((fails + 1))
+	fi
+done
+for h in $A $B; do
+	echo "run-cm-two-hosts: $h: $(ip netns exec $h env UABI_SOCKET="$log/$h.sock" "$tool" link | grep roce0 | sed 's/.*relayed/relayed/')"
+done
+if ((fails)); then
+	echo "run-cm-two-hosts: FAIL ($fails; logs in $log)"
+	exit 1
+fi
+rm -rf "$log"
+echo "run-cm-two-hosts: PASS"
