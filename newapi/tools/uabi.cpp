@@ -19,8 +19,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <string>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <vector>
 
@@ -154,6 +157,43 @@ Result<Resolved> resolve_backend()
 	return Resolved{Backend::Daemon, "auto: " UABI_DEVICE_PATH " not present"};
 }
 
+// The pid uabid wrote into its lock file, if a process of that pid named
+// uabid holds the lock; 0: none.
+pid_t locked_daemon_pid(const daemon::Paths &p)
+{
+	int fd = ::open(p.lock.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[32] = {};
+	pid_t pid = 0;
+	// Whoever holds it: our shared lock would be granted otherwise.
+	if (::pread(fd, buf, sizeof(buf) - 1, 0) > 0 && ::flock(fd, LOCK_SH | LOCK_NB) < 0 &&
+	    errno == EWOULDBLOCK)
+		pid = pid_t(std::strtol(buf, nullptr, 10));
+	::close(fd);
+	char comm[32] = {};
+	std::string path = "/proc/" + std::to_string(pid) + "/comm";
+	int cf = pid > 0 ? ::open(path.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+	bool is_uabid = cf >= 0 && ::read(cf, comm, sizeof(comm) - 1) > 0 && !std::strncmp(comm, "uabid", 5);
+	if (cf >= 0)
+		::close(cf);
+	return is_uabid ? pid : 0;
+}
+
+int stop_other_version(const daemon::Paths &p)
+{
+	pid_t pid = locked_daemon_pid(p);
+	if (pid <= 0 || ::kill(pid, SIGTERM) < 0) {
+		std::fprintf(stderr, "uabi: uabid at %s is of another version and cannot be stopped: %s\n",
+			     p.socket.c_str(), std::strerror(pid <= 0 ? ESRCH : errno));
+		return kExitFail;
+	}
+	for (int i = 0; i < 500 && ::kill(pid, 0) == 0; i++)
+		::usleep(10000);
+	std::printf("uabid stopped (pid %d, of another version)\n", int(pid));
+	return 0;
+}
+
 void not_running(const daemon::Paths &p, int err)
 {
 	if (g_json) {
@@ -167,6 +207,11 @@ void not_running(const daemon::Paths &p, int err)
 			     "uabi: uabid is not running (socket %s).\n"
 			     "It starts by itself when a program opens a context; "
 			     "`uabi daemon start` starts it now.\n",
+			     p.socket.c_str());
+	else if (err == EPROTONOSUPPORT)
+		std::fprintf(stderr,
+			     "uabi: uabid at %s is of another version (its protocol is not this uabi's);\n"
+			     "`uabi daemon stop` stops it, and the next program starts this one.\n",
 			     p.socket.c_str());
 	else
 		std::fprintf(stderr, "uabi: cannot reach uabid at %s: %s\n", p.socket.c_str(),
@@ -490,6 +535,11 @@ int cmd_daemon(const std::string &what)
 					    p->socket.c_str());
 				return 0;
 			}
+			// A uabid of another build (protocol version) still stops:
+			// the socket's peer credentials name it, and it ends on
+			// SIGTERM as on a shutdown request.
+			if (c.error() == EPROTONOSUPPORT)
+				return stop_other_version(*p);
 			not_running(*p, c.error());
 			return kExitFail;
 		}

@@ -176,7 +176,7 @@ int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
 	auto c = what == "add" ? daemon::connect_or_start(*p, daemon::kHelloAdmin)
 			       : daemon::connect(*p, daemon::kHelloAdmin);
 	if (!c) {
-		if (what == "show" || what == "list") {
+		if ((what == "show" || what == "list") && c.error() != EPROTONOSUPPORT) {
 			// No daemon: only what a new one would have.
 			std::printf("link uabi_sw0/1 state ACTIVE physical_state LINK_UP "
 				    "(uabid is not running)\n");

@@ -28,7 +28,10 @@ namespace daemon {
 // admin request: an AdmHdr (magic kAdmMagic) and an op-specific payload,
 // answered by uabid itself.
 inline constexpr std::uint32_t kAdmMagic = 0x7561646du; // "uadm"
-inline constexpr std::uint16_t kProtoVersion = 1;
+// Changes with any layout below (a uabid and its clients must come from
+// one build: a mismatch is refused with EPROTONOSUPPORT, never misread).
+// 2: LinkEntry's steering and CM counters, RelayReply's flags.
+inline constexpr std::uint16_t kProtoVersion = 2;
 // Most fds one datagram may carry (the kernel's SCM_MAX_FD).
 inline constexpr unsigned kMaxFds = 253;
 
