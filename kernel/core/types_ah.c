@@ -11,14 +11,15 @@ int uabi_check_ah_attr(struct uabi_device *dev, const struct uabi_ah_attr *ah)
 		return -EINVAL;
 	if (ah->sl > 15 || ah->reserved || ah->grh.reserved)
 		return -EINVAL;
-	if (ah->is_global) {
-		ret = dev->ops->query_port(dev, ah->port_num, &port);
-		if (ret)
-			return ret;
-		if (ah->grh.sgid_index >= port.gid_tbl_len ||
-		    ah->grh.flow_label >= (1u << 20))
-			return -EINVAL;
-	}
+	ret = dev->ops->query_port(dev, ah->port_num, &port);
+	if (ret)
+		return ret;
+	/* RoCE addresses by GID only: an address without a GRH names no one
+	 * (Linux refuses it so too). */
+	if (!ah->is_global)
+		return port.link_layer == UABI_LINK_LAYER_ETHERNET ? -EINVAL : 0;
+	if (ah->grh.sgid_index >= port.gid_tbl_len || ah->grh.flow_label >= (1u << 20))
+		return -EINVAL;
 	return 0;
 }
 

@@ -312,6 +312,27 @@ struct Endpoint {
 };
 
 // Polls until n completions arrived or the deadline passed.
+// Whether @n bytes at @a and @b are equal within @timeout_ms: a UC
+// requester's completion says its message left, not that it arrived (on
+// the wire it is still on its way).
+inline bool same_bytes_soon(const void *a, const void *b, std::size_t n, int timeout_ms = 5000)
+{
+	for (int waited = 0;; waited++) {
+		if (!std::memcmp(a, b, n))
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		usleep(1000);
+	}
+}
+
+// Whether the port is RoCE (what a test may expect of addresses).
+inline bool roce_port(ibv_context *c)
+{
+	ibv_port_attr pa{};
+	return !ibv_query_port(c, 1, &pa) && pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
 inline std::vector<ibv_wc> poll_n(ibv_cq *cq, int n, int timeout_ms = 5000)
 {
 	std::vector<ibv_wc> out;

@@ -149,7 +149,12 @@ public:
 				e.qp_num = c.qpn;
 				e.src_qp = c.src_qp;
 				e.wc_flags = c.flags;
-				dev.push_cqe(cqn, e);
+				// A full CQ loses the completion (the CQ raises
+				// IBV_EVENT_CQ_ERR) and the QP goes to ERR with
+				// IBV_EVENT_QP_FATAL, as on uabi_sw0.
+				bool overran = false;
+				if (!dev.push_cqe(cqn, e, &overran) && overran)
+					dev.qp_failed(c.qpn, 1 /* IBV_EVENT_QP_FATAL */);
 			};
 		};
 		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq),
@@ -265,12 +270,19 @@ public:
 	}
 
 	bool ok() const override { return qp_ != nullptr; }
-	std::uint32_t state() const override { return local_ ? shm_->state() : qp_->state(); }
+	std::uint32_t state() const override
+	{
+		if (local_)
+			return shm_->state();
+		sync_error();
+		return qp_->state();
+	}
 
 	int post_send(const sw::SendWr &wr) override
 	{
 		if (local_)
 			return shm_->post_send(wr);
+		sync_error();
 		wire::SendWr w;
 		w.wr_id = wr.wr_id;
 		w.opcode = wr.opcode;
@@ -340,6 +352,12 @@ public:
 			attr_.sq_psn = m.sq_psn;
 		if (m.mask & IBV_QP_PATH_MTU)
 			attr_.path_mtu = m.path_mtu;
+		// UD has no path: its messages may be as long as the port's MTU.
+		if (type_ == IBV_QPT_UD) {
+			ibv_port_attr pa{};
+			if (!ibv_query_port(ctx_, 1, &pa))
+				attr_.path_mtu = pa.active_mtu;
+		}
 		if (m.mask & IBV_QP_TIMEOUT)
 			attr_.timeout = m.timeout;
 		if (m.mask & IBV_QP_RETRY_CNT)
@@ -360,6 +378,18 @@ public:
 	}
 
 private:
+	// The arena says the QP failed (a CQ it completes to overran, under
+	// the engine's lock): the engine follows, flushing what it holds.
+	void sync_error() const
+	{
+		const uabi_sw_qp_rw *w = impl_.dp->qp_rw(qpn_);
+		if (!w || !__atomic_load_n(&w->err, __ATOMIC_ACQUIRE) || qp_->state() == wire::kErr)
+			return;
+		wire::QpAttr a = attr_;
+		a.state = wire::kErr;
+		qp_->modify(a);
+	}
+
 	static bool wire_forced()
 	{
 		const char *e = std::getenv("UABI_WIRE_FORCE");

@@ -94,8 +94,13 @@ bool Qp::place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span
 
 std::uint8_t *Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t access)
 {
-	if (!len)
-		return &g_zero_length;	// no key is checked for zero bytes
+	if (!len) {
+		// No key is checked for zero bytes; the QP's own access is.
+		if (attr_.access & access)
+			return &g_zero_length;
+		ep_.counters().rx_access.fetch_add(1, std::memory_order_relaxed);
+		return nullptr;
+	}
 	Region r;
 	if (!mem_.lookup(rkey, r) || r.pd != pd_locked() || !(attr_.access & access) || !(r.access & access) ||
 	    va < r.iova || va - r.iova > r.length || len > r.length - (va - r.iova)) {
