@@ -6,6 +6,8 @@
 
 #include <uabi/message.hpp>
 
+#include <rdma/uabi_ioctl.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,6 +92,16 @@ class KernelTransport final : public Transport {
 public:
 	static Result<std::unique_ptr<KernelTransport>>
 	open(const char *path = UABI_DEVICE_PATH);
+	// A context on the module's device at position @device (0:
+	// uabi_sw0; RoCE devices follow: links()).  ENODEV: none there.
+	static Result<std::unique_ptr<KernelTransport>> open_device(unsigned device,
+								     const char *path = UABI_DEVICE_PATH);
+	// The module's devices, in position order (UABI_IOCTL_LINK_QUERY).
+	static Result<std::vector<uabi_link_info>> links(const char *path = UABI_DEVICE_PATH);
+	// `uabi link add/del` on the module (CAP_NET_ADMIN: EPERM otherwise).
+	static Result<void> link_add(const std::string &name, const std::string &netdev,
+				     const char *path = UABI_DEVICE_PATH);
+	static Result<void> link_del(const std::string &name, const char *path = UABI_DEVICE_PATH);
 	// Another transport on the open file @fd (a duplicate of a
 	// KernelTransport's fd(), the context itself); takes it over.
 	static Result<std::unique_ptr<KernelTransport>> import(int fd);
@@ -101,6 +113,10 @@ public:
 	const char *name() const override { return "kernel"; }
 	int fd() const { return fd_; }
 	int context_fd() override { return fd_; }
+	// A RoCE device's context: the module's queue of the datagrams it
+	// received for this context's bound QPs (docs/wire.md).
+	Result<int> wire_relay(std::uint16_t *port) override;
+	int wire_bind(std::uint32_t qpn, bool on) override;
 
 private:
 	explicit KernelTransport(int fd) : fd_(fd) {}
@@ -119,8 +135,8 @@ Result<Backend> parse_backend(std::string_view s);
 Result<Backend> backend_from_env();
 Result<std::unique_ptr<Transport>> open_transport(Backend b = Backend::Auto);
 // A context on device @device of backend @b (0: uabi_sw0; ENODEV: none).
-// Only the in-process backend has devices beyond 0 today (RoCE devices of
-// UABI_LINKS, docs/wire.md).
+// Devices beyond 0 are RoCE devices (docs/wire.md): UABI_LINKS in-process,
+// `uabi link add` on uabid and on the module.
 Result<std::unique_ptr<Transport>> open_transport(Backend b, unsigned device);
 // The devices of backend @b, in index order (Auto: the backend
 // open_transport would choose).

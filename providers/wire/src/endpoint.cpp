@@ -9,6 +9,8 @@
 #include <ctime>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -58,10 +60,11 @@ std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 	return open_impl(local, -1);
 }
 
-std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd)
+std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd, bool relay_reads)
 {
 	std::unique_ptr<Endpoint> ep(new Endpoint());
 	ep->relay_fd_ = relay_fd;
+	ep->relay_reads_ = relay_reads;
 	int fam = local.v6() ? AF_INET6 : AF_INET;
 	ep->fd_ = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (ep->fd_ < 0)
@@ -108,7 +111,9 @@ std::unique_ptr<Endpoint> Endpoint::open_relayed(const PeerAddr &local, int rela
 		return nullptr;
 	}
 	// Closed with the endpoint, also when open_impl() fails.
-	return open_impl(local, relay_fd);
+	struct stat st;
+	const bool reads = fstat(relay_fd, &st) == 0 && !S_ISSOCK(st.st_mode);
+	return open_impl(local, relay_fd, reads);
 }
 
 Endpoint::~Endpoint()
@@ -442,7 +447,19 @@ void Endpoint::receive_relayed()
 		msgs[i].msg_hdr.msg_iov = iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 2;
 	}
-	int n = recvmmsg(relay_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	int n = 0;
+	if (relay_reads_) {
+		// The module's relay: one datagram per read(), never blocking
+		// (the fd is O_NONBLOCK).
+		for (; n < kBatch; n++) {
+			ssize_t got = readv(relay_fd_, iov[n], 2);
+			if (got <= 0)
+				break;
+			msgs[n].msg_len = unsigned(got);
+		}
+	} else {
+		n = recvmmsg(relay_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	}
 	if (n <= 0)
 		return;
 	std::lock_guard<std::mutex> g(qps_lock_);

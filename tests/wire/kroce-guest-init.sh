@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+# /init of the guest of tests/wire/run-kroce.sh (busybox): loads
+# rdma_uabi.ko, adds the module's own RoCE device kroce0 on eth0
+# (10.78.0.2) with `uabi link add`, checks what ibv_devinfo shows of it and
+# the relay's rules (kroce_relay), then runs each step of /steps under
+# `uabi run` against the host's uabid (10.78.0.1): server first, then
+# client.  Prints "UABI-KROCE-STEP: name PASS|FAIL" lines and a last
+# "UABI-KROCE-RESULT".
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+exec 0</dev/console 1>/dev/console 2>&1
+/bin/busybox --install -s /bin
+export PATH=/bin:/usr/bin:/sbin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tmpfs tmpfs /tmp
+fail=0
+step() {
+	echo "UABI-KROCE-STEP: $1 $2"
+	[ "$2" = PASS ] || fail=1
+}
+finish() {
+	[ $fail = 0 ] && echo "UABI-KROCE-RESULT: PASS" || echo "UABI-KROCE-RESULT: FAIL"
+	poweroff -f
+}
+# What `uabi run` needs: the drop-in library, no umad or rdmacm shim.
+export UABI_VERBS_LIB=/kroce/lib/libibverbs.so.1 UABI_UMAD_LIB= UABI_RDMACM_LIB=
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+U="/kroce/uabi --backend kernel"
+
+ok=1
+for ko in $(cat /modules); do
+	insmod "$ko" || { echo "insmod $ko failed"; ok=0; }
+done
+dmesg -c >/tmp/boot.dmesg
+insmod /rdma_uabi.ko || ok=0
+ip link set lo up
+ip link set eth0 up && ip addr add 10.78.0.2/24 dev eth0 || ok=0
+$U link add kroce0 netdev eth0 || ok=0
+$U link
+$U link | grep -q "link kroce0/1 state ACTIVE .*netdev eth0 .*receives 10.78.0.2:4791" || ok=0
+[ $ok = 1 ] && step setup PASS || { step setup FAIL; finish; }
+
+# ibv_devices and ibv_devinfo, unmodified, see it: Ethernet, RoCE v2 GIDs.
+$U run -- ibv_devices >/tmp/dev.log 2>&1
+cat /tmp/dev.log
+$U run -- ibv_devinfo -v -d kroce0 >/tmp/info.log 2>&1
+grep -E "link_layer|GID\[|state:|active_mtu" /tmp/info.log
+if grep -q kroce0 /tmp/dev.log && grep -q "link_layer:.*Ethernet" /tmp/info.log &&
+	grep "GID\[ *0\]" /tmp/info.log | grep -q "10.78.0.2.*RoCE v2"; then
+	step devinfo PASS
+else
+	cat /tmp/info.log
+	step devinfo FAIL
+fi
+
+# The relay's rules, and uid 65534 against them.
+if timeout 120 /kroce/kroce_relay kroce0 eth0 10.78.0.2; then
+	step relay PASS
+else
+	step relay FAIL
+fi
+
+# Unmodified programs against the host's uabid: each line of /steps is
+# "NAME PROGRAM ARGS..."; the guest serves first (the host's client
+# retries until it listens), then connects to the host's server.
+while read -r name prog args; do
+	[ -n "$name" ] || continue
+	if timeout 240 $U run -- $prog -d kroce0 $args >/tmp/st.log 2>&1; then
+		step "server-$name" PASS
+	else
+		step "server-$name" FAIL
+	fi
+	cat /tmp/st.log
+	tries=0
+	while :; do
+		timeout 240 $U run -- $prog -d kroce0 $args 10.78.0.1 >/tmp/st.log 2>&1
+		rc=$?
+		[ $rc = 0 ] && break
+		grep -qE "Couldn't connect|Unable to init the socket" /tmp/st.log && [ $tries -lt 300 ] || break
+		tries=$((tries + 1))
+		sleep 0.5
+	done
+	if [ $rc = 0 ]; then
+		step "client-$name" PASS
+	else
+		step "client-$name" FAIL
+	fi
+	cat /tmp/st.log
+done </steps
+
+# The module's count of what it received, then the device goes.
+$U link
+if $U link del kroce0 && ! $U link | grep -q kroce0; then
+	step link-del PASS
+else
+	step link-del FAIL
+fi
+if rmmod rdma_uabi; then
+	step rmmod PASS
+else
+	step rmmod FAIL
+fi
+dmesg | grep -iE "rdma_uabi|bug|warn|leak" | tail -20
+if dmesg | grep -qiE "BUG|WARNING|leak|Oops"; then
+	step dmesg FAIL
+else
+	step dmesg PASS
+fi
+finish
