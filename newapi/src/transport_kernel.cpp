@@ -183,6 +183,7 @@ Result<int> KernelTransport::wire_relay(std::uint16_t *port)
 	if (::ioctl(fd_, UABI_IOCTL_WIRE_RELAY, &r) < 0)
 		return make_error(errno);
 	*port = r.port;
+	relay_fd_ = r.fd;
 	return int(r.fd);
 }
 
@@ -191,6 +192,7 @@ int KernelTransport::wire_bind(std::uint32_t qpn, bool on)
 	uabi_wire_bind b{};
 	b.qpn = qpn;
 	b.on = on ? 1 : 0;
+	b.relay_fd = relay_fd_; // -1 before any: the module says EOPNOTSUPP
 	return ::ioctl(fd_, UABI_IOCTL_WIRE_BIND, &b) < 0 ? errno : 0;
 }
 

@@ -271,8 +271,20 @@ int main(int argc, char **argv)
 			check(bool(r2), "its relay");
 			check_err((*o)->wire_bind(qpn, true), ENOENT, "another context binds our QP");
 			check_err((*o)->wire_bind(qpn, false), ENOENT, "another context unbinds our QP");
-			if (r2)
+			// Nor may we bind to its relay, or to a file that is none.
+			if (r2) {
+				uabi_wire_bind b{qpn, 1, *r2, 0};
+				check(::ioctl(kt->fd(), UABI_IOCTL_WIRE_BIND, &b) < 0 && errno == EBADF,
+				      "bind to another context's relay: EBADF");
+				b.relay_fd = 0;
+				check(::ioctl(kt->fd(), UABI_IOCTL_WIRE_BIND, &b) < 0 && errno == EBADF,
+				      "bind to a file that is no relay: EBADF");
+				b.relay_fd = *relay;
+				b.reserved = 1;
+				check(::ioctl(kt->fd(), UABI_IOCTL_WIRE_BIND, &b) < 0 && errno == EINVAL,
+				      "bind with reserved bits: EINVAL");
 				::close(*r2);
+			}
 		}
 	}
 	pid_t child = ::fork();
@@ -291,9 +303,24 @@ int main(int argc, char **argv)
 	check_err(kt->wire_bind(qpn, false), ENOENT, "unbind again");
 	send_datagram(addr, qpn, 64, 0x44);
 	check(!relay_recv(*relay, h, got, 300), "unbound: no longer delivered");
+	// A second relay of the context (as a process that imported it makes):
+	// a queue of its own, which the QP moves to when bound there.
+	std::uint16_t port2 = 0;
+	auto relay2 = kt->wire_relay(&port2);
+	check(bool(relay2), "a second relay");
+	check_err(kt->wire_bind(qpn, true), 0, "bind to the second relay");
+	send_datagram(addr, qpn, 64, 0x66);
+	check(relay2 && relay_recv(*relay2, h, got) && got.size() == 64 && got[0] == 0x04,
+	      "the second relay gets it");
+	check(!relay_recv(*relay, h, got, 300), "the first does not");
+	if (relay2)
+		::close(*relay2);
 	// Bound again, then the context closes with the relay still open:
 	// nothing more arrives, and the device is free again.
-	check_err(kt->wire_bind(qpn, true), 0, "bind again");
+	{
+		uabi_wire_bind b{qpn, 1, *relay, 0};
+		check(::ioctl(kt->fd(), UABI_IOCTL_WIRE_BIND, &b) == 0, "bind to the first again");
+	}
 	int keep = *relay;
 	{
 		Context gone(std::move(c));

@@ -98,6 +98,18 @@ pack() {
 		cp -L "$lib" "$rfs$lib" || die "copy $lib"
 	done
 }
+# Linux's rxe, to see what it and the module leave each other in one
+# guest (reported only; docs/wire.md).
+: >"$rfs/rxe-modules"
+if command -v rdma >/dev/null && modprobe -S "$kver" --show-depends rdma_rxe >/dev/null 2>&1; then
+	for ko in $(for m in crc32_generic rdma_rxe; do
+		modprobe -S "$kver" --show-depends "$m"; done | awk '$1 == "insmod" {print $2}'); do
+		grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" "$rfs/rxe-modules" && continue
+		cp "$ko" "$rfs/lib/modules/" || die "copy $ko"
+		echo "/lib/modules/${ko##*/}" >>"$rfs/rxe-modules"
+	done
+	pack "$(command -v rdma)"
+fi
 for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ibv_devinfo ibv_devices; do
 	pack "$(command -v $p)"
 done

@@ -52,13 +52,15 @@ UABI_ASSERT_OFFSET(struct uabi_ioctl, msg_len, 8);
  * UABI_IOCTL_WIRE_RELAY: a context on a RoCE device: a new fd (O_CLOEXEC,
  *   O_NONBLOCK, read-only) from which read() gives one datagram per call,
  *   each behind a struct uabi_relay_hdr: the datagrams the module received
- *   at the device's port for the QPs this context bound; and that port.
- *   Every call gives an fd on the same queue.  EOPNOTSUPP: not a RoCE
- *   device; EADDRNOTAVAIL: the device has no address to receive at.
- * UABI_IOCTL_WIRE_BIND: @on 1: datagrams for @qpn go to this context's
- *   queue (EINVAL: qpn above 24 bits; ENOENT: no QP of this context has
- *   that number; EOPNOTSUPP: no UABI_IOCTL_WIRE_RELAY yet).  @on 0: no
- *   more (ENOENT: not bound by this context).
+ *   at the device's port for the QPs bound to this relay; and that port.
+ *   Each call makes a new queue (the processes sharing an imported context
+ *   each have their own).  EOPNOTSUPP: not a RoCE device; EADDRNOTAVAIL:
+ *   the device has no address to receive at.
+ * UABI_IOCTL_WIRE_BIND: @on 1: datagrams for @qpn go to the relay
+ *   @relay_fd names (EBADF: not a relay of this context; EINVAL: qpn
+ *   above 24 bits, @on above 1, reserved not zero; ENOENT: no QP of this
+ *   context has that number; EOPNOTSUPP: no UABI_IOCTL_WIRE_RELAY yet).
+ *   @on 0: no more (ENOENT: not bound to that relay).
  */
 struct uabi_link_info {
 	__u32 index;		/* position (UABI_IOCTL_OPEN_DEVICE) */
@@ -95,8 +97,10 @@ UABI_ASSERT_SIZE(struct uabi_wire_relay, 8);
 struct uabi_wire_bind {
 	__u32 qpn;
 	__u32 on;		/* 1 bind, 0 unbind */
+	__s32 relay_fd;		/* a relay of this context (WIRE_RELAY's fd) */
+	__u32 reserved;		/* must be zero */
 };
-UABI_ASSERT_SIZE(struct uabi_wire_bind, 8);
+UABI_ASSERT_SIZE(struct uabi_wire_bind, 16);
 
 /* What precedes each datagram read from a relay fd: its IP addresses and
  * UDP ports as the module received it (the ICRC covers them). */

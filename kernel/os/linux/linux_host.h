@@ -58,7 +58,7 @@ int uabi_kevq_live(void);
  * the open on, or on another device once UABI_IOCTL_OPEN_DEVICE chose it
  * (only before the first UABI_IOCTL_EXECUTE: @used), and what the context
  * receives from the wire when that device is a RoCE one (roce.c).  @lock
- * serialises the file's device-choosing and relay ioctls; EXECUTE takes it
+ * serialises the file's device-choosing and relay ioctls and @relays; EXECUTE takes it
  * once, to set @used, and after that reads @ctx without it.
  */
 struct uabi_kroce;
@@ -70,7 +70,7 @@ struct uabi_kfile {
 	struct uabi_context *ctx;
 	struct uabi_peer peer;		/* the opener */
 	struct uabi_kroce *roce;	/* the context's device, when RoCE */
-	struct uabi_krelay *relay;	/* UABI_IOCTL_WIRE_RELAY's queue */
+	struct list_head relays;	/* struct uabi_krelay, UABI_IOCTL_WIRE_RELAY's */
 };
 
 /* RoCE devices and their receiving (roce.c). */
@@ -86,7 +86,7 @@ struct uabi_context *uabi_kroce_context_open(u32 pos, const struct uabi_host_ops
 /* Callers hold kf->lock. */
 int uabi_kroce_relay(struct uabi_kfile *kf, struct uabi_wire_relay __user *arg);
 int uabi_kroce_bind(struct uabi_kfile *kf, const struct uabi_wire_bind *b);
-/* The file is released: unbinds its QPNs, drops its relay. */
+/* The file is released: unbinds its QPNs, drops its relays. */
 void uabi_kroce_release(struct uabi_kfile *kf);
 
 #endif /* UABI_LINUX_HOST_H */

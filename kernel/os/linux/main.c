@@ -114,6 +114,7 @@ static int uabi_dev_open(struct inode *inode, struct file *filp)
 	if (!kf)
 		return -ENOMEM;
 	mutex_init(&kf->lock);
+	INIT_LIST_HEAD(&kf->relays);
 	kf->peer.pid = task_tgid_vnr(current);
 	kf->peer.uid = from_kuid_munged(current_user_ns(), current_uid());
 	kf->peer.gid = from_kgid_munged(current_user_ns(), current_gid());

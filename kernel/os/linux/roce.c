@@ -29,8 +29,11 @@
  *   device under it, so LINK_DEL's EBUSY check cannot race an open.  Order:
  *   kfile->lock, then roce_lock, then RTNL.  The QPN table of a device is
  *   an xarray (its own lock; read under RCU in softirq).  A relay is freed
- *   by RCU once its last reference (the context's, each relay fd's) goes,
- *   so the softirq that found it in the table may still queue to it.
+ *   by RCU once its last reference (the context's, its fd's) goes, so the
+ *   softirq that found it in the table may still queue to it.  A context
+ *   may have several relays (each UABI_IOCTL_WIRE_RELAY makes one: the
+ *   processes that share an imported context each read their own), and a
+ *   bind names the relay by its fd.
  */
 #include "linux_host.h"
 #include "../../drivers/sw/sw.h"
@@ -68,6 +71,8 @@
 
 struct uabi_krelay {
 	refcount_t ref;			/* the context's, each relay fd's */
+	struct uabi_kfile *owner;	/* the context's file; NULL once closed */
+	struct list_head node;		/* owner->relays, under owner->lock */
 	struct sk_buff_head queue;
 	atomic_t bytes;			/* truesize queued */
 	wait_queue_head_t wait;
@@ -203,8 +208,11 @@ static int roce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 		memcpy(h->src, &ip_hdr(skb)->saddr, 4);
 		memcpy(h->dst, &ip_hdr(skb)->daddr, 4);
 	}
+	/* Queued for a while, as on a socket: it pins no route, owner or
+	 * connection-tracking entry meanwhile. */
 	skb_dst_drop(skb);
 	skb_orphan(skb);
+	nf_reset_ct(skb);
 	atomic_add(skb->truesize, &q->bytes);
 	skb_queue_tail(&q->queue, skb);
 	atomic64_inc(&r->rx_relayed);
@@ -405,7 +413,7 @@ static atomic_t roce_count = ATOMIC_INIT(0);
 
 static void roce_changed(struct net_device *nd)
 {
-	if (nd && dev_net(nd) == &init_net && atomic_read(&roce_count))
+	if (nd && net_eq(dev_net(nd), &init_net) && atomic_read(&roce_count))
 		schedule_work(&roce_work);
 }
 
@@ -658,33 +666,33 @@ int uabi_kroce_relay(struct uabi_kfile *kf, struct uabi_wire_relay __user *arg)
 	mutex_unlock(&roce_lock);
 	if (ret)
 		return ret;
-	if (!kf->relay) {
-		q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
-		if (!q)
-			return -ENOMEM;
-		refcount_set(&q->ref, 1);
-		skb_queue_head_init(&q->queue);
-		init_waitqueue_head(&q->wait);
-		kf->relay = q;
-	}
-	q = kf->relay;
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
+	if (!q)
+		return -ENOMEM;
+	refcount_set(&q->ref, 1);	/* the file's */
+	skb_queue_head_init(&q->queue);
+	init_waitqueue_head(&q->wait);
 	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		kfree(q);
 		return fd;
-	refcount_inc(&q->ref);
+	}
 	file = anon_inode_getfile("[uabi_relay]", &relay_fops, q, O_RDONLY | O_NONBLOCK);
 	if (IS_ERR(file)) {
-		relay_put(q);
 		put_unused_fd(fd);
+		kfree(q);
 		return PTR_ERR(file);
 	}
 	out.fd = fd;
 	out.port = ROCE_PORT;
 	if (copy_to_user(arg, &out, sizeof(out))) {
-		fput(file);	/* drops the relay's reference */
+		fput(file);	/* frees the relay */
 		put_unused_fd(fd);
 		return -EFAULT;
 	}
+	refcount_inc(&q->ref);		/* the context's */
+	q->owner = kf;
+	list_add_tail(&q->node, &kf->relays);
 	fd_install(fd, file);
 	return 0;
 }
@@ -719,35 +727,67 @@ static bool owns_qpn(struct uabi_context *ctx, u32 qpn)
 
 int uabi_kroce_bind(struct uabi_kfile *kf, const struct uabi_wire_bind *b)
 {
+	struct uabi_krelay *q;
+	struct fd f;
 	void *old;
+	int ret;
 
-	if (!kf->roce || !kf->relay)
+	if (!kf->roce || list_empty(&kf->relays))
 		return -EOPNOTSUPP;
-	if (b->qpn > 0xffffff || b->on > 1)
+	if (b->qpn > 0xffffff || b->on > 1 || b->reserved)
 		return -EINVAL;
-	if (!b->on) {
-		old = xa_cmpxchg(&kf->roce->qps, b->qpn, kf->relay, NULL, GFP_KERNEL);
-		return old == kf->relay ? 0 : -ENOENT;
+	/* The relay: one this context made. */
+	f = fdget(b->relay_fd);
+	if (!f.file)
+		return -EBADF;
+	q = f.file->f_op == &relay_fops ? f.file->private_data : NULL;
+	if (!q || q->owner != kf) {
+		fdput(f);
+		return -EBADF;
 	}
-	/* Only a QP of this context's own: found among its objects, never
-	 * by the number alone. */
-	if (!owns_qpn(kf->ctx, b->qpn))
-		return -ENOENT;
-	return xa_err(xa_store(&kf->roce->qps, b->qpn, kf->relay, GFP_KERNEL));
+	if (!b->on) {
+		old = xa_cmpxchg(&kf->roce->qps, b->qpn, q, NULL, GFP_KERNEL);
+		ret = old == q ? 0 : -ENOENT;
+	} else if (!owns_qpn(kf->ctx, b->qpn)) {
+		/* Only a QP of this context's own: found among its objects,
+		 * never by the number alone. */
+		ret = -ENOENT;
+	} else {
+		ret = xa_err(xa_store(&kf->roce->qps, b->qpn, q, GFP_KERNEL));
+	}
+	fdput(f);
+	return ret;
 }
 
-/* The context closes: its QPNs go nowhere from now on. */
+/* The context closes: its QPNs go nowhere from now on, its relays give
+ * what they hold and then nothing more. */
+static bool relay_of(struct uabi_kfile *kf, void *entry)
+{
+	struct uabi_krelay *q;
+
+	list_for_each_entry(q, &kf->relays, node)
+		if (q == entry)
+			return true;
+	return false;
+}
+
 void uabi_kroce_release(struct uabi_kfile *kf)
 {
+	struct uabi_krelay *q, *next;
 	unsigned long idx;
 	void *entry;
 
-	if (kf->roce && kf->relay)
+	/* Entries are compared, never dereferenced: another context's relay
+	 * may be going away meanwhile. */
+	if (kf->roce && !list_empty(&kf->relays))
 		xa_for_each(&kf->roce->qps, idx, entry)
-			if (entry == kf->relay)
-				xa_cmpxchg(&kf->roce->qps, idx, kf->relay, NULL, GFP_KERNEL);
-	relay_put(kf->relay);
-	kf->relay = NULL;
+			if (relay_of(kf, entry))
+				xa_cmpxchg(&kf->roce->qps, idx, entry, NULL, GFP_KERNEL);
+	list_for_each_entry_safe(q, next, &kf->relays, node) {
+		list_del(&q->node);
+		q->owner = NULL;
+		relay_put(q);
+	}
 }
 
 /* ------------------------------------------------------ module init/exit */

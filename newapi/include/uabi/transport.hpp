@@ -8,6 +8,7 @@
 
 #include <rdma/uabi_ioctl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -113,8 +114,10 @@ public:
 	const char *name() const override { return "kernel"; }
 	int fd() const { return fd_; }
 	int context_fd() override { return fd_; }
-	// A RoCE device's context: the module's queue of the datagrams it
-	// received for this context's bound QPs (docs/wire.md).
+	// A RoCE device's context: a new queue of the module's, of the
+	// datagrams it receives for the QPs bound to it (docs/wire.md);
+	// wire_bind() binds to the last queue wire_relay() gave (whose fd
+	// the caller keeps open meanwhile).
 	Result<int> wire_relay(std::uint16_t *port) override;
 	int wire_bind(std::uint32_t qpn, bool on) override;
 
@@ -124,6 +127,7 @@ private:
 	int fd_;
 	std::mutex evq_mu_; // held by messages that create/destroy event queues
 	std::map<std::uint32_t, int> evq_fds_; // event queue handle -> its fd
+	std::atomic<int> relay_fd_{-1}; // the last wire_relay() (not owned)
 };
 
 enum class Backend { Auto, Inproc, Daemon, Kernel };
