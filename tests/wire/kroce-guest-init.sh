@@ -89,6 +89,34 @@ while read -r name prog args; do
 	cat /tmp/st.log
 done </steps
 
+# The link follows the interface (the notifiers): an address that goes
+# and comes moves where the module receives, carrier moves the port
+# state.  Each awaited for at most 10 s (the notifiers' work is async).
+await() {	# what, then a pattern `uabi link` must show for kroce0
+	what=$1 pattern=$2 i=0
+	while [ $i -lt 50 ]; do
+		$U link | grep "^link kroce0/" | grep -qE "$pattern" && { step "$what" PASS; return; }
+		i=$((i + 1))
+		sleep 0.2
+	done
+	$U link
+	step "$what" FAIL
+}
+# (Another subnet: deleting a primary address deletes the secondary
+# addresses of its subnet too.)
+ip addr add 10.79.0.3/24 dev eth0
+ip addr del 10.78.0.2/24 dev eth0
+await address-moves "gids 2 receives 10.79.0.3:4791"
+$U run -- ibv_devinfo -v -d kroce0 | grep "GID\[ *0\]"
+ip link set eth0 down
+await carrier-down "state DOWN .*receives 10.79.0.3:4791"
+ip link set eth0 up
+await carrier-up "state ACTIVE .*receives 10.79.0.3:4791"
+ip addr del 10.79.0.3/24 dev eth0
+await no-ipv4 "receives \[fe80::5054:ff:fe78:2\]:4791"
+ip addr add 10.78.0.2/24 dev eth0
+await address-back "receives 10.78.0.2:4791"
+
 # Linux's rxe beside the module in one guest (docs/wire.md): what each
 # one's socket at port 4791 leaves the other.  Reported, not judged.
 rxe_load() {

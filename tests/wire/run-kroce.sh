@@ -15,6 +15,9 @@
 # errnos, its drops, another context and uid 65534 refused).  Traffic goes
 # only between the namespace and the guest this test creates.
 #
+# The host's programs trace their wire (UABI_WIRE_TRACE) into
+# WORK/trace-{client,server}-NAME.log.
+#
 # Usage: run-kroce.sh --tool UABI --verbs-lib LIB --relay-check BIN
 #                     [--work-dir DIR] [--timeout SECONDS]
 # Exit status 0 only if every step passed on both sides.
@@ -165,7 +168,9 @@ while read -r name prog args; do
 	# gone).
 	rc=1
 	for try in $(seq 1 600); do
-		hs timeout 240 "$tool" run -- $prog -d roce0 $args 10.78.0.2 >"$work/client-$name.log" 2>&1
+		rm -f "$work/trace-client-$name.log"
+		hs UABI_WIRE_TRACE="$work/trace-client-$name.log" timeout 240 "$tool" run -- \
+			$prog -d roce0 $args 10.78.0.2 >"$work/client-$name.log" 2>&1
 		rc=$?
 		((rc == 0)) && break
 		kill -0 "$qemu" 2>/dev/null || break
@@ -178,8 +183,10 @@ while read -r name prog args; do
 		fails+=("host client $name (see $work/client-$name.log)")
 		echo "run-kroce: host client $name: FAIL"; tail -n 3 "$work/client-$name.log"
 	fi
+	rm -f "$work/trace-server-$name.log"
 	if kill -0 "$qemu" 2>/dev/null &&
-		hs timeout 240 "$tool" run -- $prog -d roce0 $args >"$work/server-$name.log" 2>&1; then
+		hs UABI_WIRE_TRACE="$work/trace-server-$name.log" timeout 240 "$tool" run -- \
+			$prog -d roce0 $args >"$work/server-$name.log" 2>&1; then
 		echo "run-kroce: host server $name: PASS"
 	else
 		fails+=("host server $name (see $work/server-$name.log)")

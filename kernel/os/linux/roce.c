@@ -380,6 +380,26 @@ static int roce_read_link(const char *ifname, struct uabi_sw_link *out, int *ifi
 	return 0;
 }
 
+static void roce_work_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(roce_work, roce_work_fn);
+
+/* A device with an address but no socket tries again every second: an
+ * IPv6 address cannot be bound while it is tentative (duplicate address
+ * detection), whose end no notifier reports, and a port another socket
+ * holds (EADDRINUSE) may be freed.  Caller holds roce_lock. */
+static void roce_retry_later(void)
+{
+	struct uabi_sw_link link;
+	struct uabi_kroce *r;
+	u8 addr[16];
+
+	list_for_each_entry(r, &roce_list, node)
+		if (!r->sock && !uabi_sw_link_get(r->dev, &link) && receive_addr(&link, addr)) {
+			schedule_delayed_work(&roce_work, HZ);
+			return;
+		}
+}
+
 /* Reads the interface of every device again.  Caller holds roce_lock. */
 static void roce_refresh_locked(void)
 {
@@ -399,6 +419,7 @@ static void roce_refresh_locked(void)
 			r->bind_err = -ENODEV;
 		}
 	}
+	roce_retry_later();
 }
 
 static void roce_work_fn(struct work_struct *w)
@@ -408,13 +429,12 @@ static void roce_work_fn(struct work_struct *w)
 	mutex_unlock(&roce_lock);
 }
 
-static DECLARE_WORK(roce_work, roce_work_fn);
 static atomic_t roce_count = ATOMIC_INIT(0);
 
 static void roce_changed(struct net_device *nd)
 {
 	if (nd && net_eq(dev_net(nd), &init_net) && atomic_read(&roce_count))
-		schedule_work(&roce_work);
+		mod_delayed_work(system_wq, &roce_work, 0);
 }
 
 static int roce_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
@@ -527,6 +547,7 @@ static int link_add(const struct uabi_link_req *req)
 	list_add_tail(&r->node, &roce_list);
 	atomic_inc(&roce_count);
 	roce_bind(r, &link);
+	roce_retry_later();
 	if (r->sock)
 		pr_info("rdma_uabi: device %s on %s\n", dev->name, r->ifname);
 	else
@@ -820,7 +841,7 @@ void uabi_kroce_exit(void)
 	unregister_inet6addr_notifier(&roce_inet6_nb);
 	unregister_inetaddr_notifier(&roce_inet_nb);
 	unregister_netdevice_notifier(&roce_netdev_nb);
-	cancel_work_sync(&roce_work);
+	cancel_delayed_work_sync(&roce_work);
 	mutex_lock(&roce_lock);
 	list_for_each_entry_safe(r, next, &roce_list, node)
 		roce_destroy(r);
