@@ -114,6 +114,11 @@ ip link set eth0 up
 await carrier-up "state ACTIVE .*receives 10.79.0.3:4791"
 ip addr del 10.79.0.3/24 dev eth0
 await no-ipv4 "receives \[fe80::5054:ff:fe78:2\]:4791"
+if timeout 60 /kroce/kroce_relay --v6 kroce0 eth0 fe80::5054:ff:fe78:2; then
+	step relay-ipv6 PASS
+else
+	step relay-ipv6 FAIL
+fi
 ip addr add 10.78.0.2/24 dev eth0
 await address-back "receives 10.78.0.2:4791"
 

@@ -9,6 +9,8 @@
 //
 // Usage: kroce_relay DEVICE IFNAME ADDRESS   (ADDRESS: the IPv4 address of
 // IFNAME, where the module receives; DEVICE exists already)
+//        kroce_relay --v6 DEVICE IFNAME ADDRESS6   (the device receives at
+// ADDRESS6, an IPv6 address of IFNAME: one datagram's delivery)
 // Prints one line per failed check; exit status 0 when none failed.
 #include <uabi/client.hpp>
 #include <uabi/transport.hpp>
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <grp.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string>
@@ -153,10 +156,68 @@ int as_nobody(unsigned pos, std::uint32_t qpn, const std::string &dev, const std
 	return 0;
 }
 
+// IPv6: the device receives at @a6 (its link-local address on @ifname,
+// having no IPv4 one): a datagram to our bound QP arrives with IPv6
+// addresses in its header.  0: as expected.
+int v6_delivery(const std::string &dev, const in6_addr &a6, const std::string &ifname)
+{
+	unsigned pos = 0;
+	uabi_link_info info{};
+	if (!find(dev, pos, info))
+		return 1;
+	auto t = KernelTransport::open_device(pos);
+	if (!t)
+		return 2;
+	KernelTransport *kt = t->get();
+	Context c(std::move(*t));
+	auto pd = c.alloc_pd();
+	auto cq = c.create_cq(4);
+	if (!pd || !cq)
+		return 3;
+	auto qp = c.create_qp(rc_qp(*pd, cq->handle));
+	if (!qp)
+		return 4;
+	std::uint16_t port = 0;
+	auto relay = kt->wire_relay(&port);
+	if (!relay || kt->wire_bind(qp->resp.qpn, true))
+		return 5;
+	std::vector<std::uint8_t> b(80, 0x61);
+	b[0] = 0x04;
+	b[5] = std::uint8_t(qp->resp.qpn >> 16);
+	b[6] = std::uint8_t(qp->resp.qpn >> 8);
+	b[7] = std::uint8_t(qp->resp.qpn);
+	int s = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	sockaddr_in6 a{};
+	a.sin6_family = AF_INET6;
+	a.sin6_port = htons(4791);
+	a.sin6_addr = a6;
+	a.sin6_scope_id = if_nametoindex(ifname.c_str());
+	if (::sendto(s, b.data(), b.size(), 0, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 80)
+		return 6;
+	::close(s);
+	uabi_relay_hdr h{};
+	std::vector<std::uint8_t> got;
+	if (!relay_recv(*relay, h, got))
+		return 7;
+	if (got.size() != 80 || got[79] != 0x61 || h.v6 != 1 || h.dst_port != 4791 ||
+	    std::memcmp(h.dst, &a6, 16) || std::memcmp(h.src, &a6, 16))
+		return 8;
+	::close(*relay);
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	if (argc == 5 && std::string(argv[1]) == "--v6") {
+		in6_addr a6{};
+		if (inet_pton(AF_INET6, argv[4], &a6) != 1)
+			return 2;
+		int r = v6_delivery(argv[2], a6, argv[3]);
+		std::printf("kroce_relay: IPv6 delivery %s (%d)\n", r ? "FAIL" : "PASS", r);
+		return r ? 1 : 0;
+	}
 	if (argc != 4) {
 		std::fprintf(stderr, "usage: kroce_relay DEVICE IFNAME ADDRESS\n");
 		return 2;
