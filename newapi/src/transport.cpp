@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,7 +25,8 @@ int Transport::context_fd()
 
 Result<int> Transport::wire_relay(std::uint16_t *, int *steered)
 {
-	*steered = -1;
+	if (steered)
+		*steered = -1;
 	return make_error(EOPNOTSUPP);
 }
 
@@ -143,9 +145,15 @@ Result<std::unique_ptr<Transport>> open_transport(Backend b, unsigned device)
 			return make_error(t.error());
 		return std::unique_ptr<Transport>(std::move(*t));
 	}
-	if (device != 0)
-		return make_error(ENODEV);
-	return open_transport(b);
+	if (b == Backend::Kernel || b == Backend::Auto) {
+		if (device == 0)
+			return open_transport(b);
+		auto t = KernelTransport::open_device(device);
+		if (!t)
+			return make_error(t.error());
+		return std::unique_ptr<Transport>(std::move(*t));
+	}
+	return make_error(EINVAL);
 }
 
 Result<std::vector<std::string>> device_names(Backend b)
@@ -154,7 +162,13 @@ Result<std::vector<std::string>> device_names(Backend b)
 		return InprocTransport::device_names();
 	if (b == Backend::Daemon || (b == Backend::Auto && ::access(UABI_DEVICE_PATH, F_OK) != 0))
 		return DaemonTransport::device_names();
-	return std::vector<std::string>{"uabi_sw0"};
+	auto l = KernelTransport::links();
+	if (!l)
+		return make_error(l.error());
+	std::vector<std::string> out;
+	for (const uabi_link_info &e : *l)
+		out.emplace_back(e.name, ::strnlen(e.name, sizeof(e.name)));
+	return out;
 }
 
 } // namespace uabi

@@ -625,7 +625,8 @@ Result<std::vector<std::string>> DaemonTransport::device_names()
 
 Result<int> DaemonTransport::wire_relay(std::uint16_t *port, int *steered)
 {
-	*steered = -1;
+	if (steered)
+		*steered = -1;
 	std::lock_guard<std::mutex> g(mu_);
 	if (dead_)
 		return make_error(ENOTCONN);
@@ -640,8 +641,10 @@ Result<int> DaemonTransport::wire_relay(std::uint16_t *port, int *steered)
 		return make_error(r ? EPROTO : r.error());
 	}
 	*port = rep.port;
-	if (want == 2)
+	if (want == 2 && steered)
 		*steered = fds[1];
+	else if (want == 2)
+		::close(fds[1]);
 	return fds[0];
 }
 

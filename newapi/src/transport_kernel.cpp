@@ -102,6 +102,102 @@ Result<std::unique_ptr<KernelTransport>> KernelTransport::open(const char *path)
 	return std::unique_ptr<KernelTransport>(t);
 }
 
+Result<std::unique_ptr<KernelTransport>> KernelTransport::open_device(unsigned device, const char *path)
+{
+	auto t = open(path);
+	if (!t || device == 0)
+		return t;
+	std::uint32_t pos = device;
+	if (::ioctl((*t)->fd_, UABI_IOCTL_OPEN_DEVICE, &pos) < 0)
+		return make_error(errno);
+	return t;
+}
+
+namespace {
+
+// An fd of the module's node for the device ioctls (a context on
+// uabi_sw0 comes with it, closed again at once).
+Result<int> open_node(const char *path)
+{
+	int fd = ::open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return make_error(errno);
+	return fd;
+}
+
+Result<void> link_change(unsigned long req, const std::string &name, const std::string &netdev,
+			 const char *path)
+{
+	uabi_link_req r{};
+	if (name.size() >= sizeof(r.name) || netdev.size() >= sizeof(r.netdev))
+		return make_error(EINVAL);
+	std::memcpy(r.name, name.data(), name.size());
+	std::memcpy(r.netdev, netdev.data(), netdev.size());
+	auto fd = open_node(path);
+	if (!fd)
+		return make_error(fd.error());
+	int ret = ::ioctl(*fd, req, &r) < 0 ? errno : 0;
+	::close(*fd);
+	if (ret)
+		return make_error(ret);
+	return {};
+}
+
+} // namespace
+
+Result<std::vector<uabi_link_info>> KernelTransport::links(const char *path)
+{
+	auto fd = open_node(path);
+	if (!fd)
+		return make_error(fd.error());
+	std::vector<uabi_link_info> out;
+	for (std::uint32_t pos = 0; pos < 64; pos++) {
+		uabi_link_info l{};
+		l.index = pos;
+		if (::ioctl(*fd, UABI_IOCTL_LINK_QUERY, &l) < 0) {
+			int e = errno;
+			if (e == ENODEV)
+				break;
+			::close(*fd);
+			return make_error(e);
+		}
+		out.push_back(l);
+	}
+	::close(*fd);
+	return out;
+}
+
+Result<void> KernelTransport::link_add(const std::string &name, const std::string &netdev, const char *path)
+{
+	return link_change(UABI_IOCTL_LINK_ADD, name, netdev, path);
+}
+
+Result<void> KernelTransport::link_del(const std::string &name, const char *path)
+{
+	return link_change(UABI_IOCTL_LINK_DEL, name, "", path);
+}
+
+Result<int> KernelTransport::wire_relay(std::uint16_t *port, int *steered)
+{
+	if (steered)
+		*steered = -1; // the module steers in the kernel: its relay is all
+	uabi_wire_relay r{};
+	if (::ioctl(fd_, UABI_IOCTL_WIRE_RELAY, &r) < 0)
+		return make_error(errno);
+	*port = r.port;
+	relay_fd_ = r.fd;
+	return int(r.fd);
+}
+
+int KernelTransport::wire_bind(std::uint32_t qpn, bool on)
+{
+	uabi_wire_bind b{};
+	b.qpn = qpn;
+	b.on = on ? 1 : 0;
+	b.relay_fd = relay_fd_; // -1 before any: the module says EOPNOTSUPP
+	return ::ioctl(fd_, UABI_IOCTL_WIRE_BIND, &b) < 0 ? errno : 0;
+}
+
 Result<std::unique_ptr<KernelTransport>> KernelTransport::import(int fd)
 {
 	auto *t = new (std::nothrow) KernelTransport(fd);

@@ -5,14 +5,16 @@
 //   uabi link add NAME netdev IFNAME       a RoCE device on IFNAME
 //   uabi link del NAME
 // As `rdma link add NAME type rxe netdev IFNAME` does for Linux's rxe.  On
-// uabid (started if needed for add), by its owner or root; the in-process
-// backend takes UABI_LINKS=NAME:IFNAME instead, the module none yet.
+// uabid (started if needed for add), by its owner or root; on the kernel
+// module, by CAP_NET_ADMIN (an interface of the initial network namespace);
+// the in-process backend takes UABI_LINKS=NAME:IFNAME instead.
 #include "uabi_tool.hpp"
 
 #include <uabi/transport_daemon.hpp>
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -37,9 +39,16 @@ std::string addr_text(const std::uint8_t *a, std::uint16_t port)
 	return "[" + std::string(b) + "]:" + std::to_string(port);
 }
 
-int list(const daemon::Connection &c, bool json)
+// The module's list has the head of uabid's layout, field for field (uabid
+// adds its steering and CM counts after it).
+static_assert(sizeof(uabi_link_info) <= sizeof(daemon::LinkEntry));
+static_assert(offsetof(uabi_link_info, netdev) == offsetof(daemon::LinkEntry, netdev));
+static_assert(offsetof(uabi_link_info, addr) == offsetof(daemon::LinkEntry, addr));
+static_assert(offsetof(uabi_link_info, relay_error) == offsetof(daemon::LinkEntry, relay_error));
+static_assert(offsetof(uabi_link_info, rx_dropped) == offsetof(daemon::LinkEntry, rx_dropped));
+
+int list(const Result<std::vector<daemon::LinkEntry>> &l, bool json)
 {
-	auto l = daemon::query_links(c);
 	if (!l) {
 		std::fprintf(stderr, "uabi: link: %s\n", std::strerror(l.error()));
 		return kExitFail;
@@ -101,7 +110,18 @@ int list(const daemon::Connection &c, bool json)
 	return 0;
 }
 
-int explain(const char *what, const std::string &name, int err)
+Result<std::vector<daemon::LinkEntry>> kernel_links()
+{
+	auto k = KernelTransport::links();
+	if (!k)
+		return make_error(k.error());
+	std::vector<daemon::LinkEntry> out(k->size());
+	for (std::size_t i = 0; i < k->size(); i++)
+		std::memcpy(&out[i], &(*k)[i], sizeof((*k)[i]));
+	return out;
+}
+
+int explain(const char *what, const std::string &name, int err, bool kernel = false)
 {
 	const char *why = std::strerror(err);
 	switch (err) {
@@ -109,8 +129,9 @@ int explain(const char *what, const std::string &name, int err)
 		why = "a device of that name exists";
 		break;
 	case ENODEV:
-		why = what[0] == 'a' ? "no such network interface in uabid's network namespace"
-				      : "no such device";
+		why = what[0] == 'a' ? (kernel ? "no such network interface in the initial network namespace"
+					       : "no such network interface in uabid's network namespace")
+				     : "no such device";
 		break;
 	case ENOSPC:
 		why = "no room for another device (uabi_sw0 and three links at most)";
@@ -122,7 +143,8 @@ int explain(const char *what, const std::string &name, int err)
 		why = "not a RoCE device";
 		break;
 	case EPERM:
-		why = "only uabid's owner or root may change its devices";
+		why = kernel ? "only CAP_NET_ADMIN may change the module's devices"
+			     : "only uabid's owner or root may change its devices";
 		break;
 	case EINVAL:
 		why = "invalid name (letters, digits, '_', '-', '.'; at most 63) or interface";
@@ -163,9 +185,15 @@ int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
 		return 0;
 	}
 	if (backend == Backend::Kernel) {
-		std::fprintf(stderr, "uabi: link: the kernel module has no RoCE devices yet "
-				     "(docs/wire.md)\n");
-		return kExitFail;
+		if (what == "add") {
+			if (auto r = KernelTransport::link_add(words[2], words[4]); !r)
+				return explain("add", words[2], r.error(), true);
+		} else if (what == "del") {
+			if (auto r = KernelTransport::link_del(words[2]); !r)
+				return explain("del", words[2], r.error(), true);
+			return 0;
+		}
+		return list(kernel_links(), json);
 	}
 	auto p = daemon::resolve_paths();
 	if (!p) {
@@ -189,14 +217,14 @@ int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
 	if (what == "add") {
 		if (auto r = daemon::link_add(*c, words[2], words[4]); !r)
 			return explain("add", words[2], r.error());
-		return list(*c, json);
+		return list(daemon::query_links(*c), json);
 	}
 	if (what == "del") {
 		if (auto r = daemon::link_del(*c, words[2]); !r)
 			return explain("del", words[2], r.error());
 		return 0;
 	}
-	return list(*c, json);
+	return list(daemon::query_links(*c), json);
 }
 
 } // namespace uabi::tool

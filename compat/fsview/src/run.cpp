@@ -14,7 +14,7 @@ namespace {
 
 // The interfaces the backend binds its RoCE devices to, by device name:
 // uabid's list of links; in-process, UABI_LINKS (NAME:IFNAME,...), which
-// the in-process host reads the same way.  Empty: not known (the module).
+// the in-process host reads the same way; the module's list of links.
 std::map<std::string, std::string> bound_netdevs(Backend b)
 {
 	std::map<std::string, std::string> out;
@@ -29,6 +29,14 @@ std::map<std::string, std::string> bound_netdevs(Backend b)
 		if (!l)
 			return out;
 		for (const daemon::LinkEntry &e : *l)
+			if (e.roce)
+				out[std::string(e.name, ::strnlen(e.name, sizeof(e.name)))] =
+					std::string(e.netdev, ::strnlen(e.netdev, sizeof(e.netdev)));
+	} else if (b == Backend::Kernel) {
+		auto l = KernelTransport::links();
+		if (!l)
+			return out;
+		for (const uabi_link_info &e : *l)
 			if (e.roce)
 				out[std::string(e.name, ::strnlen(e.name, sizeof(e.name)))] =
 					std::string(e.netdev, ::strnlen(e.netdev, sizeof(e.netdev)));
@@ -78,7 +86,7 @@ Result<std::vector<Snapshot>> query_all(Backend b)
 	// before its list of devices is asked for.
 	if (auto r = ask(0); !r)
 		return make_error(r.error());
-	if (b != Backend::Kernel) { // the module has uabi_sw0 only (device_names)
+	{
 		auto names = device_names(b);
 		if (!names)
 			return make_error(names.error());

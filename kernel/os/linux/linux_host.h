@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <rdma/uabi_ioctl.h>
 
 /*
  * One UABI_IOCTL_EXECUTE in progress, on the ioctl's stack; the core hands
@@ -55,5 +56,41 @@ int uabi_kevq_live(void);
 /* The CM's timer (cm_timer.c): registered at module init, gone at exit. */
 void uabi_kcm_init(void);
 void uabi_kcm_exit(void);
+
+/*
+ * One open file of /dev/rdma_uabi (main.c): its context, on uabi_sw0 from
+ * the open on, or on another device once UABI_IOCTL_OPEN_DEVICE chose it
+ * (only before the first UABI_IOCTL_EXECUTE: @used), and what the context
+ * receives from the wire when that device is a RoCE one (roce.c).  @lock
+ * serialises the file's device-choosing and relay ioctls and @relays; EXECUTE takes it
+ * once, to set @used, and after that reads @ctx without it.
+ */
+struct uabi_kroce;
+struct uabi_krelay;
+
+struct uabi_kfile {
+	struct mutex lock;
+	bool used;			/* smp_store_release under lock */
+	struct uabi_context *ctx;
+	struct uabi_peer peer;		/* the opener */
+	struct uabi_kroce *roce;	/* the context's device, when RoCE */
+	struct list_head relays;	/* struct uabi_krelay, UABI_IOCTL_WIRE_RELAY's */
+};
+
+/* RoCE devices and their receiving (roce.c). */
+int uabi_kroce_init(void);
+void uabi_kroce_exit(void);
+/* UABI_IOCTL_LINK_QUERY, _ADD and _DEL. */
+long uabi_kroce_link_ioctl(unsigned int cmd, void __user *arg);
+/* A context on the device at position @pos; *@roce its RoCE state (NULL
+ * for uabi_sw0).  ERR_PTR(-ENODEV) for no such device. */
+struct uabi_context *uabi_kroce_context_open(u32 pos, const struct uabi_host_ops *host,
+					     const struct uabi_peer *peer,
+					     struct uabi_kroce **roce);
+/* Callers hold kf->lock. */
+int uabi_kroce_relay(struct uabi_kfile *kf, struct uabi_wire_relay __user *arg);
+int uabi_kroce_bind(struct uabi_kfile *kf, const struct uabi_wire_bind *b);
+/* The file is released: unbinds its QPNs, drops its relays. */
+void uabi_kroce_release(struct uabi_kfile *kf);
 
 #endif /* UABI_LINUX_HOST_H */

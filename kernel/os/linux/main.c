@@ -109,38 +109,122 @@ static const struct uabi_host_ops linux_host_ops = {
 
 static int uabi_dev_open(struct inode *inode, struct file *filp)
 {
-	struct uabi_peer peer = {
-		.pid = task_tgid_vnr(current),
-		.uid = from_kuid_munged(current_user_ns(), current_uid()),
-		.gid = from_kgid_munged(current_user_ns(), current_gid()),
-	};
+	struct uabi_kfile *kf = kzalloc(sizeof(*kf), GFP_KERNEL_ACCOUNT);
 	struct uabi_context *ctx;
 
-	ctx = uabi_context_open(uabi_sw_dev, &linux_host_ops, NULL, &peer);
-	if (IS_ERR(ctx))
+	if (!kf)
+		return -ENOMEM;
+	mutex_init(&kf->lock);
+	INIT_LIST_HEAD(&kf->relays);
+	kf->peer.pid = task_tgid_vnr(current);
+	kf->peer.uid = from_kuid_munged(current_user_ns(), current_uid());
+	kf->peer.gid = from_kgid_munged(current_user_ns(), current_gid());
+	ctx = uabi_context_open(uabi_sw_dev, &linux_host_ops, NULL, &kf->peer);
+	if (IS_ERR(ctx)) {
+		kfree(kf);
 		return PTR_ERR(ctx);
-	filp->private_data = ctx;
+	}
+	kf->ctx = ctx;
+	filp->private_data = kf;
 	return nonseekable_open(inode, filp);
 }
 
 static int uabi_dev_release(struct inode *inode, struct file *filp)
 {
-	uabi_context_close(filp->private_data);
+	struct uabi_kfile *kf = filp->private_data;
+
+	/* The QPNs first: the device cannot be deleted while the context
+	 * is open. */
+	uabi_kroce_release(kf);
+	uabi_context_close(kf->ctx);
+	kfree(kf);
 	return 0;
+}
+
+/* The context is fixed from the first command on. */
+static struct uabi_context *kfile_use(struct uabi_kfile *kf)
+{
+	if (!smp_load_acquire(&kf->used)) {
+		mutex_lock(&kf->lock);
+		smp_store_release(&kf->used, true);
+		mutex_unlock(&kf->lock);
+	}
+	return kf->ctx;
+}
+
+/* UABI_IOCTL_OPEN_DEVICE: the file's context moves to another device
+ * while it has never run a command (so it holds no object). */
+static long kfile_open_device(struct uabi_kfile *kf, u32 __user *arg)
+{
+	struct uabi_context *ctx;
+	struct uabi_kroce *roce = NULL;
+	u32 pos;
+	long ret = 0;
+
+	if (get_user(pos, arg))
+		return -EFAULT;
+	mutex_lock(&kf->lock);
+	if (kf->used) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ctx = uabi_kroce_context_open(pos, &linux_host_ops, &kf->peer, &roce);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto out;
+	}
+	uabi_kroce_release(kf);
+	uabi_context_close(kf->ctx);
+	kf->ctx = ctx;
+	kf->roce = roce;
+out:
+	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+static long kfile_wire(struct uabi_kfile *kf, unsigned int cmd, void __user *arg)
+{
+	struct uabi_wire_bind b;
+	long ret;
+
+	if (cmd == UABI_IOCTL_WIRE_BIND && copy_from_user(&b, arg, sizeof(b)))
+		return -EFAULT;
+	mutex_lock(&kf->lock);
+	smp_store_release(&kf->used, true);
+	if (cmd == UABI_IOCTL_WIRE_BIND)
+		ret = uabi_kroce_bind(kf, &b);
+	else
+		ret = uabi_kroce_relay(kf, arg);
+	mutex_unlock(&kf->lock);
+	return ret;
 }
 
 static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 			   unsigned long arg)
 {
-	struct uabi_context *ctx = filp->private_data;
+	struct uabi_kfile *kf = filp->private_data;
+	struct uabi_context *ctx;
 	struct uabi_kcall call;
 	struct uabi_ioctl io;
 	void __user *umsg;
 	void *msg;
 	long ret;
 
-	if (cmd != UABI_IOCTL_EXECUTE)
+	switch (cmd) {
+	case UABI_IOCTL_EXECUTE:
+		break;
+	case UABI_IOCTL_LINK_QUERY:
+	case UABI_IOCTL_LINK_ADD:
+	case UABI_IOCTL_LINK_DEL:
+		return uabi_kroce_link_ioctl(cmd, (void __user *)arg);
+	case UABI_IOCTL_OPEN_DEVICE:
+		return kfile_open_device(kf, (u32 __user *)arg);
+	case UABI_IOCTL_WIRE_RELAY:
+	case UABI_IOCTL_WIRE_BIND:
+		return kfile_wire(kf, cmd, (void __user *)arg);
+	default:
 		return -ENOTTY;
+	}
 	if (copy_from_user(&io, (const void __user *)arg, sizeof(io)))
 		return -EFAULT;
 	if (io.reserved)
@@ -155,6 +239,7 @@ static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);	/* -EFAULT or -ENOMEM */
 
+	ctx = kfile_use(kf);
 	uabi_kcall_begin(&call, msg);
 	/* The status travels in the message itself (msg_hdr.status); the
 	 * core gives &call back to the hooks that reserve fds. */
@@ -213,8 +298,16 @@ static int __init uabi_module_init(void)
 		return PTR_ERR(dev);
 	uabi_sw_dev = dev;	/* before the device node can be opened */
 	uabi_kcm_init();
+	ret = uabi_kroce_init();
+	if (ret) {
+		uabi_kcm_exit();
+		uabi_sw_destroy(dev);
+		uabi_sw_dev = NULL;
+		return ret;
+	}
 	ret = misc_register(&uabi_misc);
 	if (ret) {
+		uabi_kroce_exit();
 		uabi_kcm_exit();
 		uabi_sw_destroy(dev);
 		uabi_sw_dev = NULL;
@@ -231,6 +324,7 @@ static void __exit uabi_module_exit(void)
 	int i, n;
 
 	misc_deregister(&uabi_misc);
+	uabi_kroce_exit();
 	uabi_kcm_exit();
 	/* Every open file pinned the module: no context is left, so every
 	 * object must be gone.  Anything else is a leak in the core. */

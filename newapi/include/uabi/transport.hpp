@@ -6,6 +6,9 @@
 
 #include <uabi/message.hpp>
 
+#include <rdma/uabi_ioctl.h>
+
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,7 +43,7 @@ public:
 	// With it, in *steered (-1: none), a UDP socket that receives the
 	// bound QPs' datagrams directly, as they come to the port (kOpWireRelay's
 	// kRelaySteered); the caller owns both.
-	virtual Result<int> wire_relay(std::uint16_t *port, int *steered);
+	virtual Result<int> wire_relay(std::uint16_t *port, int *steered = nullptr);
 	virtual int wire_bind(std::uint32_t qpn, bool on);
 };
 
@@ -93,6 +96,16 @@ class KernelTransport final : public Transport {
 public:
 	static Result<std::unique_ptr<KernelTransport>>
 	open(const char *path = UABI_DEVICE_PATH);
+	// A context on the module's device at position @device (0:
+	// uabi_sw0; RoCE devices follow: links()).  ENODEV: none there.
+	static Result<std::unique_ptr<KernelTransport>> open_device(unsigned device,
+								     const char *path = UABI_DEVICE_PATH);
+	// The module's devices, in position order (UABI_IOCTL_LINK_QUERY).
+	static Result<std::vector<uabi_link_info>> links(const char *path = UABI_DEVICE_PATH);
+	// `uabi link add/del` on the module (CAP_NET_ADMIN: EPERM otherwise).
+	static Result<void> link_add(const std::string &name, const std::string &netdev,
+				     const char *path = UABI_DEVICE_PATH);
+	static Result<void> link_del(const std::string &name, const char *path = UABI_DEVICE_PATH);
 	// Another transport on the open file @fd (a duplicate of a
 	// KernelTransport's fd(), the context itself); takes it over.
 	static Result<std::unique_ptr<KernelTransport>> import(int fd);
@@ -104,6 +117,12 @@ public:
 	const char *name() const override { return "kernel"; }
 	int fd() const { return fd_; }
 	int context_fd() override { return fd_; }
+	// A RoCE device's context: a new queue of the module's, of the
+	// datagrams it receives for the QPs bound to it (docs/wire.md);
+	// wire_bind() binds to the last queue wire_relay() gave (whose fd
+	// the caller keeps open meanwhile).
+	Result<int> wire_relay(std::uint16_t *port, int *steered = nullptr) override;
+	int wire_bind(std::uint32_t qpn, bool on) override;
 
 private:
 	explicit KernelTransport(int fd) : fd_(fd) {}
@@ -111,6 +130,7 @@ private:
 	int fd_;
 	std::mutex evq_mu_; // held by messages that create/destroy event queues
 	std::map<std::uint32_t, int> evq_fds_; // event queue handle -> its fd
+	std::atomic<int> relay_fd_{-1}; // the last wire_relay() (not owned)
 };
 
 enum class Backend { Auto, Inproc, Daemon, Kernel };
@@ -122,8 +142,8 @@ Result<Backend> parse_backend(std::string_view s);
 Result<Backend> backend_from_env();
 Result<std::unique_ptr<Transport>> open_transport(Backend b = Backend::Auto);
 // A context on device @device of backend @b (0: uabi_sw0; ENODEV: none).
-// Only the in-process backend has devices beyond 0 today (RoCE devices of
-// UABI_LINKS, docs/wire.md).
+// Devices beyond 0 are RoCE devices (docs/wire.md): UABI_LINKS in-process,
+// `uabi link add` on uabid and on the module.
 Result<std::unique_ptr<Transport>> open_transport(Backend b, unsigned device);
 // The devices of backend @b, in index order (Auto: the backend
 // open_transport would choose).

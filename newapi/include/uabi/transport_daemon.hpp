@@ -418,7 +418,7 @@ public:
 	const char *name() const override { return "daemon"; }
 	// Asked of uabid once (kOpContextFd), then kept.
 	int context_fd() override;
-	Result<int> wire_relay(std::uint16_t *port, int *steered) override;
+	Result<int> wire_relay(std::uint16_t *port, int *steered = nullptr) override;
 	int wire_bind(std::uint32_t qpn, bool on) override;
 
 	pid_t daemon_pid() const { return pid_t(hello_.daemon_pid); }

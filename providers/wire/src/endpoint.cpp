@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -59,11 +61,13 @@ std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 	return open_impl(local, -1, -1);
 }
 
-std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd, int steered_fd)
+std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_fd, int steered_fd,
+					       bool relay_reads)
 {
 	std::unique_ptr<Endpoint> ep(new Endpoint());
 	ep->relay_fd_ = relay_fd;
 	ep->receive_fd_ = relay_fd < 0 || steered_fd >= 0;
+	ep->relay_reads_ = relay_reads;
 	int fam = local.v6() ? AF_INET6 : AF_INET;
 	if (steered_fd >= 0) {
 		// Bound already, and of the family of the address it is bound to.
@@ -126,7 +130,9 @@ std::unique_ptr<Endpoint> Endpoint::open_relayed(const PeerAddr &local, int rela
 		return nullptr;
 	}
 	// Closed with the endpoint, also when open_impl() fails.
-	return open_impl(local, relay_fd, steered_fd);
+	struct stat st;
+	const bool reads = fstat(relay_fd, &st) == 0 && !S_ISSOCK(st.st_mode);
+	return open_impl(local, relay_fd, steered_fd, reads);
 }
 
 Endpoint::~Endpoint()
@@ -457,7 +463,19 @@ void Endpoint::receive_relayed()
 		msgs[i].msg_hdr.msg_iov = iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 2;
 	}
-	int n = recvmmsg(relay_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	int n = 0;
+	if (relay_reads_) {
+		// The module's relay: one datagram per read(), never blocking
+		// (the fd is O_NONBLOCK).
+		for (; n < kBatch; n++) {
+			ssize_t got = readv(relay_fd_, iov[n], 2);
+			if (got <= 0)
+				break;
+			msgs[n].msg_len = unsigned(got);
+		}
+	} else {
+		n = recvmmsg(relay_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	}
 	if (n <= 0)
 		return;
 	std::lock_guard<std::mutex> g(qps_lock_);

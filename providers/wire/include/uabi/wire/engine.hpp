@@ -338,13 +338,15 @@ public:
 	// Binds a UDP socket to @local (its port: 4791 on a real network, any
 	// for tests).  nullptr and errno on failure.
 	static std::unique_ptr<Endpoint> open(const PeerAddr &local);
-	// Receiving through another process that owns the port (uabid,
-	// docs/wire.md "Devices on uabid"): datagrams come from @relay_fd,
-	// each behind a RelayHdr; this endpoint sends from a socket bound to
-	// @local (port 0: any).  With @steered_fd (>= 0), a UDP socket the
-	// port owner made in the port's reuseport group, datagrams of the
-	// steered QPs come on it directly and it is the one sent from; the
-	// relay brings the rest.  Takes both fds over, also on failure.
+	// Receiving through another owner of the port (uabid, or the kernel
+	// module: docs/wire.md "Who receives"): datagrams come from
+	// @relay_fd, each behind a RelayHdr — a datagram socket (uabid's),
+	// or a file that gives one per read() (the module's); this endpoint
+	// sends from a socket bound to @local (port 0: any).  With @steered_fd
+	// (>= 0), a UDP socket uabid made in the port's reuseport group,
+	// datagrams of the steered QPs come on it directly and it is the one
+	// sent from; the relay brings the rest.  Takes both fds over, also on
+	// failure.
 	static std::unique_ptr<Endpoint> open_relayed(const PeerAddr &local, int relay_fd, int steered_fd = -1);
 	~Endpoint();
 	const PeerAddr &local() const { return local_; }
@@ -369,7 +371,8 @@ public:
 private:
 	friend class Qp;
 	Endpoint() = default;
-	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd, int steered_fd);
+	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd, int steered_fd,
+						   bool relay_reads = false);
 	void run();
 	void receive_socket();
 	void receive_relayed();
@@ -388,6 +391,7 @@ private:
 	int fd_ = -1;
 	int relay_fd_ = -1; // open_relayed(): where datagrams come from
 	bool receive_fd_ = true; // datagrams come on fd_ too (not relayed, or steered)
+	bool relay_reads_ = false; // relay_fd_ is no socket: read() it
 	int wake_fd_ = -1;
 	PeerAddr local_;
 	Counters counters_;
