@@ -210,8 +210,14 @@ int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
 				    "(uabid is not running)\n");
 			return 0;
 		}
-		std::fprintf(stderr, "uabi: link: cannot reach uabid at %s: %s\n", p->socket.c_str(),
-			     std::strerror(c.error()));
+		if (c.error() == EPROTONOSUPPORT)
+			std::fprintf(stderr,
+				     "uabi: link: uabid at %s is of another version (its protocol is not this "
+				     "uabi's); `uabi daemon stop` stops it\n",
+				     p->socket.c_str());
+		else
+			std::fprintf(stderr, "uabi: link: cannot reach uabid at %s: %s\n", p->socket.c_str(),
+				     std::strerror(c.error()));
 		return kExitNotRunning;
 	}
 	if (what == "add") {
