@@ -1173,8 +1173,9 @@ def main():
     if os.path.exists(wire):
         w("Two network namespaces joined by a veth pair, in the same run: a plain UDP "
           "stream and ping-pong on the veth against perftest across RoCE devices, on "
-          "the in-process backend and on uabid (each host's uabid receives at port 4791 "
-          "and relays; docs/wire.md). `scripts/bench_wire.sh`.")
+          "the in-process backend and on uabid (each host's uabid owns port 4791 and "
+          "either steers each QP's datagrams straight to its process's socket or, with "
+          "UABI_WIRE_STEER=0, relays them; docs/wire.md). `scripts/bench_wire.sh`.")
         w("")
         with open(wire) as f:
             for line in f.read().rstrip().splitlines():
