@@ -127,6 +127,20 @@ private:
 	std::int32_t pid_;
 };
 
+sw::Cqe to_cqe(const wire::Completion &c)
+{
+	sw::Cqe e{};
+	e.wr_id = c.wr_id;
+	e.status = c.status;
+	e.opcode = c.opcode;
+	e.byte_len = c.byte_len;
+	e.imm_data = c.imm;
+	e.qp_num = c.qpn;
+	e.src_qp = c.src_qp;
+	e.wc_flags = c.flags;
+	return e;
+}
+
 class WireQp final : public sw::QpProvider {
 public:
 	WireQp(struct ibv_context *ctx, ContextImpl &impl, std::shared_ptr<WireEndpoint> ep, std::uint32_t qpn,
@@ -140,15 +154,7 @@ public:
 				return {};
 			std::uint32_t cqn = cq->cqn();
 			return [&dev, cqn](const wire::Completion &c) {
-				sw::Cqe e{};
-				e.wr_id = c.wr_id;
-				e.status = c.status;
-				e.opcode = c.opcode;
-				e.byte_len = c.byte_len;
-				e.imm_data = c.imm;
-				e.qp_num = c.qpn;
-				e.src_qp = c.src_qp;
-				e.wc_flags = c.flags;
+				sw::Cqe e = to_cqe(c);
 				// A full CQ loses the completion (the CQ raises
 				// IBV_EVENT_CQ_ERR) and the QP goes to ERR with
 				// IBV_EVENT_QP_FATAL, as on uabi_sw0.
@@ -217,15 +223,7 @@ public:
 			uabi_sw_srq s;
 			if (!dev.srq_lookup(c.srqn, s) || !s.cqn)
 				return;
-			sw::Cqe e{};
-			e.wr_id = c.wr_id;
-			e.status = c.status;
-			e.opcode = c.opcode;
-			e.byte_len = c.byte_len;
-			e.imm_data = c.imm;
-			e.qp_num = c.qpn;
-			e.wc_flags = c.flags;
-			dev.push_cqe(s.cqn, e);
+			dev.push_cqe(s.cqn, to_cqe(c));
 		};
 	}
 

@@ -60,6 +60,24 @@ int Srq::post_recv(std::uint64_t wr_id, const Sge *sg, int num_sge)
 			 wr_id, sg, num_sge);
 }
 
+namespace {
+// The oldest WQE of @t's queue, for a provider that keeps WQEs of its own:
+// 1 and its id and SGE list, 0 when the queue is empty, -1 when it is gone.
+int take_wqe(Device &dev, Target &t, std::uint64_t &wr_id, std::vector<Sge> &sges)
+{
+	Wqe w;
+	int got = detail::take(dev, t, w);
+	if (got != 1)
+		return got;
+	wr_id = w.hdr().wr_id;
+	sges.clear();
+	const uabi_sw_sge *sg = w.sge();
+	for (std::uint32_t i = 0, n = w.num_sge(t.stride); i < n; i++)
+		sges.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
+	return 1;
+}
+} // namespace
+
 int Srq::take(std::uint64_t &wr_id, std::vector<Sge> &sges)
 {
 	if (!desc_)
@@ -70,16 +88,7 @@ int Srq::take(std::uint64_t &wr_id, std::vector<Sge> &sges)
 	t.cons = &rw_->cons;
 	t.srq = desc_;
 	t.srq_rw = rw_;
-	Wqe w;
-	int got = detail::take(dev_, t, w);
-	if (got != 1)
-		return got;
-	wr_id = w.hdr().wr_id;
-	sges.clear();
-	const uabi_sw_sge *sg = w.sge();
-	for (std::uint32_t i = 0, n = w.num_sge(t.stride); i < n; i++)
-		sges.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
-	return 1;
+	return take_wqe(dev_, t, wr_id, sges);
 }
 
 int Qp::take_recv(std::uint64_t &wr_id, std::vector<Sge> &sges)
@@ -91,16 +100,7 @@ int Qp::take_recv(std::uint64_t &wr_id, std::vector<Sge> &sges)
 	Target t;
 	if (d.srq_slot || !recv_target(dev_, QpRef{desc_, rw_}, d, qpn_, t))
 		return -1;
-	Wqe w;
-	int got = detail::take(dev_, t, w);
-	if (got != 1)
-		return got;
-	wr_id = w.hdr().wr_id;
-	sges.clear();
-	const uabi_sw_sge *sg = w.sge();
-	for (std::uint32_t i = 0, n = w.num_sge(t.stride); i < n; i++)
-		sges.push_back({sg[i].addr, sg[i].length, sg[i].lkey});
-	return 1;
+	return take_wqe(dev_, t, wr_id, sges);
 }
 
 // ------------------------------------------------------------ send queue
