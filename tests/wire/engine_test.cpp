@@ -481,9 +481,19 @@ TEST(WireRc, GarbageIsCountedAndChangesNothing)
 			std::this_thread::sleep_for(5ms);
 	}
 	close(s);
-	std::this_thread::sleep_for(100ms);
+	// Until the receive thread has taken everything the socket kept (on
+	// a loaded machine the socket may drop some: those never reach the
+	// endpoint), then every datagram that reached it is counted as
+	// dropped for its reason.
 	Counters &k = b.ep->counters();
-	EXPECT_GT(k.rx_malformed.load() + k.rx_icrc.load(), 2500u);
+	for (std::uint64_t last = ~0ull; k.rx_packets.load() != last;) {
+		last = k.rx_packets.load();
+		std::this_thread::sleep_for(100ms);
+	}
+	EXPECT_GT(k.rx_packets.load(), 1000u);
+	EXPECT_EQ(k.rx_malformed.load() + k.rx_icrc.load() + k.rx_no_qp.load() + k.rx_bad_pkey.load() +
+			  k.rx_bad_state.load() + k.rx_out_of_seq.load() + k.rx_duplicate.load() + k.rx_access.load(),
+		  k.rx_packets.load());
 	for (std::uint8_t c : b.buf)
 		ASSERT_EQ(c, 0);
 	fill(a.buf, 0, 4000, 4);

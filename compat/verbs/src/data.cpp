@@ -147,22 +147,36 @@ void to_wc(const sw::Cqe &e, struct ibv_wc &w)
 	w.dlid_path_bits = e.dlid_path_bits;
 }
 
+// Nothing completed: on a RoCE device, receive what the socket holds in
+// this thread (docs/wire.md, "Who does the work") and look again.
+static bool progressed(struct ibv_cq *cq)
+{
+	ContextImpl *impl = impl_of(cq->context);
+	return impl->wire_active.load(std::memory_order_relaxed) > 0 && wire_progress(impl);
+}
+
 int poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	if (n <= 0)
 		return 0;
 	int i = 0;
-	return vcq(cq)->dp->poll(n, [&](const sw::Cqe &e) { to_wc(e, wc[i++]); });
+	int got = vcq(cq)->dp->poll(n, [&](const sw::Cqe &e) { to_wc(e, wc[i++]); });
+	if (got == 0 && progressed(cq))
+		got = vcq(cq)->dp->poll(n, [&](const sw::Cqe &e) { to_wc(e, wc[i++]); });
+	return got;
 }
 
 // ibv_cq_ex polling: one completion at a time into VCq::cur.
 int cqx_next(struct ibv_cq_ex *cq)
 {
 	VCq *c = vcq(cq);
-	int n = c->dp->poll(1, [&](const sw::Cqe &e) {
+	auto take = [&](const sw::Cqe &e) {
 		to_wc(e, c->cur);
 		c->cur_ts = e.ts;
-	});
+	};
+	int n = c->dp->poll(1, take);
+	if (n == 0 && progressed(ibv_cq_ex_to_cq(cq)))
+		n = c->dp->poll(1, take);
 	if (n < 0)
 		return EINVAL;
 	if (n == 0)
@@ -207,6 +221,9 @@ uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *cq)
 int req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	vcq(cq)->dp->arm(solicited_only != 0);
+	ContextImpl *impl = impl_of(cq->context);
+	if (impl->wire_active.load(std::memory_order_relaxed) > 0)
+		wire_consumer_sleeps(impl);
 	return 0;
 }
 

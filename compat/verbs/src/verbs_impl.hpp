@@ -24,6 +24,10 @@
 
 #define UABI_EXPORT extern "C" __attribute__((visibility("default")))
 
+namespace uabi::wire {
+class Endpoint;
+}
+
 namespace uabi::verbs {
 
 inline constexpr const char *kDeviceName = "uabi_sw0";
@@ -40,6 +44,11 @@ struct ContextImpl {
 	unsigned ifindex = 0;	// its interface
 	std::mutex wire_lock;
 	std::shared_ptr<struct WireEndpoint> wire;	// wire.cpp, on first QP
+	// Its engine (set once, lives with the context), and how many QPs of
+	// this context may have packets on the wire (not peers by shared
+	// memory): poll_cq then receives (wire_progress(), docs/wire.md).
+	std::atomic<wire::Endpoint *> wire_ep{nullptr};
+	std::atomic<int> wire_active{0};
 	// The SRQs this context made (their slots): the only ones an XRC
 	// receive QP of a RoCE device fills (wire.cpp).
 	std::mutex srq_lock;
@@ -251,6 +260,11 @@ void install_domain_ops(struct verbs_context *vctx);
 // EOPNOTSUPP for XRC, SRQs; EADDRINUSE: another process holds the port);
 // what ibv_modify_qp changed, for the provider.
 bool context_is_roce(ContextImpl *impl, unsigned *ifindex);
+// poll_cq found nothing: receive what the context's wire endpoint holds
+// (true if anything came); req_notify_cq: the receive thread takes the
+// socket back.
+bool wire_progress(ContextImpl *impl);
+void wire_consumer_sleeps(ContextImpl *impl);
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq,
 		   sw::Cq *rcq, sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out);
 sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t state);

@@ -177,6 +177,8 @@ public:
 		// RC and UC also have the shared-memory provider, for a peer on
 		// this host (docs/wire.md, "Peers on this host"); their receive
 		// queue is then the arena's ring, which both fill from.
+		if (qp_)
+			set_on_wire(true);
 		if (qp_ && (type == IBV_QPT_RC || type == IBV_QPT_UC) && !impl.inproc) {
 			shm_ = std::make_unique<sw::Qp>(dev, qpn, type, scq, rcq, srq, caps);
 			if (!shm_->ok())
@@ -260,6 +262,7 @@ public:
 
 	~WireQp() override
 	{
+		set_on_wire(false);
 		if (bound_)
 			(void)ep_->relayed->wire_bind(qpn_, false);
 		// The engine's QP first: its receive thread may be taking from
@@ -339,6 +342,7 @@ public:
 				local_ = !wire_forced() && peer_here(m);
 			else if ((m.mask & IBV_QP_STATE) && m.state == IBV_QPS_RESET)
 				local_ = false;
+			set_on_wire(!local_);
 		}
 		if (m.mask & IBV_QP_AV)
 			attr_.dest = addr_of(m.dgid, ep_->port, ep_->ifindex);
@@ -376,6 +380,17 @@ public:
 	}
 
 private:
+	// Counted in the context's wire_active while its packets may come
+	// on the wire: not a peer by shared memory.  (A peer that decided
+	// for the wire alone still reaches it: the receive thread watches
+	// the socket whenever no poller does.)
+	void set_on_wire(bool on)
+	{
+		if (on != on_wire_)
+			impl_.wire_active.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
+		on_wire_ = on;
+	}
+
 	// The arena says the QP failed (a CQ it completes to overran, under
 	// the engine's lock): the engine follows, flushing what it holds.
 	void sync_error() const
@@ -437,6 +452,7 @@ private:
 	std::unique_ptr<wire::Qp> qp_;
 	std::unique_ptr<sw::Qp> shm_;	// RC, UC: for a peer on this host
 	bool local_ = false;		// sends go through shm_
+	bool on_wire_ = false;		// counted in impl_.wire_active
 	bool bound_ = false;
 };
 
@@ -481,11 +497,24 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	if (!w->ep)
 		return errno ? errno : EIO;
 	impl->wire = w;
+	impl->wire_ep.store(w->ep.get(), std::memory_order_release);
 	out = w;
 	return 0;
 }
 
 } // namespace
+
+bool wire_progress(ContextImpl *impl)
+{
+	wire::Endpoint *ep = impl->wire_ep.load(std::memory_order_acquire);
+	return ep && ep->progress();
+}
+
+void wire_consumer_sleeps(ContextImpl *impl)
+{
+	if (wire::Endpoint *ep = impl->wire_ep.load(std::memory_order_acquire))
+		ep->consumer_sleeps();
+}
 
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq, sw::Cq *rcq,
 		   sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -53,8 +54,78 @@ void addr_bytes(const PeerAddr &a, std::uint8_t out[16], std::uint16_t *port)
 
 constexpr int kBatch = 32;
 constexpr std::size_t kMaxPacket = 4096 + 256;
+// One UDP_SEGMENT send: the segments' bytes fit one IP datagram's length
+// field, and the kernel takes at most 64 segments (UDP_MAX_SEGMENTS on
+// older kernels; newer ones allow more).
+constexpr std::size_t kGsoBytes = 65000;
+constexpr unsigned kGsoSegments = 64;
+// Receiving with UDP_GRO: one buffer holds what the kernel coalesced.
+constexpr int kGroBatch = 8;
+constexpr std::size_t kGroBytes = 65536;
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+bool same_peer(const PeerAddr &a, const PeerAddr &b)
+{
+	if (a.v6() != b.v6())
+		return false;
+	if (a.v6()) {
+		auto *x = reinterpret_cast<const sockaddr_in6 *>(&a.ss);
+		auto *y = reinterpret_cast<const sockaddr_in6 *>(&b.ss);
+		return x->sin6_port == y->sin6_port && !std::memcmp(&x->sin6_addr, &y->sin6_addr, 16) &&
+		       x->sin6_scope_id == y->sin6_scope_id;
+	}
+	auto *x = reinterpret_cast<const sockaddr_in *>(&a.ss);
+	auto *y = reinterpret_cast<const sockaddr_in *>(&b.ss);
+	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+}
+
+bool env_off(const char *name)
+{
+	const char *v = getenv(name);
+	return v && !std::strcmp(v, "0");
+}
 
 } // namespace
+
+// The packets a thread holds while a Batch lives (one per thread).
+struct Endpoint::TxRun {
+	Endpoint *ep = nullptr;	// whose packets are held
+	int depth = 0;		// Batch nesting
+	std::size_t off = 0;	// bytes held
+	std::size_t seg = 0;	// the first packet's size: every one's but the last
+	unsigned n = 0;		// packets held
+	bool closed = false;	// the last one held is shorter: nothing may follow
+	PeerAddr to;
+	alignas(8) std::uint8_t buf[kGsoBytes + kMaxPacket];
+};
+
+namespace {
+thread_local std::unique_ptr<Endpoint::TxRun> t_run;
+}
+
+Endpoint::Batch::Batch(Endpoint &ep)
+{
+	if (!t_run)
+		t_run.reset(new TxRun());
+	if (!t_run->depth++)
+		t_run->ep = &ep;
+}
+
+Endpoint::Batch::~Batch()
+{
+	TxRun &r = *t_run;
+	if (!--r.depth) {
+		if (r.n)
+			r.ep->flush_run(r);
+		r.ep = nullptr;
+	}
+}
 
 std::unique_ptr<Endpoint> Endpoint::open(const PeerAddr &local)
 {
@@ -98,6 +169,13 @@ std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_f
 		setsockopt(ep->fd_, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
 		setsockopt(ep->fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	}
+	// UDP_SEGMENT: a batch of packets in one send (a probe: a default
+	// segment size of 0 sets nothing).  UDP_GRO: what the kernel
+	// coalesced comes as one buffer, cut up again in receive_socket().
+	int zero = 0;
+	ep->gso_ = !env_off("UABI_WIRE_GSO") && setsockopt(ep->fd_, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) == 0;
+	ep->gro_ = ep->receive_fd_ && !env_off("UABI_WIRE_GRO") &&
+		   setsockopt(ep->fd_, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	int buf = 4 << 20;
 	setsockopt(ep->fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	setsockopt(ep->fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
@@ -229,6 +307,7 @@ void Endpoint::set_tx_hook(TxHook h)
 {
 	std::lock_guard<std::mutex> g(tx_lock_);
 	tx_hook_ = std::move(h);
+	hooked_ = bool(tx_hook_);
 }
 
 std::unique_ptr<Qp> Endpoint::create_qp(std::uint32_t qpn, std::uint32_t type, Memory &mem, CqSink scq,
@@ -274,9 +353,101 @@ IpInfo Endpoint::ip_to(const PeerAddr &to) const
 	return ip;
 }
 
+// A packet joins the run this thread holds, if it may: same peer, not
+// larger than the first, nothing shorter before it, within one send's
+// limits.  Otherwise the run goes first and the packet starts the next.
+// Segment i of a UDP_SEGMENT send leaves with IPv4 ID i (the kernel
+// numbers the segments from the ID of a DF datagram of an unconnected
+// socket, 0), which the ICRC covers: it is computed for that ID.
+bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
+				std::size_t bytes, const PeerAddr &to)
+{
+	TxRun *r = t_run.get();
+	if (!r || !r->depth || r->ep != this || !gso_.load(std::memory_order_relaxed) ||
+	    hooked_.load(std::memory_order_relaxed))
+		return false;
+	for (;;) {
+		Builder b(r->buf + r->off, kMaxPacket);
+		if (!b.headers(hdr, bytes))
+			return true;
+		std::size_t len = b.size();
+		bool joins = !r->n || (same_peer(r->to, to) && !r->closed && len <= r->seg &&
+				       r->n < kGsoSegments && r->off + len <= kGsoBytes);
+		if (!joins) {
+			flush_run(*r);
+			continue;
+		}
+		for (auto &p : parts)
+			if (std::uint8_t *room = b.payload_room(p.size()))
+				std::memcpy(room, p.data(), p.size());
+		IpInfo ip = ip_to(to);
+		ip.ip_id = std::uint16_t(r->n);
+		len = b.finish(ip);
+		if (!len)
+			return true;
+		counters_.tx_packets.fetch_add(1, std::memory_order_relaxed);
+		if (!r->n) {
+			r->to = to;
+			r->seg = len;
+		} else if (len < r->seg) {
+			r->closed = true;
+		}
+		r->n++;
+		r->off += len;
+		return true;
+	}
+}
+
+void Endpoint::flush_run(TxRun &r)
+{
+	const auto *dst = reinterpret_cast<const sockaddr *>(&r.to.ss);
+	if (r.n == 1) {
+		(void)sendto(fd_, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
+	} else {
+		iovec iov{r.buf, r.off};
+		alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+		msghdr m{};
+		m.msg_name = const_cast<sockaddr *>(dst);
+		m.msg_namelen = r.to.len;
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = ctl;
+		m.msg_controllen = sizeof(ctl);
+		cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+		std::uint16_t seg = std::uint16_t(r.seg);
+		std::memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		if (sendmsg(fd_, &m, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
+		    errno != EMSGSIZE) {
+			// The route's device cannot segment (EIO), or the
+			// kernel refuses these segments: one send each from
+			// now on, each ICRC made again for the ID 0 it gets.
+			gso_ = false;
+			IpInfo ip = ip_to(r.to);
+			for (std::size_t off = 0; off < r.off; off += r.seg) {
+				std::size_t len = std::min(r.seg, r.off - off);
+				std::uint8_t *pkt = r.buf + off;
+				std::uint32_t crc = icrc(ip, {pkt, len - kIcrcBytes});
+				for (int i = 0; i < 4; i++)
+					pkt[len - kIcrcBytes + i] = std::uint8_t(crc >> (8 * i));
+				(void)sendto(fd_, pkt, len, MSG_DONTWAIT, dst, r.to.len);
+			}
+		}
+	}
+	r.n = 0;
+	r.off = 0;
+	r.closed = false;
+}
+
 void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
 			       std::size_t bytes, const PeerAddr &to)
 {
+	if (trace_)
+		trace("tx", hdr, bytes);
+	if (transmit_batched(hdr, parts, bytes, to))
+		return;
 	alignas(8) std::uint8_t buf[kMaxPacket];
 	Builder b(buf, sizeof(buf));
 	if (!b.headers(hdr, bytes))
@@ -287,8 +458,6 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	std::size_t len = b.finish(ip_to(to));
 	if (!len)
 		return;
-	if (trace_)
-		trace("tx", hdr, bytes);
 	counters_.tx_packets.fetch_add(1, std::memory_order_relaxed);
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
@@ -314,10 +483,44 @@ void Endpoint::transmit(const Packet &hdr, std::span<const std::uint8_t> payload
 	transmit_gather(hdr, parts, payload.size(), to);
 }
 
+namespace {
+// A poller that called progress() within this time receives for the
+// receive thread, which then sleeps on the wake-up and the timers only.
+constexpr std::uint64_t kHandoffNs = 1000000;
+} // namespace
+
+bool Endpoint::progress()
+{
+	polled_ns_.store(now_ns(), std::memory_order_relaxed);
+	std::unique_lock<std::mutex> g(rx_lock_, std::try_to_lock);
+	if (!g.owns_lock())
+		return false;
+	int n = 0;
+	if (receive_fd_)
+		n += receive_socket();
+	if (relay_fd_ >= 0)
+		n += receive_relayed();
+	return n > 0;
+}
+
+void Endpoint::consumer_sleeps()
+{
+	if (polled_ns_.exchange(0, std::memory_order_relaxed))
+		wake();
+}
+
+void Endpoint::timer_armed(std::uint64_t deadline)
+{
+	std::uint64_t by = wake_by_ns_.load();
+	if (!by || deadline < by)
+		wake();
+}
+
 void Endpoint::run()
 {
 	while (!stop_) {
 		int timeout = -1;
+		wake_by_ns_.store(0);	// deciding: a timer armed now wakes us (timer_armed())
 		{
 			std::lock_guard<std::mutex> g(qps_lock_);
 			std::uint64_t next = 0;
@@ -332,9 +535,24 @@ void Endpoint::run()
 				timeout = next <= now ? 0 : int((next - now + 999999) / 1000000);
 			}
 		}
+		// A poller receives for us: until it stops, only the timers
+		// and the wake-up.
+		bool handed = false;
+		if (std::uint64_t polled = polled_ns_.load(std::memory_order_relaxed)) {
+			std::uint64_t now = now_ns();
+			if (now - polled < kHandoffNs) {
+				handed = true;
+				int left = int((polled + kHandoffNs - now + 999999) / 1000000);
+				if (timeout < 0 || left < timeout)
+					timeout = left;
+			}
+		}
 		// Relayed: the relay, and the socket only when it is steered
 		// (else it only sends).
-		pollfd p[3] = {{wake_fd_, POLLIN, 0}, {receive_fd_ ? fd_ : -1, POLLIN, 0}, {relay_fd_, POLLIN, 0}};
+		pollfd p[3] = {{wake_fd_, POLLIN, 0},
+			       {receive_fd_ && !handed ? fd_ : -1, POLLIN, 0},
+			       {handed ? -1 : relay_fd_, POLLIN, 0}};
+		wake_by_ns_.store(timeout < 0 ? ~0ull : now_ns() + std::uint64_t(timeout) * 1000000);
 		int n = poll(p, 3, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -342,10 +560,13 @@ void Endpoint::run()
 			std::uint64_t v;
 			(void)!read(wake_fd_, &v, sizeof(v));
 		}
-		if (p[1].revents & POLLIN)
-			receive_socket();
-		if (p[2].revents & POLLIN)
-			receive_relayed();
+		if (p[1].revents & POLLIN || p[2].revents & POLLIN) {
+			std::lock_guard<std::mutex> g(rx_lock_);
+			if (p[1].revents & POLLIN)
+				receive_socket();
+			if (p[2].revents & POLLIN)
+				receive_relayed();
+		}
 		timers();
 	}
 }
@@ -398,15 +619,23 @@ void Endpoint::flush_acks()
 	}
 }
 
-void Endpoint::receive_socket()
+int Endpoint::receive_socket()
 {
-	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
+	// Without UDP_GRO a datagram per buffer; with it, a buffer may hold
+	// several of one size (the last one shorter), as the UDP_GRO control
+	// message says.
+	static thread_local std::unique_ptr<std::uint8_t[]> mem;
+	constexpr std::size_t kSmall = kMaxPacket + 64;
+	if (!mem)
+		mem.reset(new std::uint8_t[std::max(kBatch * kSmall, kGroBatch * kGroBytes)]);
+	const int batch = gro_ ? kGroBatch : kBatch;
+	const std::size_t size = gro_ ? kGroBytes : kSmall;
 	sockaddr_storage from[kBatch];
-	alignas(cmsghdr) std::uint8_t ctl[kBatch][64];
+	alignas(cmsghdr) std::uint8_t ctl[kBatch][128];
 	iovec iov[kBatch];
 	mmsghdr msgs[kBatch];
-	for (int i = 0; i < kBatch; i++) {
-		iov[i] = {bufs[i], sizeof(bufs[i])};
+	for (int i = 0; i < batch; i++) {
+		iov[i] = {mem.get() + i * size, size};
 		msgs[i] = {};
 		msgs[i].msg_hdr.msg_name = &from[i];
 		msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
@@ -415,13 +644,13 @@ void Endpoint::receive_socket()
 		msgs[i].msg_hdr.msg_control = ctl[i];
 		msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
 	}
-	int n = recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+	int n = recvmmsg(fd_, msgs, batch, MSG_DONTWAIT, nullptr);
 	if (n <= 0)
-		return;
+		return 0;
 	std::lock_guard<std::mutex> g(qps_lock_);
 	for (int i = 0; i < n; i++) {
-		counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
 		if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
 			counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
 			continue;
 		}
@@ -431,8 +660,13 @@ void Endpoint::receive_socket()
 		ip.ip_id_unknown = !ip.v6;
 		addr_bytes(src, ip.src, &ip.src_port);
 		addr_bytes(local_, ip.dst, &ip.dst_port);
+		std::size_t seg = 0;
 		for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
-			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+				int g;
+				std::memcpy(&g, CMSG_DATA(c), sizeof(g));
+				seg = g > 0 ? std::size_t(g) : 0;
+			} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 				in_pktinfo pi;
 				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 				std::memcpy(ip.dst, &pi.ipi_addr, 4);
@@ -442,15 +676,25 @@ void Endpoint::receive_socket()
 				std::memcpy(ip.dst, &pi.ipi6_addr, 16);
 			}
 		}
-		deliver({bufs[i], msgs[i].msg_len}, src, ip);
+		std::size_t len = msgs[i].msg_len;
+		if (!seg || seg > len)
+			seg = len;
+		for (std::size_t off = 0; off < len || !len; off += seg) {
+			counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
+			deliver({static_cast<std::uint8_t *>(iov[i].iov_base) + off, std::min(seg, len - off)}, src,
+				ip);
+			if (!len)
+				break;
+		}
 	}
 	flush_acks();
+	return n;
 }
 
 // Datagrams from the relay: each behind the RelayHdr its owner of the port
 // received it with.  The relay is the daemon's; what it says is believed
 // as a socket's msg_name and IP_PKTINFO would be.
-void Endpoint::receive_relayed()
+int Endpoint::receive_relayed()
 {
 	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
 	RelayHdr hdr[kBatch];
@@ -477,7 +721,7 @@ void Endpoint::receive_relayed()
 		n = recvmmsg(relay_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
 	}
 	if (n <= 0)
-		return;
+		return 0;
 	std::lock_guard<std::mutex> g(qps_lock_);
 	for (int i = 0; i < n; i++) {
 		counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
@@ -512,6 +756,7 @@ void Endpoint::receive_relayed()
 		deliver({bufs[i], msgs[i].msg_len - sizeof(RelayHdr)}, src, ip);
 	}
 	flush_acks();
+	return n;
 }
 
 void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip)

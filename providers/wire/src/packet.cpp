@@ -252,98 +252,64 @@ std::size_t pseudo_header(const IpInfo &ip, std::size_t udp_payload_bytes, const
 // through the CRC (from a zero register) and then through as many zero
 // bytes as follow them.  So the ID a sender used is the solution of
 // L(id) = got ^ icrc(ID 0), if there is one (a 16-bit check instead of 32).
-struct Gf2 {
-	std::uint32_t col[32];	// column i: the image of bit i
-	std::uint32_t apply(std::uint32_t v) const
-	{
-		std::uint32_t r = 0;
-		for (int i = 0; v; i++, v >>= 1)
-			if (v & 1)
-				r ^= col[i];
-		return r;
-	}
-	Gf2 times(const Gf2 &o) const	// this after o
-	{
-		Gf2 r;
-		for (int i = 0; i < 32; i++)
-			r.col[i] = apply(o.col[i]);
-		return r;
-	}
-};
-
-struct IdSolver {
-	Gf2 unzero;			// undoes one zero byte
-	std::uint32_t basis[16];	// reduced images of the ID bits
-	std::uint16_t combo[16];	// which ID bits make each
-	std::uint32_t pivot[16];
-
-	IdSolver()
-	{
-		// One zero byte: c -> (c >> 8) ^ T[c & 0xff]; invert it by
-		// Gauss-Jordan on the augmented matrix (rows as bit masks).
-		Gf2 z;
-		for (int i = 0; i < 32; i++)
-			z.col[i] = crc_update(1u << i, reinterpret_cast<const std::uint8_t *>("\0"), 1);
-		// rows[r] = bits of row r of z (over columns), inv rows start as I
-		std::uint32_t rows[32], inv[32];
-		for (int r = 0; r < 32; r++) {
-			rows[r] = 0;
-			for (int c = 0; c < 32; c++)
-				if (z.col[c] >> r & 1)
-					rows[r] |= 1u << c;
-			inv[r] = 1u << r;
-		}
-		for (int c = 0; c < 32; c++) {
-			int p = c;
-			while (p < 32 && !(rows[p] >> c & 1))
-				p++;
-			std::swap(rows[c], rows[p]);
-			std::swap(inv[c], inv[p]);
-			for (int r = 0; r < 32; r++)
-				if (r != c && (rows[r] >> c & 1)) {
-					rows[r] ^= rows[c];
-					inv[r] ^= inv[c];
-				}
-		}
-		for (int c = 0; c < 32; c++) {
-			unzero.col[c] = 0;
-			for (int r = 0; r < 32; r++)
-				if (inv[r] >> c & 1)
-					unzero.col[c] |= 1u << r;
-		}
-		for (int i = 0; i < 16; i++) {
-			std::uint8_t b[2] = {std::uint8_t((1u << i) >> 8), std::uint8_t(1u << i)};
-			std::uint32_t v = crc_update(0, b, 2);
-			std::uint16_t m = std::uint16_t(1u << i);
-			for (int j = 0; j < i; j++)
-				if (v & pivot[j]) {
-					v ^= basis[j];
-					m ^= combo[j];
-				}
-			basis[i] = v;
-			combo[i] = m;
-			pivot[i] = v & -v;	// the ID bits' images are independent
-		}
-	}
-
-	// The ID whose ICRC difference is @d after @tail zero bytes, if any.
+// The CRC is linear: two packets that differ only in the IPv4 ID differ
+// in their ICRC by the image of the ID's bits, carried through the bytes
+// that follow it.  For a given number of following bytes, the images of
+// the 16 ID bits are reduced to echelon form once and kept (packets of a
+// stream have few lengths); solving is then 16 steps.
+class IdSolver {
+public:
+	// The ID whose ICRC difference is @d after @tail bytes, if any.
 	bool solve(std::uint32_t d, std::size_t tail, std::uint16_t *id) const
 	{
-		Gf2 step = unzero;
-		for (std::size_t t = tail; t; t >>= 1) {
-			if (t & 1)
-				d = step.apply(d);
-			if (t > 1)
-				step = step.times(step);
-		}
+		const Images &im = images(tail);
 		std::uint16_t m = 0;
 		for (int i = 0; i < 16; i++)
-			if (d & pivot[i]) {
-				d ^= basis[i];
-				m ^= combo[i];
+			if (d & im.pivot[i]) {
+				d ^= im.basis[i];
+				m ^= im.combo[i];
 			}
 		*id = m;
 		return d == 0;
+	}
+
+private:
+	struct Images {
+		std::size_t tail = ~std::size_t(0);
+		std::uint32_t basis[16];	// reduced images of the ID bits
+		std::uint16_t combo[16];	// which ID bits make each
+		std::uint32_t pivot[16];
+	};
+
+	static const Images &images(std::size_t tail)
+	{
+		static thread_local Images cache[4];
+		static thread_local unsigned next;
+		for (const Images &c : cache)
+			if (c.tail == tail)
+				return c;
+		Images &c = cache[next++ % 4];
+		static const std::uint8_t zeros[1024] = {};
+		for (int i = 0; i < 16; i++) {
+			std::uint8_t b[2] = {std::uint8_t((1u << i) >> 8), std::uint8_t(1u << i)};
+			std::uint32_t v = crc_update(0, b, 2);
+			for (std::size_t left = tail; left;) {
+				std::size_t n = std::min(left, sizeof(zeros));
+				v = crc_update(v, zeros, n);
+				left -= n;
+			}
+			std::uint16_t m = std::uint16_t(1u << i);
+			for (int j = 0; j < i; j++)
+				if (v & c.pivot[j]) {
+					v ^= c.basis[j];
+					m ^= c.combo[j];
+				}
+			c.basis[i] = v;
+			c.combo[i] = m;
+			c.pivot[i] = v & -v;	// the ID bits' images are independent
+		}
+		c.tail = tail;
+		return c;
 	}
 };
 
@@ -446,11 +412,13 @@ ParseError parse(std::span<const std::uint8_t> buf, const IpInfo *ip, Packet &ou
 			std::uint16_t id;
 			// The ID sits 12 bytes into the stream (after the LRH's
 			// eight and four of the IPv4 header); tail: what follows it.
+			// (With an ID of 0, @want is that CRC already: a segment of
+			// a GSO send has its index for ID, docs/wire.md.)
 			IpInfo as_zero = *ip;
 			as_zero.ip_id = 0;
 			std::size_t tail = 8 + 20 + 8 + body - 14;
 			if (ip->v6 || !ip->ip_id_unknown ||
-			    !solver.solve(got ^ icrc(as_zero, buf.first(body)), tail, &id))
+			    !solver.solve(got ^ (ip->ip_id ? icrc(as_zero, buf.first(body)) : want), tail, &id))
 				return ParseError::Icrc;
 		}
 	}
@@ -512,6 +480,7 @@ bool Builder::headers(const Packet &p, std::size_t payload_bytes)
 		ok_ = false;
 		return false;
 	}
+	need_ = need;
 	std::uint8_t *q = buf_;
 	const Bth &b = p.bth;
 	q[0] = b.opcode;

@@ -149,7 +149,7 @@ int Qp::post_send(const SendWr &wr)
 	pump_locked(now);
 	complete_ready_locked();
 	if (was_idle && timer_ns_)
-		ep_.wake();
+		ep_.timer_armed(timer_ns_);
 	return 0;
 }
 
@@ -159,6 +159,7 @@ void Qp::pump_locked(std::uint64_t now)
 	if (attr_.state != kRts || (rnr_wait_ns_ && now < rnr_wait_ns_))
 		return;
 	rnr_wait_ns_ = 0;
+	Endpoint::Batch batch(ep_);	// what the window allows, in as few sends as may be
 	std::uint32_t rd_out = 0;
 	for (std::size_t i = 0; i < send_idx_ && i < sq_.size(); i++)
 		if (sq_[i]->rd && !sq_[i]->done)

@@ -136,6 +136,7 @@ bool Qp::respond_read_locked(const Packet &p)
 	}
 	std::uint32_t mtu = mtu_bytes(attr_.path_mtu);
 	std::uint32_t n = std::max<std::uint32_t>(1, (len + mtu - 1) / mtu);
+	Endpoint::Batch batch(ep_);
 	for (std::uint32_t i = 0; i < n; i++) {
 		Packet r;
 		bool first = i == 0, last = i + 1 == n;

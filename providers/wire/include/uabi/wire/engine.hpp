@@ -368,14 +368,40 @@ public:
 	// the caller's thread, ACKs included.
 	void inject(std::span<std::uint8_t> pkt, const PeerAddr &from, bool fix_icrc);
 
+	// The caller's thread receives what the socket (and the relay) hold,
+	// if no other thread is receiving: a process that polls its CQ does
+	// the receive thread's work itself, and the receive thread leaves the
+	// socket to it while it keeps polling (docs/wire.md, "Who does the
+	// work").  True if anything came.
+	bool progress();
+	// A consumer is about to sleep (ibv_req_notify_cq): the receive
+	// thread watches the socket again now.
+	void consumer_sleeps();
+
+	// While a Batch lives, the packets this thread sends through the
+	// endpoint are held and go out when the outermost Batch ends: a run
+	// of packets to one peer, all of one size but the last, is one
+	// sendmsg() with UDP_SEGMENT (docs/wire.md, "Sending in batches").
+	class Batch {
+	public:
+		explicit Batch(Endpoint &ep);
+		~Batch();
+		Batch(const Batch &) = delete;
+		Batch &operator=(const Batch &) = delete;
+	};
+	struct TxRun;	// what a thread holds (endpoint.cpp)
+
 private:
 	friend class Qp;
+	void flush_run(TxRun &r);
+	bool transmit_batched(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
+			      std::size_t bytes, const PeerAddr &to);
 	Endpoint() = default;
 	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd, int steered_fd,
 						   bool relay_reads = false);
 	void run();
-	void receive_socket();
-	void receive_relayed();
+	int receive_socket();	// the caller holds rx_lock_; datagrams taken
+	int receive_relayed();	// the same
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
 	void timers();
 	void flush_acks();
@@ -387,6 +413,9 @@ private:
 	void register_qp(Qp *qp);
 	void unregister_qp(Qp *qp);
 	void wake();
+	// A QP armed a timer for @deadline: the receive thread is woken if it
+	// would sleep past it (not on every send, docs/wire.md).
+	void timer_armed(std::uint64_t deadline);
 
 	int fd_ = -1;
 	int relay_fd_ = -1; // open_relayed(): where datagrams come from
@@ -399,6 +428,12 @@ private:
 	std::map<std::uint32_t, Qp *> qps_;
 	std::mutex tx_lock_;
 	TxHook tx_hook_;
+	std::atomic<bool> hooked_{false};	// tx_hook_ is set: no batches
+	std::atomic<bool> gso_{false};		// UDP_SEGMENT works on fd_
+	std::mutex rx_lock_;			// one thread receives at a time, in order
+	std::atomic<std::uint64_t> polled_ns_{0};	// last progress() by a poller; 0: none
+	std::atomic<std::uint64_t> wake_by_ns_{0};	// the receive thread wakes by then; 0: deciding
+	bool gro_ = false;			// UDP_GRO is on for fd_
 	std::thread thread_;
 	std::atomic<bool> stop_{false};
 	// UABI_WIRE_TRACE=FILE: one line per packet in and out (debugging).

@@ -226,10 +226,14 @@ public:
 	std::uint8_t *payload_room(std::size_t n);
 	// The pad and the ICRC; returns the UDP payload's length (0: overflow).
 	std::size_t finish(const IpInfo &ip);
+	// The UDP payload's length finish() will return, known once
+	// headers() succeeded (0 before).
+	std::size_t size() const { return ok_ ? need_ : 0; }
 
 private:
 	std::uint8_t *buf_;
 	std::size_t cap_;
+	std::size_t need_ = 0;
 	std::size_t len_ = 0;
 	std::size_t payload_left_ = 0;
 	std::uint8_t pad_ = 0;
