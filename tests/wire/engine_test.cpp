@@ -40,6 +40,27 @@ public:
 		keys_[key] = {reinterpret_cast<std::uint64_t>(p), len, static_cast<std::uint8_t *>(p), access, pd};
 		return key;
 	}
+	// A memory window of @type over @p (what a bind publishes): remote
+	// access only, a type 2 one through @qpn only.
+	void window(std::uint32_t key, void *p, std::size_t len, std::uint32_t access, std::uint32_t type,
+		    std::uint32_t qpn = 0, std::uint32_t pd = 1)
+	{
+		std::lock_guard<std::mutex> g(m_);
+		Region r{reinterpret_cast<std::uint64_t>(p), len, static_cast<std::uint8_t *>(p), access, pd};
+		r.window = type;
+		r.qpn = qpn;
+		keys_[key] = r;
+	}
+	// Invalidation: the key is gone.  false: it was no type 2 window.
+	bool invalidate(std::uint32_t key)
+	{
+		std::lock_guard<std::mutex> g(m_);
+		auto it = keys_.find(key);
+		if (it == keys_.end() || it->second.window != 2)
+			return false;
+		keys_.erase(it);
+		return true;
+	}
 
 private:
 	std::mutex m_;
@@ -551,4 +572,211 @@ TEST(WireXrc, SendsReachTheSrqTheyNameOnly)
 	ASSERT_EQ(a.qp->post_send(bad), 0);
 	EXPECT_EQ(a.scq.wait().status, kWcRemInvReqErr);
 	EXPECT_EQ(b.rcq.size(), 0u);
+}
+
+// ------------------------------------------------------------ memory windows
+namespace {
+
+// A's requests against B's windows: each error ends a connection, so each
+// case gets a fresh pair of QPs on the same two endpoints.
+struct MwPair {
+	Side a{0x31, kQptRc}, b{0x32, kQptRc};
+	std::uint32_t n = 0;
+	MwPair() { connect(a, 0x31, b, 0x32); }
+	void fresh()
+	{
+		n++;
+		a.qp = a.ep->create_qp(0x31 + 0x100 * n, kQptRc, a.mem, a.scq.sink(), a.rcq.sink());
+		b.qp = b.ep->create_qp(0x32 + 0x100 * n, kQptRc, b.mem, b.scq.sink(), b.rcq.sink());
+		connect(a, 0x31 + 0x100 * n, b, 0x32 + 0x100 * n);
+		b.qp->set_invalidate([this](std::uint32_t k) { return b.mem.invalidate(k); });
+	}
+	// A posts @op of @len bytes at B's @va through @rkey: its status.
+	std::uint32_t rdma(std::uint32_t op, std::uint64_t va, std::uint32_t len, std::uint32_t rkey,
+			   std::uint32_t lkey = 0)
+	{
+		SendWr w = wr(op, 9, a, 0, len);
+		if (lkey)
+			w.sges[0].lkey = lkey;
+		w.remote_addr = va;
+		w.rkey = rkey;
+		w.compare_add = 1;
+		EXPECT_EQ(a.qp->post_send(w), 0);
+		return a.scq.wait().status;
+	}
+	// B binds (or invalidates locally) through a work request of its QP.
+	SendWr local(std::uint32_t op, std::uint64_t id, std::function<bool()> f)
+	{
+		SendWr w;
+		w.wr_id = id;
+		w.opcode = op;
+		w.flags = kSendFlagSignaled;
+		w.local = [f, op] { return f() ? kWcOk : op == kWrBindMw ? kWcMwBindErr : kWcLocQpOpErr; };
+		return w;
+	}
+};
+
+} // namespace
+
+TEST(WireMw, Type1WindowGivesItsRangeAndAccessOnly)
+{
+	MwPair p;
+	p.b.qp->set_invalidate([&](std::uint32_t k) { return p.b.mem.invalidate(k); });
+	const std::uint32_t key = 0x77701;
+	std::uint8_t *win = p.b.buf.data() + 8192;
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 1, [&] {
+		p.b.mem.window(key, win, 1024, kAccRemoteWrite | kAccRemoteAtomic, 1);
+		return true;
+	})), 0);
+	Completion c = p.b.scq.wait();
+	EXPECT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.opcode, kWcBindMw);
+	EXPECT_EQ(c.wr_id, 1u);
+	// Its whole range, by WRITE (spanning two packets) and an atomic.
+	fill(p.a.buf, 0, 1024, 5);
+	ASSERT_EQ(p.rdma(kWrWrite, p.b.at(8192), 1024, key), kWcOk);
+	EXPECT_TRUE(same(p.a, 0, p.b, 8192, 1024));
+	ASSERT_EQ(p.rdma(kWrFetchAdd, p.b.at(8192 + 1016), 8, key), kWcOk);
+	// One byte past its end: refused, nothing written.
+	p.b.buf[8192 + 1024] = 0xee;
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(8192 + 1000), 25, key), kWcRemAccessErr);
+	EXPECT_EQ(p.b.buf[8192 + 1024], 0xee);
+	EXPECT_EQ(p.b.qp->state(), kErr) << "the responder's QP too";
+	// The MR under it allows READ; the window does not.
+	p.fresh();
+	EXPECT_EQ(p.rdma(kWrRead, p.b.at(8192), 16, key), kWcRemAccessErr);
+	// A window's key is no local key (B's own SEND from it).
+	p.fresh();
+	SendWr s = wr(kWrSend, 3, p.b, 8192, 16);
+	s.sges[0].lkey = key;
+	ASSERT_EQ(p.b.qp->post_send(s), 0);
+	EXPECT_EQ(p.b.scq.wait().status, kWcLocProtErr);
+	// Through another QP of B's: a type 1 window is the PD's.
+	p.fresh();
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(8192), 8, key), kWcOk);
+	// A window of another PD: refused.
+	p.b.mem.window(key, win, 1024, kAccRemoteWrite, 1, 0, 2);
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(8192), 8, key), kWcRemAccessErr);
+}
+
+TEST(WireMw, Type2WindowThroughItsQpAndInvalidatedBySend)
+{
+	MwPair p;
+	p.fresh();
+	const std::uint32_t key = 0x88802;
+	std::uint8_t *win = p.b.buf.data() + 4096;
+	const std::uint32_t bq = p.b.qp->qpn();
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 1, [&] {
+		p.b.mem.window(key, win, 4096, kAccRemoteWrite | kAccRemoteRead, 2, bq);
+		return true;
+	})), 0);
+	ASSERT_EQ(p.b.scq.wait().status, kWcOk);
+	fill(p.a.buf, 0, 3000, 6);
+	ASSERT_EQ(p.rdma(kWrWrite, p.b.at(4096), 3000, key), kWcOk);
+	EXPECT_TRUE(same(p.a, 0, p.b, 4096, 3000));
+	ASSERT_EQ(p.rdma(kWrRead, p.b.at(4096), 2000, key), kWcOk);
+	// SEND with invalidate, two packets: the IETH rides on the last.
+	fill(p.a.buf, 0, 1500, 7);
+	ASSERT_EQ(p.b.qp->post_recv(40, {{p.b.at(65536), 4096, p.b.key}}), 0);
+	SendWr s = wr(kWrSendInv, 41, p.a, 0, 1500);
+	s.invalidate_rkey = key;
+	ASSERT_EQ(p.a.qp->post_send(s), 0);
+	Completion c = p.a.scq.wait();
+	EXPECT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.opcode, kWcSend);
+	c = p.b.rcq.wait();
+	ASSERT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.wr_id, 40u);
+	EXPECT_EQ(c.byte_len, 1500u);
+	EXPECT_EQ(c.flags, std::uint32_t(kWcFlagInv));
+	EXPECT_EQ(c.imm, key) << "the invalidated rkey";
+	EXPECT_TRUE(same(p.a, 0, p.b, 65536, 1500));
+	Region r;
+	EXPECT_FALSE(p.b.mem.lookup(key, r)) << "invalidated";
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(4096), 8, key), kWcRemAccessErr) << "an invalidated window";
+	// Bound to B's first QP: another QP of B's cannot reach it.
+	p.fresh();
+	const std::uint32_t key2 = 0x88803;
+	p.b.mem.window(key2, win, 4096, kAccRemoteWrite, 2, bq);
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(4096), 8, key2), kWcRemAccessErr) << "not the QP it is bound to";
+}
+
+TEST(WireMw, SendWithInvalidateOfNoWindowIsAnInvalidRequest)
+{
+	MwPair p;
+	p.fresh();
+	ASSERT_EQ(p.b.qp->post_recv(40, {{p.b.at(0), 4096, p.b.key}}), 0);
+	SendWr s = wr(kWrSendInv, 41, p.a, 0, 16);
+	s.invalidate_rkey = p.b.key;	// an MR's key
+	ASSERT_EQ(p.a.qp->post_send(s), 0);
+	EXPECT_EQ(p.a.scq.wait().status, kWcRemInvReqErr);
+	Completion c = p.b.rcq.wait();
+	EXPECT_EQ(c.status, kWcRemInvReqErr);
+	EXPECT_EQ(c.wr_id, 40u);
+	EXPECT_EQ(p.b.qp->state(), kErr);
+	Region r;
+	EXPECT_TRUE(p.b.mem.lookup(p.b.key, r)) << "the MR is untouched";
+	// UC has no SEND with invalidate.
+	Side u(0x61, kQptUc);
+	EXPECT_EQ(u.qp->modify(attr(kInit, p.a, 1)), 0);
+	EXPECT_EQ(u.qp->modify(attr(kRtr, p.a, 1)), 0);
+	EXPECT_EQ(u.qp->modify(attr(kRts, p.a, 1)), 0);
+	SendWr us = wr(kWrSendInv, 1, u, 0, 16);
+	EXPECT_EQ(u.qp->post_send(us), EINVAL);
+}
+
+TEST(WireMw, BindAndLocalInvalidateRunInOrderAfterWhatCameBefore)
+{
+	MwPair p;
+	p.fresh();
+	const std::uint32_t key = 0x99902;
+	const std::uint32_t bq = p.b.qp->qpn();
+	// B's SEND waits for a receive at A (RNR): the bind posted after it
+	// does not run before the SEND completed.
+	std::atomic<int> ran{0};
+	ASSERT_EQ(p.b.qp->post_send(wr(kWrSend, 1, p.b, 0, 64)), 0);
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 2, [&] {
+		ran++;
+		p.b.mem.window(key, p.b.buf.data(), 4096, kAccRemoteWrite, 2, bq);
+		return true;
+	})), 0);
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrLocalInv, 3, [&] {
+		ran++;
+		return p.b.mem.invalidate(key);
+	})), 0);
+	std::this_thread::sleep_for(20ms);
+	EXPECT_EQ(ran.load(), 0) << "ran before the SEND before it completed";
+	EXPECT_EQ(p.b.scq.size(), 0u);
+	ASSERT_EQ(p.a.qp->post_recv(5, {{p.a.at(0), 64, p.a.key}}), 0);
+	Completion c = p.b.scq.wait();
+	EXPECT_EQ(c.wr_id, 1u);
+	EXPECT_EQ(c.opcode, kWcSend);
+	c = p.b.scq.wait();
+	EXPECT_EQ(c.wr_id, 2u);
+	EXPECT_EQ(c.opcode, kWcBindMw);
+	EXPECT_EQ(c.status, kWcOk);
+	c = p.b.scq.wait();
+	EXPECT_EQ(c.wr_id, 3u);
+	EXPECT_EQ(c.opcode, kWcLocalInv);
+	EXPECT_EQ(c.status, kWcOk);
+	EXPECT_EQ(ran.load(), 2);
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(0), 8, key), kWcRemAccessErr) << "invalidated locally";
+	// A LOCAL_INV that fails completes with LOC_QP_OP_ERR, the QP in
+	// error and what follows flushed; a bind that fails, MW_BIND_ERR.
+	p.fresh();
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrLocalInv, 6, [] { return false; })), 0);
+	ASSERT_EQ(p.b.qp->post_send(wr(kWrSend, 7, p.b, 0, 8)), 0);
+	c = p.b.scq.wait();
+	EXPECT_EQ(c.status, kWcLocQpOpErr);
+	EXPECT_EQ(c.opcode, kWcLocalInv);
+	EXPECT_EQ(p.b.scq.wait().status, kWcFlushErr);
+	EXPECT_EQ(p.b.qp->state(), kErr);
+	p.fresh();
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 8, [] { return false; })), 0);
+	EXPECT_EQ(p.b.scq.wait().status, kWcMwBindErr);
+	// Without the executor: refused at post.
+	p.fresh();
+	SendWr bare;
+	bare.opcode = kWrBindMw;
+	EXPECT_EQ(p.b.qp->post_send(bare), EINVAL);
 }
