@@ -780,3 +780,109 @@ TEST(WireMw, BindAndLocalInvalidateRunInOrderAfterWhatCameBefore)
 	bare.opcode = kWrBindMw;
 	EXPECT_EQ(p.b.qp->post_send(bare), EINVAL);
 }
+
+// --------------------------------------------------------------- multicast
+namespace {
+
+void ud_ready(Side &s)
+{
+	for (std::uint32_t st : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(st, s, 0);
+		x.dest = {};
+		ASSERT_EQ(s.qp->modify(x), 0);
+	}
+}
+
+// ::ffff:239.1.2.3, the MGID of an IPv4 group on RoCEv2.
+const std::uint8_t kGroup[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 239, 1, 2, 3};
+constexpr std::uint16_t kGroupPort = 25201;
+
+} // namespace
+
+TEST(WireUd, MulticastReachesEveryAttachedQpOnce)
+{
+	// a sends; b1 and b2 are two QPs of one endpoint, c one of another.
+	Side a(0x51, kQptUd), b(0x52, kQptUd), c(0x53, kQptUd);
+	std::unique_ptr<Qp> b2 = b.ep->create_qp(0x54, kQptUd, b.mem, b.scq.sink(), b.rcq.sink());
+	ASSERT_TRUE(b2);
+	for (Side *s : {&a, &b, &c})
+		ASSERT_NO_FATAL_FAILURE(ud_ready(*s));
+	for (std::uint32_t st : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(st, b, 0);
+		x.dest = {};
+		ASSERT_EQ(b2->modify(x), 0);
+	}
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x52), 0);
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x54), 0);
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x54), 0) << "again: still one attachment";
+	ASSERT_EQ(c.ep->attach_mcast(kGroup, kGroupPort, 0x53), 0);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(b.qp->post_recv(100 + i, {{b.at(4096 * i), 4096, b.key}}), 0);
+		ASSERT_EQ(b2->post_recv(200 + i, {{b.at(65536 + 4096 * i), 4096, b.key}}), 0);
+		ASSERT_EQ(c.qp->post_recv(300 + i, {{c.at(4096 * i), 4096, c.key}}), 0);
+	}
+	sockaddr_in g{};
+	g.sin_family = AF_INET;
+	g.sin_port = htons(kGroupPort);
+	std::memcpy(&g.sin_addr, kGroup + 12, 4);
+	auto send = [&](std::uint32_t qkey) {
+		SendWr w = wr(kWrSend, 1, a, 1 << 20, 500);
+		w.ud_dest = PeerAddr::from(reinterpret_cast<sockaddr *>(&g), sizeof(g));
+		w.ud_qpn = kMcastQpn;
+		w.ud_qkey = qkey;
+		ASSERT_EQ(a.qp->post_send(w), 0);
+		EXPECT_EQ(a.scq.wait().status, kWcOk);
+	};
+	fill(a.buf, 1 << 20, 500, 11);
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	// Three copies: one per QP, each with the GRH naming the group.
+	std::map<std::uint64_t, int> got;
+	for (Cq *cq : {&b.rcq, &b.rcq, &c.rcq}) {
+		Completion r = cq->wait();
+		ASSERT_EQ(r.status, kWcOk);
+		EXPECT_EQ(r.byte_len, 540u);
+		EXPECT_EQ(r.src_qp, 0x51u);
+		EXPECT_TRUE(r.flags & kWcFlagGrh);
+		got[r.wr_id / 100]++;
+		const Side &s = r.wr_id / 100 == 3 ? c : b;
+		std::size_t off = r.wr_id == 100 ? 0 : r.wr_id == 200 ? 65536 : 0;
+		EXPECT_EQ(0, std::memcmp(s.buf.data() + off + 36, kGroup + 12, 4)) << "the GRH's IPv4 destination";
+		EXPECT_TRUE(same(a, 1 << 20, s, off + 40, 500));
+	}
+	EXPECT_EQ(got, (std::map<std::uint64_t, int>{{1, 1}, {2, 1}, {3, 1}}));
+	// A wrong Q_Key: every member drops it, each one counted.
+	ASSERT_NO_FATAL_FAILURE(send(0x22222222));
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));	// behind it, to know it has come
+	EXPECT_EQ(c.rcq.wait().wr_id, 301u);
+	EXPECT_EQ(c.ep->counters().rx_bad_qkey.load(), 1u);
+	Completion r1 = b.rcq.wait(), r2 = b.rcq.wait();
+	EXPECT_EQ(r1.wr_id + r2.wr_id, 101u + 201u) << "the wrong Q_Key consumed no WQE";
+	EXPECT_EQ(b.ep->counters().rx_bad_qkey.load(), 2u);
+	// b2 detached: b1 and c only.  Then b1 too: b's endpoint leaves the
+	// group and receives nothing more.
+	EXPECT_EQ(b.ep->detach_mcast(kGroup, 0x54), 0);
+	EXPECT_EQ(b.ep->detach_mcast(kGroup, 0x54), ENOENT);
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	EXPECT_EQ(c.rcq.wait().wr_id, 302u);
+	EXPECT_EQ(b.rcq.wait().wr_id, 102u);
+	EXPECT_EQ(b.ep->detach_mcast(kGroup, 0x52), 0);
+	const std::uint64_t before = b.ep->counters().rx_packets.load();
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	EXPECT_EQ(c.rcq.wait().wr_id, 303u);
+	EXPECT_EQ(b.rcq.wait(100ms).status, 0xffffu) << "b left the group";
+	EXPECT_EQ(b.ep->counters().rx_packets.load(), before) << "not even a datagram reached b";
+	// What is no IPv4 group (the endpoint's family) cannot be attached.
+	std::uint8_t uni[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+	EXPECT_EQ(c.ep->attach_mcast(uni, kGroupPort, 0x53), EINVAL);
+	std::uint8_t v6[16] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	EXPECT_EQ(c.ep->attach_mcast(v6, kGroupPort, 0x53), EINVAL);
+	// A QP destroyed leaves its groups.
+	c.qp.reset();
+	const std::uint64_t cbefore = c.ep->counters().rx_packets.load();
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x52), 0);
+	ASSERT_EQ(b.qp->post_recv(104, {{b.at(0), 4096, b.key}}), 0);
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	EXPECT_EQ(b.rcq.wait().wr_id, 103u);
+	std::this_thread::sleep_for(50ms);
+	EXPECT_EQ(c.ep->counters().rx_packets.load(), cbefore) << "c's endpoint left with its QP";
+}

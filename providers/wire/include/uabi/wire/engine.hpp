@@ -390,6 +390,17 @@ public:
 	// Loss, reordering and duplicates as `tc netem` makes them (the
 	// UABI_WIRE_NETEM variable's syntax, docs/wire.md).
 	void impair(const char *spec);
+	// UD multicast (docs/wire.md, "UD multicast"): QP @qpn receives the
+	// datagrams sent to the IP group @mgid names (::ffff:224.0.0.0/100:
+	// that IPv4 group; ff00::/8: that IPv6 group; of the endpoint's
+	// family) at UDP port @port, each attached QP its own copy.  The
+	// first QP of a group joins it (a socket bound to the group and port
+	// that joined it on the endpoint's interface), the last one to leave
+	// leaves it.  0, EINVAL (no multicast GID of the endpoint's family),
+	// or the errno of the join; attaching twice is one attachment.
+	int attach_mcast(const std::uint8_t mgid[16], std::uint16_t port, std::uint32_t qpn);
+	// 0, or ENOENT: @qpn was not attached to @mgid.
+	int detach_mcast(const std::uint8_t mgid[16], std::uint32_t qpn);
 	// Tests and the fuzzer: handles @pkt as if the socket had received
 	// it from @from (with the ICRC made right first when @fix_icrc), in
 	// the caller's thread, ACKs included.
@@ -404,6 +415,21 @@ private:
 	void receive_socket();
 	void receive_relayed();
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
+	// UD multicast (mcast.cpp).
+	void deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo &ip);
+	void receive_group(int fd);
+	void mcast_send_setup();
+	void detach_all_mcast(std::uint32_t qpn);
+	// The groups' sockets to poll (closing those no longer used first).
+	void group_fds(std::vector<int> &out);
+	struct Group {
+		std::uint8_t ip[16] = {};	// IPv4: the first four bytes
+		int fd = -1;
+		std::vector<std::uint32_t> qpns;
+	};
+	std::mutex mc_lock_;		// after qps_lock_
+	std::vector<Group> groups_;
+	std::vector<int> dead_fds_;	// left groups: closed by the receive thread
 	void timers();
 	void flush_acks();
 	// Builds and sends one packet of @qp to @to.
