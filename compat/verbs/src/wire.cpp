@@ -397,6 +397,15 @@ public:
 		qp_->modify(attr_);
 	}
 
+	// UD multicast: the group's IP multicast membership (docs/wire.md).
+	int attach_mcast(const std::uint8_t *gid, bool attach) override
+	{
+		if (attach)
+			return ep_->ep->attach_mcast(gid, ep_->port, qpn_);
+		(void)ep_->ep->detach_mcast(gid, qpn_);
+		return 0;
+	}
+
 	void set_mw_control(sw::MwControl c) override
 	{
 		if (shm_)
