@@ -1360,6 +1360,55 @@ TEST_F(DISABLED_RoceMulticast, EveryAttachedQpReceivesOnceUntilDetached)
 	EXPECT_EQ(got(c, 100), 0) << "another group";
 }
 
+TEST_F(DISABLED_RoceMulticast, TheSendersOwnQpReceivesUnlessItBlocksLoopback)
+{
+	const ibv_gid g = roce_group(1);
+	ASSERT_EQ(ibv_attach_mcast(a.qp, &g, 0), 0);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, 0), 0);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(got(a), 1) << "loopback, as IB delivers to every member";
+	EXPECT_EQ(got(b), 1);
+	// A second sender on a, created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+	ibv_qp_init_attr_ex x{};
+	x.send_cq = a.scq;
+	x.recv_cq = a.rcq;
+	x.qp_type = IBV_QPT_UD;
+	x.cap.max_send_wr = x.cap.max_recv_wr = 8;
+	x.cap.max_send_sge = x.cap.max_recv_sge = 1;
+	x.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	x.pd = a.pd;
+	x.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	ibv_qp *quiet = ibv_create_qp_ex(a.ctx, &x);
+	ASSERT_NE(quiet, nullptr) << strerror(errno);
+	ASSERT_NO_FATAL_FAILURE(Endpoint::connect_qp(quiet, 0));
+	ASSERT_EQ(ibv_attach_mcast(quiet, &g, 0), 0);
+	ibv_sge rs{a.addr(8 * 1024), 1024, a.mr->lkey};
+	ibv_recv_wr rw{}, *rbad = nullptr;
+	rw.wr_id = 500;
+	rw.sg_list = &rs;
+	rw.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(quiet, &rw, &rbad), 0);
+	ibv_sge ss{a.addr(kSendOff), 100, a.mr->lkey};
+	ibv_send_wr sw{}, *sbad = nullptr;
+	sw.sg_list = &ss;
+	sw.num_sge = 1;
+	sw.opcode = IBV_WR_SEND;
+	sw.send_flags = IBV_SEND_SIGNALED;
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = 0xffffff;
+	sw.wr.ud.remote_qkey = kQkey;
+	ASSERT_EQ(ibv_post_send(quiet, &sw, &sbad), 0);
+	ASSERT_EQ(poll_n(a.scq, 1).size(), 1u);
+	auto r = poll_n(a.rcq, 16, 200);
+	ASSERT_EQ(r.size(), 1u) << "a's first QP receives, the blocking sender does not";
+	EXPECT_EQ(r[0].qp_num, a.qp->qp_num);
+	EXPECT_EQ(r[0].src_qp, quiet->qp_num);
+	auto rb = poll_n(b.rcq, 16, 200);
+	ASSERT_EQ(rb.size(), 1u) << "the other members do";
+	EXPECT_EQ(rb[0].src_qp, quiet->qp_num);
+	EXPECT_EQ(ibv_destroy_qp(quiet), 0);
+}
+
 TEST_F(DISABLED_RoceMulticast, AttachErrnos)
 {
 	ibv_gid unicast = roce_group(1);

@@ -886,3 +886,37 @@ TEST(WireUd, MulticastReachesEveryAttachedQpOnce)
 	std::this_thread::sleep_for(50ms);
 	EXPECT_EQ(c.ep->counters().rx_packets.load(), cbefore) << "c's endpoint left with its QP";
 }
+
+TEST(WireUd, MulticastLoopsBackToTheSenderUnlessItBlocksIt)
+{
+	Side a(0x71, kQptUd), b(0x72, kQptUd);
+	for (Side *s : {&a, &b})
+		ASSERT_NO_FATAL_FAILURE(ud_ready(*s));
+	ASSERT_EQ(a.ep->attach_mcast(kGroup, kGroupPort + 1, 0x71), 0);
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort + 1, 0x72), 0);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(a.qp->post_recv(10 + i, {{a.at(4096 * i), 4096, a.key}}), 0);
+		ASSERT_EQ(b.qp->post_recv(20 + i, {{b.at(4096 * i), 4096, b.key}}), 0);
+	}
+	sockaddr_in g{};
+	g.sin_family = AF_INET;
+	g.sin_port = htons(kGroupPort + 1);
+	std::memcpy(&g.sin_addr, kGroup + 12, 4);
+	auto send = [&] {
+		SendWr w = wr(kWrSend, 1, a, 1 << 20, 64);
+		w.ud_dest = PeerAddr::from(reinterpret_cast<sockaddr *>(&g), sizeof(g));
+		w.ud_qpn = kMcastQpn;
+		w.ud_qkey = 0x11111111;
+		ASSERT_EQ(a.qp->post_send(w), 0);
+		EXPECT_EQ(a.scq.wait().status, kWcOk);
+	};
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(b.rcq.wait().wr_id, 20u);
+	Completion own = a.rcq.wait();
+	EXPECT_EQ(own.wr_id, 10u) << "a member's own datagram comes back to it";
+	EXPECT_EQ(own.src_qp, 0x71u);
+	a.qp->set_block_self_mcast(true);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(b.rcq.wait().wr_id, 21u);
+	EXPECT_EQ(a.rcq.wait(100ms).status, 0xffffu) << "blocked";
+}

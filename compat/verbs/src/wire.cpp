@@ -173,6 +173,7 @@ public:
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
 		if (qp_) {
 			qp_->set_sq_sig_all(caps.sq_sig_all);
+			qp_->set_block_self_mcast(caps.block_self_mcast);
 			// The arena and the core learn that the QP failed, and its
 			// owner gets the affiliated event, as on uabi_sw0.
 			qp_->set_error_hook([&dev, qpn](std::uint32_t event) { dev.qp_failed(qpn, event); });

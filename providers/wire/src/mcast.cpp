@@ -275,12 +275,25 @@ void Endpoint::deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo
 			if (!std::memcmp(gr.ip, ip.dst, ip.v6 ? 16 : 4))
 				qpns = gr.qpns;
 	}
+	// From this endpoint's own socket: the sender is one of its QPs.
+	bool ours = false;
+	if (from.ss.ss_family == AF_INET && local_.ss.ss_family == AF_INET) {
+		auto *f = reinterpret_cast<const sockaddr_in *>(&from.ss);
+		auto *l = reinterpret_cast<const sockaddr_in *>(&local_.ss);
+		ours = f->sin_addr.s_addr == l->sin_addr.s_addr && f->sin_port == l->sin_port;
+	} else if (from.ss.ss_family == AF_INET6 && local_.ss.ss_family == AF_INET6) {
+		auto *f = reinterpret_cast<const sockaddr_in6 *>(&from.ss);
+		auto *l = reinterpret_cast<const sockaddr_in6 *>(&local_.ss);
+		ours = !std::memcmp(&f->sin6_addr, &l->sin6_addr, 16) && f->sin6_port == l->sin6_port;
+	}
 	bool any = false;
 	for (std::uint32_t n : qpns) {
 		auto it = qps_.find(n);
 		if (it == qps_.end() || it->second->type() != kQptUd)
 			continue;
 		any = true;
+		if (ours && n == p.deth.src_qp && it->second->block_self_mc_)
+			continue;	// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
 		std::lock_guard<std::mutex> q(it->second->lock_);
 		it->second->on_ud_locked(p, from, ip);
 	}

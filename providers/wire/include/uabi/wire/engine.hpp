@@ -241,6 +241,9 @@ public:
 	// QP is used; without it every SEND with invalidate is refused.
 	using Invalidate = std::function<bool(std::uint32_t rkey)>;
 	void set_invalidate(Invalidate f) { inv_ = std::move(f); }
+	// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: this QP, attached to a group,
+	// gets no copy of what it sent to the group itself.
+	void set_block_self_mcast(bool on) { block_self_mc_ = on; }
 
 private:
 	friend class Endpoint;
@@ -319,6 +322,7 @@ private:
 	XrcSource xrc_src_;
 	ErrorHook err_hook_;
 	Invalidate inv_;
+	bool block_self_mc_ = false;
 	std::uint32_t xrc_srqn_ = 0, xrc_pd_ = 0;	// of the request at hand
 	std::uint32_t epsn_ = 0;
 	std::uint32_t msn_ = 0;
