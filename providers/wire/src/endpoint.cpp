@@ -323,6 +323,8 @@ void Endpoint::transmit(const Packet &hdr, std::span<const std::uint8_t> payload
 
 void Endpoint::run()
 {
+	std::vector<int> groups;
+	std::vector<pollfd> p;
 	while (!stop_) {
 		int timeout = -1;
 		{
@@ -342,9 +344,9 @@ void Endpoint::run()
 		// Relayed: the relay, and the socket only when it is steered
 		// (else it only sends).
 		// And the sockets of the multicast groups joined (after these).
-		std::vector<int> groups;
+		groups.clear();
 		group_fds(groups);
-		std::vector<pollfd> p = {{wake_fd_, POLLIN, 0}, {receive_fd_ ? fd_ : -1, POLLIN, 0}, {relay_fd_, POLLIN, 0}};
+		p.assign({{wake_fd_, POLLIN, 0}, {receive_fd_ ? fd_ : -1, POLLIN, 0}, {relay_fd_, POLLIN, 0}});
 		for (int g : groups)
 			p.push_back({g, POLLIN, 0});
 		int n = poll(p.data(), p.size(), timeout);
