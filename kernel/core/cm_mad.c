@@ -290,13 +290,17 @@ static u8 link_mtu(struct uabi_device *link)
 }
 
 /* RESOLVE_ADDR to an address of another host, from @src (an address of
- * this one, the route's source): the RoCE device that has @src. */
+ * this one, the route's source): the RoCE device that has @src.  (A bind
+ * has no destination yet: its dgid stays zero.) */
 int cm_wire_resolve(struct uabi_cm_id *id, const struct uabi_cm_addr *src)
 {
 	u8 sgid[16];
 	u32 i;
 
-	if (!wire_ops || !addr_gid(src, sgid) || !addr_gid(&id->dst, id->dgid))
+	if (!wire_ops || !addr_gid(src, sgid))
+		return -ENODEV;
+	memset(id->dgid, 0, sizeof(id->dgid));
+	if (cm_addr_family(&id->dst) && !addr_gid(&id->dst, id->dgid))
 		return -ENODEV;
 	for (i = 0; i < 4; i++) {
 		struct uabi_device *link = uabi_device_get(i);

@@ -630,6 +630,12 @@ static int id_bind(struct uabi_call *call)
 	}
 	id->on_device = !addr_any(&a);
 	id->state = UABI_CM_BOUND;
+	/* A UD ID bound to an address of a RoCE device is on that device, as
+	 * Linux binds an ID to the device of its address: librdmacm opens the
+	 * device at bind, so mckey -b's QP and its multicast joins are there. */
+	id->link_dev = 0;
+	if (id->on_device && id->qp_type == UABI_QPT_UD && cm_wire_resolve(id, &a))
+		id->link_dev = 0;
 out:
 	mutex_unlock(&dev->lock);
 	return ret;
@@ -665,6 +671,19 @@ static int id_resolve_addr(struct uabi_call *call)
 		goto out;
 	}
 	id->link_dev = 0;
+	if (!(r.flags & UABI_CM_RESOLVE_F_REMOTE) && addr_multicast(&r.dst)) {
+		/* A group joined from an address of a RoCE device (mckey -b):
+		 * through that device, whose QPs reach the group on the wire;
+		 * from any other source, on this host as before. */
+		const struct uabi_cm_addr *from =
+			id->state != UABI_CM_IDLE && !addr_any(&id->src) ? &id->src : &r.src;
+		struct uabi_cm_addr save = id->dst;
+
+		id->dst = r.dst;
+		if (cm_addr_family(from) && cm_wire_resolve(id, from))
+			id->link_dev = 0;
+		id->dst = save;
+	}
 	if (r.flags & UABI_CM_RESOLVE_F_REMOTE) {
 		/* another host's: through the RoCE device of the source (the
 		 * address bound, else the route's) */
@@ -1205,10 +1224,27 @@ static int id_join_mcast(struct uabi_call *call)
 		ret = -ENOMEM;
 		goto out;
 	}
-	mcast_gid(id, &m.addr, mgid);
 	memset(&n->ev.ah, 0, sizeof(n->ev.ah));
+	if (cm_wire_link(id)) {
+		/* Through a RoCE device (RoCEv2, as Linux's rdma_cm without an
+		 * SA): the MGID is the IP group itself (an IPv4 one mapped),
+		 * no LID; the QP that is attached to it joins the IP group. */
+		u32 len, off = cm_addr_ip(&m.addr, &len);
+
+		memset(mgid, 0, sizeof(mgid));
+		if (len == 4) {
+			mgid[10] = 0xff;
+			mgid[11] = 0xff;
+			memcpy(mgid + 12, m.addr.bytes + off, 4);
+		} else {
+			memcpy(mgid, m.addr.bytes + off, 16);
+		}
+		n->ev.ah.grh.sgid_index = id->gid_index;
+	} else {
+		mcast_gid(id, &m.addr, mgid);
+		n->ev.ah.dlid = mcast_lid(mgid);
+	}
 	memcpy(n->ev.ah.grh.dgid, mgid, sizeof(mgid));
-	n->ev.ah.dlid = mcast_lid(mgid);
 	n->ev.ah.is_global = 1;
 	n->ev.ah.port_num = 1;
 	n->mc = mc;

@@ -283,10 +283,14 @@ static struct mcast_node *mcast_find(struct uabi_qp *qp, const struct uabi_mcast
 }
 
 /* Checks as Linux's ib_attach_mcast(): a UD QP, a multicast GID, and (the
- * port is InfiniBand) a multicast LID that is not the permissive one. */
+ * port is InfiniBand) a multicast LID that is not the permissive one.  On
+ * an Ethernet port (a RoCE device) the LID means nothing (the RoCE annex):
+ * any is taken, and the group is its GID alone (the LID kept as 0). */
 static int mcast_args(struct uabi_call *call, struct uabi_qp **qp, struct uabi_mcast *m)
 {
 	struct uabi_qp_handle *h = uobj_data(call->target);
+	struct uabi_port_attr pa;
+	bool eth;
 
 	uabi_attr_get(call, UABI_ATTR_QP_MCAST, m, sizeof(*m));
 	*qp = h->qp;
@@ -294,9 +298,14 @@ static int mcast_args(struct uabi_call *call, struct uabi_qp **qp, struct uabi_m
 		return -EOPNOTSUPP;
 	if (m->reserved0 || m->reserved1)
 		return -EINVAL;
+	memset(&pa, 0, sizeof(pa));
+	eth = !call->dev->ops->query_port(call->dev, 1, &pa) &&
+	      pa.link_layer == UABI_LINK_LAYER_ETHERNET;
 	if ((*qp)->qp_type != UABI_QPT_UD || !gid_is_multicast(m->gid) ||
-	    m->lid < 0xc000 || m->lid == 0xffff)
+	    (!eth && (m->lid < 0xc000 || m->lid == 0xffff)))
 		return -EINVAL;
+	if (eth)
+		m->lid = 0;
 	return 0;
 }
 

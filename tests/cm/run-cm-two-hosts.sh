@@ -14,9 +14,10 @@
 #   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
-#   killed mid-pings (the server ends by itself), and garbage at QP1
+#   killed mid-pings (the server ends by itself), garbage at QP1
 #   (cm_garbage: malformed packets and MADs, counted, nothing moved;
-#   rping works afterwards).  Neither uabid holds an object at the end.
+#   rping works afterwards), and mckey (UD multicast to 239.1.2.3 across).
+#   Neither uabid holds an object at the end.
 #
 # Usage: run-cm-two-hosts.sh UABI_TOOL [CM_GARBAGE]
 set -uo pipefail
@@ -259,6 +260,34 @@ if [[ -n $garbage ]]; then
 		fail "garbage at QP1 (exit $grc)" "$log/garbage.out"
 	fi
 	rping_pair rping_after_garbage $B 10.66.0.2 $A 25505 10
+fi
+
+# mckey (UD multicast through the CM): each side binds to its RoCE
+# device's address, so the join is RoCEv2's (the MGID ::ffff:239.1.2.3, no
+# LID) and the QP attached to it joins the IP group on the veth.  The
+# receiver on host B joins first (its line-buffered "joined" line), then
+# the sender on host A joins and sends 20 datagrams to the group; the
+# receiver ends only once it has all 20.
+if command -v mckey >/dev/null && command -v stdbuf >/dev/null; then
+	on $B timeout 30 stdbuf -oL mckey -m 239.1.2.3 -b 10.66.0.2 -C 20 \
+		>"$log/mckey.server.out" 2>&1 &
+	spid=$!
+	for _ in $(seq 300); do
+		grep -q 'mckey: joined' "$log/mckey.server.out" && break
+		kill -0 $spid 2>/dev/null || break
+		sleep 0.1
+	done
+	on $A timeout 30 stdbuf -oL mckey -m 239.1.2.3 -b 10.66.0.1 -s -C 20 >"$log/mckey.client.out" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/mckey.server.out" &&
+		grep -q 'return status 0' "$log/mckey.server.out" &&
+		grep -q 'joined dgid: ::ffff:239.1.2.3 mlid 0x0' "$log/mckey.client.out"; then
+		pass "mckey (239.1.2.3 across: 20 datagrams received, $(grep -o 'joined dgid.*' "$log/mckey.server.out"))"
+	else
+		fail "mckey (sender $crc, receiver $src)" "$log"/mckey.*
+	fi
 fi
 
 # Nothing left behind in either uabid.

@@ -17,6 +17,6 @@ fi
 dir=$(mktemp -d /tmp/uabi-verbs-roce.XXXXXX)
 export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=daemon
 trap '"$tool" daemon stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
-UABI_WIRE_PORT=$((20000 + RANDOM % 20000)) UABI_IDLE_EXIT=0 "$tool" link add roce_lo netdev lo >"$dir/link" 2>&1 ||
+UABI_WIRE_PORT=${UABI_WIRE_PORT:-$((20000 + RANDOM % 20000))} UABI_IDLE_EXIT=0 "$tool" link add roce_lo netdev lo >"$dir/link" 2>&1 ||
 	{ echo "run_verbs_roce: FAIL: uabi link add"; cat "$dir/link"; exit 1; }
 UABI_TEST_DEVICE=roce_lo UABI_WIRE_FORCE=$force "$suite" "$@"

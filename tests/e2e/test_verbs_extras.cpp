@@ -1283,6 +1283,147 @@ TEST_F(Multicast, AttachErrnos)
 	EXPECT_EQ(ibv_attach_mcast(r.qp, &g, kMlid), EINVAL) << "UD QPs only";
 }
 
+// On a RoCE device a multicast GID is an IP group: ::ffff:239.1.2.n for
+// IPv4, and the LID means nothing.  These run on a RoCE device only, so
+// they are DISABLED_ for every other run of this suite (gtest reports them
+// as disabled there); e2e_verbs_extras_roce_wire runs them on one
+// (--gtest_also_run_disabled_tests).
+ibv_gid roce_group(uint8_t n)
+{
+	ibv_gid g{};
+	g.raw[10] = g.raw[11] = 0xff;
+	g.raw[12] = 239;
+	g.raw[13] = 1;
+	g.raw[14] = 2;
+	g.raw[15] = n;
+	return g;
+}
+
+class DISABLED_RoceMulticast : public Multicast {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(Multicast::SetUp());
+		ASSERT_TRUE(roce_port(a.ctx)) << "for a RoCE device (UABI_TEST_DEVICE)";
+		ASSERT_EQ(ibv_destroy_ah(ah), 0);
+		ah = mcast_ah(a.pd, roce_group(1), 0);
+		ASSERT_NE(ah, nullptr) << strerror(errno);
+	}
+	// What @e received, each checked: a's 100 bytes behind a GRH whose
+	// last 20 bytes are the IPv4 header, sent to the group.
+	int got(Endpoint &e, int ms = 200)
+	{
+		auto r = poll_n(e.rcq, 16, ms);
+		for (const ibv_wc &w : r) {
+			EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+			EXPECT_EQ(w.byte_len, 140u);
+			EXPECT_TRUE(w.wc_flags & IBV_WC_GRH);
+			EXPECT_EQ(w.src_qp, a.qp->qp_num);
+			const unsigned char *buf = e.buf.data() + 1024 * (w.wr_id - 100);
+			EXPECT_EQ(buf[20], 0x45) << "an IPv4 header";
+			EXPECT_EQ(0, std::memcmp(buf + 36, roce_group(1).raw + 12, 4)) << "to the group";
+			for (int i = 0; i < 100; i++)
+				if (buf[40 + i] != static_cast<unsigned char>(0x40 + i)) {
+					ADD_FAILURE() << "payload byte " << i;
+					break;
+				}
+		}
+		return int(r.size());
+	}
+};
+
+TEST_F(DISABLED_RoceMulticast, EveryAttachedQpReceivesOnceUntilDetached)
+{
+	const ibv_gid g = roce_group(1);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, 0), 0) << "no LID on RoCE";
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g, 0xc001), 0) << "any LID on RoCE";
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g, 0), 0) << "again: still one membership";
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(got(b), 1);
+	EXPECT_EQ(got(c), 1);
+	EXPECT_EQ(got(a, 50), 0) << "a is no member";
+	// A wrong Q_Key: dropped by every member.
+	ASSERT_NO_FATAL_FAILURE(send(100, 0x2222));
+	EXPECT_EQ(got(b, 100), 0);
+	EXPECT_EQ(got(c, 50), 0);
+	// c leaves (by GID alone: the LID it was attached with is not needed).
+	ASSERT_EQ(ibv_detach_mcast(c.qp, &g, 0), 0);
+	EXPECT_EQ(ibv_detach_mcast(c.qp, &g, 0), EINVAL) << "not attached any more";
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(got(b), 1);
+	EXPECT_EQ(got(c, 100), 0) << "detached";
+	// Another group: b receives nothing of it.
+	const ibv_gid g2 = roce_group(2);
+	ASSERT_EQ(ibv_attach_mcast(c.qp, &g2, 0), 0);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(got(b), 1);
+	EXPECT_EQ(got(c, 100), 0) << "another group";
+}
+
+TEST_F(DISABLED_RoceMulticast, TheSendersOwnQpReceivesUnlessItBlocksLoopback)
+{
+	const ibv_gid g = roce_group(1);
+	ASSERT_EQ(ibv_attach_mcast(a.qp, &g, 0), 0);
+	ASSERT_EQ(ibv_attach_mcast(b.qp, &g, 0), 0);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(got(a), 1) << "loopback, as IB delivers to every member";
+	EXPECT_EQ(got(b), 1);
+	// A second sender on a, created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+	ibv_qp_init_attr_ex x{};
+	x.send_cq = a.scq;
+	x.recv_cq = a.rcq;
+	x.qp_type = IBV_QPT_UD;
+	x.cap.max_send_wr = x.cap.max_recv_wr = 8;
+	x.cap.max_send_sge = x.cap.max_recv_sge = 1;
+	x.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	x.pd = a.pd;
+	x.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	ibv_qp *quiet = ibv_create_qp_ex(a.ctx, &x);
+	ASSERT_NE(quiet, nullptr) << strerror(errno);
+	ASSERT_NO_FATAL_FAILURE(Endpoint::connect_qp(quiet, 0));
+	ASSERT_EQ(ibv_attach_mcast(quiet, &g, 0), 0);
+	ibv_sge rs{a.addr(8 * 1024), 1024, a.mr->lkey};
+	ibv_recv_wr rw{}, *rbad = nullptr;
+	rw.wr_id = 500;
+	rw.sg_list = &rs;
+	rw.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(quiet, &rw, &rbad), 0);
+	ibv_sge ss{a.addr(kSendOff), 100, a.mr->lkey};
+	ibv_send_wr sw{}, *sbad = nullptr;
+	sw.sg_list = &ss;
+	sw.num_sge = 1;
+	sw.opcode = IBV_WR_SEND;
+	sw.send_flags = IBV_SEND_SIGNALED;
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = 0xffffff;
+	sw.wr.ud.remote_qkey = kQkey;
+	ASSERT_EQ(ibv_post_send(quiet, &sw, &sbad), 0);
+	ASSERT_EQ(poll_n(a.scq, 1).size(), 1u);
+	auto r = poll_n(a.rcq, 16, 200);
+	ASSERT_EQ(r.size(), 1u) << "a's first QP receives, the blocking sender does not";
+	EXPECT_EQ(r[0].qp_num, a.qp->qp_num);
+	EXPECT_EQ(r[0].src_qp, quiet->qp_num);
+	auto rb = poll_n(b.rcq, 16, 200);
+	ASSERT_EQ(rb.size(), 1u) << "the other members do";
+	EXPECT_EQ(rb[0].src_qp, quiet->qp_num);
+	EXPECT_EQ(ibv_destroy_qp(quiet), 0);
+}
+
+TEST_F(DISABLED_RoceMulticast, AttachErrnos)
+{
+	ibv_gid unicast = roce_group(1);
+	unicast.raw[12] = 10;
+	EXPECT_EQ(ibv_attach_mcast(b.qp, &unicast, 0), EINVAL) << "::ffff:10.1.2.1 is no group";
+	ibv_gid v6 = group(1);
+	EXPECT_EQ(ibv_attach_mcast(b.qp, &v6, 0), EINVAL) << "an IPv6 group on a device of IPv4 addresses";
+	EXPECT_EQ(ibv_detach_mcast(b.qp, &v6, 0), EINVAL) << "the failed attach left nothing";
+	Endpoint r;
+	ASSERT_NO_FATAL_FAILURE(r.open());
+	ASSERT_NO_FATAL_FAILURE(r.make_qp(IBV_QPT_RC));
+	const ibv_gid g = roce_group(1);
+	EXPECT_EQ(ibv_attach_mcast(r.qp, &g, 0), EINVAL) << "UD QPs only";
+}
+
 // Members in other processes (a backend the processes share: ctest runs
 // this on uabid, and the qemu guest on the kernel module).
 int member(int ready_fd, int go_fd)

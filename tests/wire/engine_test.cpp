@@ -40,6 +40,27 @@ public:
 		keys_[key] = {reinterpret_cast<std::uint64_t>(p), len, static_cast<std::uint8_t *>(p), access, pd};
 		return key;
 	}
+	// A memory window of @type over @p (what a bind publishes): remote
+	// access only, a type 2 one through @qpn only.
+	void window(std::uint32_t key, void *p, std::size_t len, std::uint32_t access, std::uint32_t type,
+		    std::uint32_t qpn = 0, std::uint32_t pd = 1)
+	{
+		std::lock_guard<std::mutex> g(m_);
+		Region r{reinterpret_cast<std::uint64_t>(p), len, static_cast<std::uint8_t *>(p), access, pd};
+		r.window = type;
+		r.qpn = qpn;
+		keys_[key] = r;
+	}
+	// Invalidation: the key is gone.  false: it was no type 2 window.
+	bool invalidate(std::uint32_t key)
+	{
+		std::lock_guard<std::mutex> g(m_);
+		auto it = keys_.find(key);
+		if (it == keys_.end() || it->second.window != 2)
+			return false;
+		keys_.erase(it);
+		return true;
+	}
 
 private:
 	std::mutex m_;
@@ -561,4 +582,351 @@ TEST(WireXrc, SendsReachTheSrqTheyNameOnly)
 	ASSERT_EQ(a.qp->post_send(bad), 0);
 	EXPECT_EQ(a.scq.wait().status, kWcRemInvReqErr);
 	EXPECT_EQ(b.rcq.size(), 0u);
+}
+
+// ------------------------------------------------------------ memory windows
+namespace {
+
+// A's requests against B's windows: each error ends a connection, so each
+// case gets a fresh pair of QPs on the same two endpoints.
+struct MwPair {
+	Side a{0x31, kQptRc}, b{0x32, kQptRc};
+	std::uint32_t n = 0;
+	MwPair() { connect(a, 0x31, b, 0x32); }
+	void fresh()
+	{
+		n++;
+		a.qp = a.ep->create_qp(0x31 + 0x100 * n, kQptRc, a.mem, a.scq.sink(), a.rcq.sink());
+		b.qp = b.ep->create_qp(0x32 + 0x100 * n, kQptRc, b.mem, b.scq.sink(), b.rcq.sink());
+		connect(a, 0x31 + 0x100 * n, b, 0x32 + 0x100 * n);
+		b.qp->set_invalidate([this](std::uint32_t k) { return b.mem.invalidate(k); });
+	}
+	// A posts @op of @len bytes at B's @va through @rkey: its status.
+	std::uint32_t rdma(std::uint32_t op, std::uint64_t va, std::uint32_t len, std::uint32_t rkey,
+			   std::uint32_t lkey = 0)
+	{
+		SendWr w = wr(op, 9, a, 0, len);
+		if (lkey)
+			w.sges[0].lkey = lkey;
+		w.remote_addr = va;
+		w.rkey = rkey;
+		w.compare_add = 1;
+		EXPECT_EQ(a.qp->post_send(w), 0);
+		return a.scq.wait().status;
+	}
+	// B binds (or invalidates locally) through a work request of its QP.
+	SendWr local(std::uint32_t op, std::uint64_t id, std::function<bool()> f)
+	{
+		SendWr w;
+		w.wr_id = id;
+		w.opcode = op;
+		w.flags = kSendFlagSignaled;
+		w.local = [f, op] { return f() ? kWcOk : op == kWrBindMw ? kWcMwBindErr : kWcLocQpOpErr; };
+		return w;
+	}
+};
+
+} // namespace
+
+TEST(WireMw, Type1WindowGivesItsRangeAndAccessOnly)
+{
+	MwPair p;
+	p.b.qp->set_invalidate([&](std::uint32_t k) { return p.b.mem.invalidate(k); });
+	const std::uint32_t key = 0x77701;
+	std::uint8_t *win = p.b.buf.data() + 8192;
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 1, [&] {
+		p.b.mem.window(key, win, 1024, kAccRemoteWrite | kAccRemoteAtomic, 1);
+		return true;
+	})), 0);
+	Completion c = p.b.scq.wait();
+	EXPECT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.opcode, kWcBindMw);
+	EXPECT_EQ(c.wr_id, 1u);
+	// Its whole range, by WRITE (spanning two packets) and an atomic.
+	fill(p.a.buf, 0, 1024, 5);
+	ASSERT_EQ(p.rdma(kWrWrite, p.b.at(8192), 1024, key), kWcOk);
+	EXPECT_TRUE(same(p.a, 0, p.b, 8192, 1024));
+	ASSERT_EQ(p.rdma(kWrFetchAdd, p.b.at(8192 + 1016), 8, key), kWcOk);
+	// One byte past its end: refused, nothing written.
+	p.b.buf[8192 + 1024] = 0xee;
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(8192 + 1000), 25, key), kWcRemAccessErr);
+	EXPECT_EQ(p.b.buf[8192 + 1024], 0xee);
+	EXPECT_EQ(p.b.qp->state(), kErr) << "the responder's QP too";
+	// The MR under it allows READ; the window does not.
+	p.fresh();
+	EXPECT_EQ(p.rdma(kWrRead, p.b.at(8192), 16, key), kWcRemAccessErr);
+	// A window's key is no local key (B's own SEND from it).
+	p.fresh();
+	SendWr s = wr(kWrSend, 3, p.b, 8192, 16);
+	s.sges[0].lkey = key;
+	ASSERT_EQ(p.b.qp->post_send(s), 0);
+	EXPECT_EQ(p.b.scq.wait().status, kWcLocProtErr);
+	// Through another QP of B's: a type 1 window is the PD's.
+	p.fresh();
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(8192), 8, key), kWcOk);
+	// A window of another PD: refused.
+	p.b.mem.window(key, win, 1024, kAccRemoteWrite, 1, 0, 2);
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(8192), 8, key), kWcRemAccessErr);
+}
+
+TEST(WireMw, Type2WindowThroughItsQpAndInvalidatedBySend)
+{
+	MwPair p;
+	p.fresh();
+	const std::uint32_t key = 0x88802;
+	std::uint8_t *win = p.b.buf.data() + 4096;
+	const std::uint32_t bq = p.b.qp->qpn();
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 1, [&] {
+		p.b.mem.window(key, win, 4096, kAccRemoteWrite | kAccRemoteRead, 2, bq);
+		return true;
+	})), 0);
+	ASSERT_EQ(p.b.scq.wait().status, kWcOk);
+	fill(p.a.buf, 0, 3000, 6);
+	ASSERT_EQ(p.rdma(kWrWrite, p.b.at(4096), 3000, key), kWcOk);
+	EXPECT_TRUE(same(p.a, 0, p.b, 4096, 3000));
+	ASSERT_EQ(p.rdma(kWrRead, p.b.at(4096), 2000, key), kWcOk);
+	// SEND with invalidate, two packets: the IETH rides on the last.
+	fill(p.a.buf, 0, 1500, 7);
+	ASSERT_EQ(p.b.qp->post_recv(40, {{p.b.at(65536), 4096, p.b.key}}), 0);
+	SendWr s = wr(kWrSendInv, 41, p.a, 0, 1500);
+	s.invalidate_rkey = key;
+	ASSERT_EQ(p.a.qp->post_send(s), 0);
+	Completion c = p.a.scq.wait();
+	EXPECT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.opcode, kWcSend);
+	c = p.b.rcq.wait();
+	ASSERT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.wr_id, 40u);
+	EXPECT_EQ(c.byte_len, 1500u);
+	EXPECT_EQ(c.flags, std::uint32_t(kWcFlagInv));
+	EXPECT_EQ(c.imm, key) << "the invalidated rkey";
+	EXPECT_TRUE(same(p.a, 0, p.b, 65536, 1500));
+	Region r;
+	EXPECT_FALSE(p.b.mem.lookup(key, r)) << "invalidated";
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(4096), 8, key), kWcRemAccessErr) << "an invalidated window";
+	// Bound to B's first QP: another QP of B's cannot reach it.
+	p.fresh();
+	const std::uint32_t key2 = 0x88803;
+	p.b.mem.window(key2, win, 4096, kAccRemoteWrite, 2, bq);
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(4096), 8, key2), kWcRemAccessErr) << "not the QP it is bound to";
+}
+
+TEST(WireMw, SendWithInvalidateOfNoWindowIsAnInvalidRequest)
+{
+	MwPair p;
+	p.fresh();
+	ASSERT_EQ(p.b.qp->post_recv(40, {{p.b.at(0), 4096, p.b.key}}), 0);
+	SendWr s = wr(kWrSendInv, 41, p.a, 0, 16);
+	s.invalidate_rkey = p.b.key;	// an MR's key
+	ASSERT_EQ(p.a.qp->post_send(s), 0);
+	EXPECT_EQ(p.a.scq.wait().status, kWcRemInvReqErr);
+	Completion c = p.b.rcq.wait();
+	EXPECT_EQ(c.status, kWcRemInvReqErr);
+	EXPECT_EQ(c.wr_id, 40u);
+	EXPECT_EQ(p.b.qp->state(), kErr);
+	Region r;
+	EXPECT_TRUE(p.b.mem.lookup(p.b.key, r)) << "the MR is untouched";
+	// UC has no SEND with invalidate.
+	Side u(0x61, kQptUc);
+	EXPECT_EQ(u.qp->modify(attr(kInit, p.a, 1)), 0);
+	EXPECT_EQ(u.qp->modify(attr(kRtr, p.a, 1)), 0);
+	EXPECT_EQ(u.qp->modify(attr(kRts, p.a, 1)), 0);
+	SendWr us = wr(kWrSendInv, 1, u, 0, 16);
+	EXPECT_EQ(u.qp->post_send(us), EINVAL);
+}
+
+TEST(WireMw, BindAndLocalInvalidateRunInOrderAfterWhatCameBefore)
+{
+	MwPair p;
+	p.fresh();
+	const std::uint32_t key = 0x99902;
+	const std::uint32_t bq = p.b.qp->qpn();
+	// B's SEND waits for a receive at A (RNR): the bind posted after it
+	// does not run before the SEND completed.
+	std::atomic<int> ran{0};
+	ASSERT_EQ(p.b.qp->post_send(wr(kWrSend, 1, p.b, 0, 64)), 0);
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 2, [&] {
+		ran++;
+		p.b.mem.window(key, p.b.buf.data(), 4096, kAccRemoteWrite, 2, bq);
+		return true;
+	})), 0);
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrLocalInv, 3, [&] {
+		ran++;
+		return p.b.mem.invalidate(key);
+	})), 0);
+	std::this_thread::sleep_for(20ms);
+	EXPECT_EQ(ran.load(), 0) << "ran before the SEND before it completed";
+	EXPECT_EQ(p.b.scq.size(), 0u);
+	ASSERT_EQ(p.a.qp->post_recv(5, {{p.a.at(0), 64, p.a.key}}), 0);
+	Completion c = p.b.scq.wait();
+	EXPECT_EQ(c.wr_id, 1u);
+	EXPECT_EQ(c.opcode, kWcSend);
+	c = p.b.scq.wait();
+	EXPECT_EQ(c.wr_id, 2u);
+	EXPECT_EQ(c.opcode, kWcBindMw);
+	EXPECT_EQ(c.status, kWcOk);
+	c = p.b.scq.wait();
+	EXPECT_EQ(c.wr_id, 3u);
+	EXPECT_EQ(c.opcode, kWcLocalInv);
+	EXPECT_EQ(c.status, kWcOk);
+	EXPECT_EQ(ran.load(), 2);
+	EXPECT_EQ(p.rdma(kWrWrite, p.b.at(0), 8, key), kWcRemAccessErr) << "invalidated locally";
+	// A LOCAL_INV that fails completes with LOC_QP_OP_ERR, the QP in
+	// error and what follows flushed; a bind that fails, MW_BIND_ERR.
+	p.fresh();
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrLocalInv, 6, [] { return false; })), 0);
+	ASSERT_EQ(p.b.qp->post_send(wr(kWrSend, 7, p.b, 0, 8)), 0);
+	c = p.b.scq.wait();
+	EXPECT_EQ(c.status, kWcLocQpOpErr);
+	EXPECT_EQ(c.opcode, kWcLocalInv);
+	EXPECT_EQ(p.b.scq.wait().status, kWcFlushErr);
+	EXPECT_EQ(p.b.qp->state(), kErr);
+	p.fresh();
+	ASSERT_EQ(p.b.qp->post_send(p.local(kWrBindMw, 8, [] { return false; })), 0);
+	EXPECT_EQ(p.b.scq.wait().status, kWcMwBindErr);
+	// Without the executor: refused at post.
+	p.fresh();
+	SendWr bare;
+	bare.opcode = kWrBindMw;
+	EXPECT_EQ(p.b.qp->post_send(bare), EINVAL);
+}
+
+// --------------------------------------------------------------- multicast
+namespace {
+
+void ud_ready(Side &s)
+{
+	for (std::uint32_t st : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(st, s, 0);
+		x.dest = {};
+		ASSERT_EQ(s.qp->modify(x), 0);
+	}
+}
+
+// ::ffff:239.1.2.3, the MGID of an IPv4 group on RoCEv2.
+const std::uint8_t kGroup[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 239, 1, 2, 3};
+constexpr std::uint16_t kGroupPort = 25201;
+
+} // namespace
+
+TEST(WireUd, MulticastReachesEveryAttachedQpOnce)
+{
+	// a sends; b1 and b2 are two QPs of one endpoint, c one of another.
+	Side a(0x51, kQptUd), b(0x52, kQptUd), c(0x53, kQptUd);
+	std::unique_ptr<Qp> b2 = b.ep->create_qp(0x54, kQptUd, b.mem, b.scq.sink(), b.rcq.sink());
+	ASSERT_TRUE(b2);
+	for (Side *s : {&a, &b, &c})
+		ASSERT_NO_FATAL_FAILURE(ud_ready(*s));
+	for (std::uint32_t st : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(st, b, 0);
+		x.dest = {};
+		ASSERT_EQ(b2->modify(x), 0);
+	}
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x52), 0);
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x54), 0);
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x54), 0) << "again: still one attachment";
+	ASSERT_EQ(c.ep->attach_mcast(kGroup, kGroupPort, 0x53), 0);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(b.qp->post_recv(100 + i, {{b.at(4096 * i), 4096, b.key}}), 0);
+		ASSERT_EQ(b2->post_recv(200 + i, {{b.at(65536 + 4096 * i), 4096, b.key}}), 0);
+		ASSERT_EQ(c.qp->post_recv(300 + i, {{c.at(4096 * i), 4096, c.key}}), 0);
+	}
+	sockaddr_in g{};
+	g.sin_family = AF_INET;
+	g.sin_port = htons(kGroupPort);
+	std::memcpy(&g.sin_addr, kGroup + 12, 4);
+	auto send = [&](std::uint32_t qkey) {
+		SendWr w = wr(kWrSend, 1, a, 1 << 20, 500);
+		w.ud_dest = PeerAddr::from(reinterpret_cast<sockaddr *>(&g), sizeof(g));
+		w.ud_qpn = kMcastQpn;
+		w.ud_qkey = qkey;
+		ASSERT_EQ(a.qp->post_send(w), 0);
+		EXPECT_EQ(a.scq.wait().status, kWcOk);
+	};
+	fill(a.buf, 1 << 20, 500, 11);
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	// Three copies: one per QP, each with the GRH naming the group.
+	std::map<std::uint64_t, int> got;
+	for (Cq *cq : {&b.rcq, &b.rcq, &c.rcq}) {
+		Completion r = cq->wait();
+		ASSERT_EQ(r.status, kWcOk);
+		EXPECT_EQ(r.byte_len, 540u);
+		EXPECT_EQ(r.src_qp, 0x51u);
+		EXPECT_TRUE(r.flags & kWcFlagGrh);
+		got[r.wr_id / 100]++;
+		const Side &s = r.wr_id / 100 == 3 ? c : b;
+		std::size_t off = r.wr_id == 100 ? 0 : r.wr_id == 200 ? 65536 : 0;
+		EXPECT_EQ(0, std::memcmp(s.buf.data() + off + 36, kGroup + 12, 4)) << "the GRH's IPv4 destination";
+		EXPECT_TRUE(same(a, 1 << 20, s, off + 40, 500));
+	}
+	EXPECT_EQ(got, (std::map<std::uint64_t, int>{{1, 1}, {2, 1}, {3, 1}}));
+	// A wrong Q_Key: every member drops it, each one counted.
+	ASSERT_NO_FATAL_FAILURE(send(0x22222222));
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));	// behind it, to know it has come
+	EXPECT_EQ(c.rcq.wait().wr_id, 301u);
+	EXPECT_EQ(c.ep->counters().rx_bad_qkey.load(), 1u);
+	Completion r1 = b.rcq.wait(), r2 = b.rcq.wait();
+	EXPECT_EQ(r1.wr_id + r2.wr_id, 101u + 201u) << "the wrong Q_Key consumed no WQE";
+	EXPECT_EQ(b.ep->counters().rx_bad_qkey.load(), 2u);
+	// b2 detached: b1 and c only.  Then b1 too: b's endpoint leaves the
+	// group and receives nothing more.
+	EXPECT_EQ(b.ep->detach_mcast(kGroup, 0x54), 0);
+	EXPECT_EQ(b.ep->detach_mcast(kGroup, 0x54), ENOENT);
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	EXPECT_EQ(c.rcq.wait().wr_id, 302u);
+	EXPECT_EQ(b.rcq.wait().wr_id, 102u);
+	EXPECT_EQ(b.ep->detach_mcast(kGroup, 0x52), 0);
+	const std::uint64_t before = b.ep->counters().rx_packets.load();
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	EXPECT_EQ(c.rcq.wait().wr_id, 303u);
+	EXPECT_EQ(b.rcq.wait(100ms).status, 0xffffu) << "b left the group";
+	EXPECT_EQ(b.ep->counters().rx_packets.load(), before) << "not even a datagram reached b";
+	// What is no IPv4 group (the endpoint's family) cannot be attached.
+	std::uint8_t uni[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+	EXPECT_EQ(c.ep->attach_mcast(uni, kGroupPort, 0x53), EINVAL);
+	std::uint8_t v6[16] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	EXPECT_EQ(c.ep->attach_mcast(v6, kGroupPort, 0x53), EINVAL);
+	// A QP destroyed leaves its groups.
+	c.qp.reset();
+	const std::uint64_t cbefore = c.ep->counters().rx_packets.load();
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort, 0x52), 0);
+	ASSERT_EQ(b.qp->post_recv(104, {{b.at(0), 4096, b.key}}), 0);
+	ASSERT_NO_FATAL_FAILURE(send(0x11111111));
+	EXPECT_EQ(b.rcq.wait().wr_id, 103u);
+	std::this_thread::sleep_for(50ms);
+	EXPECT_EQ(c.ep->counters().rx_packets.load(), cbefore) << "c's endpoint left with its QP";
+}
+
+TEST(WireUd, MulticastLoopsBackToTheSenderUnlessItBlocksIt)
+{
+	Side a(0x71, kQptUd), b(0x72, kQptUd);
+	for (Side *s : {&a, &b})
+		ASSERT_NO_FATAL_FAILURE(ud_ready(*s));
+	ASSERT_EQ(a.ep->attach_mcast(kGroup, kGroupPort + 1, 0x71), 0);
+	ASSERT_EQ(b.ep->attach_mcast(kGroup, kGroupPort + 1, 0x72), 0);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(a.qp->post_recv(10 + i, {{a.at(4096 * i), 4096, a.key}}), 0);
+		ASSERT_EQ(b.qp->post_recv(20 + i, {{b.at(4096 * i), 4096, b.key}}), 0);
+	}
+	sockaddr_in g{};
+	g.sin_family = AF_INET;
+	g.sin_port = htons(kGroupPort + 1);
+	std::memcpy(&g.sin_addr, kGroup + 12, 4);
+	auto send = [&] {
+		SendWr w = wr(kWrSend, 1, a, 1 << 20, 64);
+		w.ud_dest = PeerAddr::from(reinterpret_cast<sockaddr *>(&g), sizeof(g));
+		w.ud_qpn = kMcastQpn;
+		w.ud_qkey = 0x11111111;
+		ASSERT_EQ(a.qp->post_send(w), 0);
+		EXPECT_EQ(a.scq.wait().status, kWcOk);
+	};
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(b.rcq.wait().wr_id, 20u);
+	Completion own = a.rcq.wait();
+	EXPECT_EQ(own.wr_id, 10u) << "a member's own datagram comes back to it";
+	EXPECT_EQ(own.src_qp, 0x71u);
+	a.qp->set_block_self_mcast(true);
+	ASSERT_NO_FATAL_FAILURE(send());
+	EXPECT_EQ(b.rcq.wait().wr_id, 21u);
+	EXPECT_EQ(a.rcq.wait(100ms).status, 0xffffu) << "blocked";
 }

@@ -324,7 +324,16 @@ UABI_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, ui
 		if (!qp || !gid)
 			return EINVAL;
 		auto r = impl_of(qp->context)->ctl.attach_mcast(qp->handle, *gid, lid);
-		return r ? 0 : r.error();
+		if (!r)
+			return r.error();
+		// On a RoCE device the wire joins the group's IP multicast
+		// group too; if it cannot, the attachment is undone.
+		if (VQp *v = vqp(qp); v->dp)
+			if (int e = v->dp->attach_mcast(gid->raw, true)) {
+				(void)impl_of(qp->context)->ctl.detach_mcast(qp->handle, *gid, lid);
+				return e;
+			}
+		return 0;
 	});
 }
 
@@ -334,7 +343,11 @@ UABI_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, ui
 		if (!qp || !gid)
 			return EINVAL;
 		auto r = impl_of(qp->context)->ctl.detach_mcast(qp->handle, *gid, lid);
-		return r ? 0 : r.error();
+		if (!r)
+			return r.error();
+		if (VQp *v = vqp(qp); v->dp)
+			(void)v->dp->attach_mcast(gid->raw, false);
+		return 0;
 	});
 }
 

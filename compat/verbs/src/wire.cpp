@@ -112,13 +112,18 @@ public:
 	bool lookup(std::uint32_t key, wire::Region &out) override
 	{
 		uabi_sw_mr mr;
-		if (!dev_.mr_lookup(key, mr) || mr.pid != pid_ || mr.type != UABI_SW_KEY_MR)
+		if (!dev_.mr_lookup(key, mr) || mr.pid != pid_ ||
+		    (mr.type != UABI_SW_KEY_MR && mr.type != UABI_SW_KEY_MW1 && mr.type != UABI_SW_KEY_MW2))
 			return false;
 		out.iova = mr.iova;
 		out.length = mr.length;
 		out.base = reinterpret_cast<std::uint8_t *>(std::uintptr_t(mr.addr));
 		out.access = mr.access;
 		out.pd = mr.pd;
+		// A bound window (its owner is the MR's): the engine allows it
+		// remote access only, a type 2 one through its QP only.
+		out.window = mr.type == UABI_SW_KEY_MW1 ? 1 : mr.type == UABI_SW_KEY_MW2 ? 2 : 0;
+		out.qpn = mr.qpn;
 		return true;
 	}
 
@@ -168,9 +173,19 @@ public:
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
 		if (qp_) {
 			qp_->set_sq_sig_all(caps.sq_sig_all);
+			qp_->set_block_self_mcast(caps.block_self_mcast);
 			// The arena and the core learn that the QP failed, and its
 			// owner gets the affiliated event, as on uabi_sw0.
 			qp_->set_error_hook([&dev, qpn](std::uint32_t event) { dev.qp_failed(qpn, event); });
+			// A SEND with invalidate that arrived: the core invalidates
+			// the type 2 window if it is bound to this QP.
+			qp_->set_invalidate([this](std::uint32_t rkey) {
+				sw::MwRequest r;
+				r.kind = sw::MwRequest::RemoteInv;
+				r.qpn = qpn_;
+				r.rkey = rkey;
+				return mw_control_ && mw_control_(r) == 0;
+			});
 		}
 		if (qp_ && type == IBV_QPT_XRC_RECV)
 			set_xrc_source(impl, dev, qpn);
@@ -287,8 +302,22 @@ public:
 		wire::SendWr w;
 		w.wr_id = wr.wr_id;
 		w.opcode = wr.opcode;
-		if (wr.opcode > sw::kWrAtomicFetchAndAdd)
-			return EINVAL;	// windows, invalidation: not on the wire yet
+		if (wr.opcode > sw::kWrSendWithInv)
+			return EINVAL;	// atomic write: not on the wire yet
+		w.invalidate_rkey = wr.invalidate_rkey;
+		if (wr.opcode == sw::kWrBindMw || wr.opcode == sw::kWrLocalInv) {
+			// Executed by the core in the QP's order (the engine runs
+			// it once everything before it has completed).
+			sw::MwRequest r;
+			r.qpn = qpn_;
+			r.kind = wr.opcode == sw::kWrBindMw ? sw::MwRequest::Bind : sw::MwRequest::LocalInv;
+			r.rkey = wr.opcode == sw::kWrBindMw ? wr.bind.rkey : wr.invalidate_rkey;
+			const std::uint32_t fail = wr.opcode == sw::kWrBindMw ? wire::kWcMwBindErr : wire::kWcLocQpOpErr;
+			w.local = [this, r, b = wr.bind, fail]() mutable -> std::uint32_t {
+				r.bind = &b;
+				return mw_control_ && mw_control_(r) == 0 ? wire::kWcOk : fail;
+			};
+		}
 		w.xrc_srqn = wr.remote_srqn;
 		w.flags = wr.send_flags;
 		if (sq_sig_all_)
@@ -299,7 +328,7 @@ public:
 		w.compare_add = wr.compare_add;
 		w.swap = wr.swap;
 		if ((wr.send_flags & sw::kSendInline) && wr.opcode != sw::kWrRdmaRead &&
-		    wr.opcode != sw::kWrAtomicCmpAndSwp && wr.opcode != sw::kWrAtomicFetchAndAdd) {
+		    wr.opcode != sw::kWrAtomicCmpAndSwp && wr.opcode != sw::kWrAtomicFetchAndAdd && !w.local) {
 			w.is_inline = true;
 			for (int i = 0; i < wr.num_sge; i++) {
 				const auto *p = reinterpret_cast<const std::uint8_t *>(std::uintptr_t(wr.sg_list[i].addr));
@@ -373,10 +402,20 @@ public:
 		qp_->modify(attr_);
 	}
 
+	// UD multicast: the group's IP multicast membership (docs/wire.md).
+	int attach_mcast(const std::uint8_t *gid, bool attach) override
+	{
+		if (attach)
+			return ep_->ep->attach_mcast(gid, ep_->port, qpn_);
+		(void)ep_->ep->detach_mcast(gid, qpn_);
+		return 0;
+	}
+
 	void set_mw_control(sw::MwControl c) override
 	{
 		if (shm_)
-			shm_->set_mw_control(std::move(c));
+			shm_->set_mw_control(c);
+		mw_control_ = std::move(c);
 	}
 
 private:
@@ -454,6 +493,7 @@ private:
 	bool local_ = false;		// sends go through shm_
 	bool on_wire_ = false;		// counted in impl_.wire_active
 	bool bound_ = false;
+	sw::MwControl mw_control_;	// windows: the core binds and invalidates
 };
 
 // The context's endpoint, opened on first use: ENODATA if the device has

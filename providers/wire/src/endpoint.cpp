@@ -192,6 +192,7 @@ std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_f
 		ep->trace_ = std::fopen(t, "a");
 	if (const char *n = getenv("UABI_WIRE_NETEM"))
 		ep->impair(n);
+	ep->mcast_send_setup();
 	ep->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ep->wake_fd_ < 0)
 		return nullptr;
@@ -225,6 +226,10 @@ Endpoint::~Endpoint()
 		close(relay_fd_);
 	if (wake_fd_ >= 0)
 		close(wake_fd_);
+	for (Group &g : groups_)
+		close(g.fd);
+	for (int fd : dead_fds_)
+		close(fd);
 	if (trace_)
 		std::fclose(trace_);
 }
@@ -342,6 +347,8 @@ void Endpoint::unregister_qp(Qp *qp)
 	// this returns no packet reaches @qp.
 	std::lock_guard<std::mutex> g(qps_lock_);
 	qps_.erase(qp->qpn());
+	// Its multicast attachments go with it.
+	detach_all_mcast(qp->qpn());
 }
 
 IpInfo Endpoint::ip_to(const PeerAddr &to) const
@@ -518,6 +525,8 @@ void Endpoint::timer_armed(std::uint64_t deadline)
 
 void Endpoint::run()
 {
+	std::vector<int> groups;
+	std::vector<pollfd> p;
 	while (!stop_) {
 		int timeout = -1;
 		wake_by_ns_.store(0);	// deciding: a timer armed now wakes us (timer_armed())
@@ -549,11 +558,17 @@ void Endpoint::run()
 		}
 		// Relayed: the relay, and the socket only when it is steered
 		// (else it only sends).
-		pollfd p[3] = {{wake_fd_, POLLIN, 0},
-			       {receive_fd_ && !handed ? fd_ : -1, POLLIN, 0},
-			       {handed ? -1 : relay_fd_, POLLIN, 0}};
+		// And the sockets of the multicast groups joined (after these;
+		// the receive thread always takes those).
+		groups.clear();
+		group_fds(groups);
+		p.assign({{wake_fd_, POLLIN, 0},
+			  {receive_fd_ && !handed ? fd_ : -1, POLLIN, 0},
+			  {handed ? -1 : relay_fd_, POLLIN, 0}});
+		for (int g : groups)
+			p.push_back({g, POLLIN, 0});
 		wake_by_ns_.store(timeout < 0 ? ~0ull : now_ns() + std::uint64_t(timeout) * 1000000);
-		int n = poll(p, 3, timeout);
+		int n = poll(p.data(), p.size(), timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN) {
@@ -567,6 +582,9 @@ void Endpoint::run()
 			if (p[2].revents & POLLIN)
 				receive_relayed();
 		}
+		for (std::size_t i = 3; i < p.size(); i++)
+			if (p[i].revents & POLLIN)
+				receive_group(p[i].fd);
 		timers();
 	}
 }
@@ -775,6 +793,10 @@ void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, 
 		trace("rx", p, p.payload.size());
 	if ((p.bth.pkey & 0x7fff) != (kDefaultPkey & 0x7fff)) {
 		counters_.rx_bad_pkey.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	if (p.bth.dest_qp == kMcastQpn) {
+		deliver_mcast(p, from, ip);
 		return;
 	}
 	auto it = qps_.find(p.bth.dest_qp);

@@ -15,6 +15,7 @@ struct Qp::SendQe {
 	std::uint32_t sent = 0;		// packets sent (READ/atomic: the request, 0 or 1)
 	std::uint64_t resp_off = 0;	// READ: bytes of response placed
 	bool rd = false;		// READ or atomic: waits for a response
+	bool local = false;		// BIND_MW, LOCAL_INV: no packet, no PSN
 	bool done = false;		// acknowledged or answered
 	bool failed = false;		// completes with @status
 	std::uint32_t status = kWcOk;

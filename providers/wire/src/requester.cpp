@@ -87,7 +87,7 @@ bool Qp::local_sges_ok_locked(const std::vector<Sge> &sges, std::uint32_t need_a
 		if (!s.length)
 			continue;
 		Region r;
-		if (!mem_.lookup(s.lkey, r) || r.pd != pd_locked() || s.addr < r.iova ||
+		if (!mem_.lookup(s.lkey, r) || r.window || r.pd != pd_locked() || s.addr < r.iova ||
 		    s.addr - r.iova > r.length || s.length > r.length - (s.addr - r.iova) ||
 		    (need_access & ~r.access))
 			return false;
@@ -105,12 +105,29 @@ int Qp::post_send(const SendWr &wr)
 	if (sq_.size() >= max_send_wr_)
 		return ENOMEM;
 	bool rd = wr.opcode == kWrRead || wr.opcode == kWrCmpSwap || wr.opcode == kWrFetchAdd;
+	bool local = wr.opcode == kWrLocalInv || wr.opcode == kWrBindMw;
+	// UC has no SEND with invalidate (IBTA's UC opcodes have no IETH).
 	if ((type_ == kQptUd && wr.opcode != kWrSend && wr.opcode != kWrSendImm) ||
-	    (type_ == kQptUc && rd) || wr.opcode > kWrFetchAdd)
+	    (type_ == kQptUc && (rd || wr.opcode == kWrSendInv)) || wr.opcode > kWrSendInv ||
+	    (local && !wr.local))
 		return EINVAL;
 	auto q = std::make_unique<SendQe>();
 	q->wr = wr;
 	q->rd = rd;
+	q->local = local;
+	if (local) {
+		// No packet and no PSN: executed in pump_locked() in its turn.
+		q->npkts = 0;
+		q->first_psn = next_psn_;
+		if (attr_.state == kErr) {
+			q->status = kWcFlushErr;
+			q->failed = true;
+		}
+		sq_.push_back(std::move(q));
+		pump_locked(now_ns());
+		complete_ready_locked();
+		return 0;
+	}
 	std::uint32_t mtu = mtu_bytes(attr_.path_mtu);
 	std::uint32_t need = rd ? std::uint32_t(kAccLocalWrite) : 0u;
 	bool ok = true;
@@ -164,10 +181,33 @@ void Qp::pump_locked(std::uint64_t now)
 	for (std::size_t i = 0; i < send_idx_ && i < sq_.size(); i++)
 		if (sq_[i]->rd && !sq_[i]->done)
 			rd_out++;
+	bool ran_local = false;
 	while (send_idx_ < sq_.size()) {
 		SendQe &q = *sq_[send_idx_];
 		if (q.failed)
 			break;	// completes in order once everything before it did
+		if (q.local) {
+			if (!q.done) {
+				// A window is bound or invalidated once everything
+				// posted before it has completed (acknowledged),
+				// so no earlier request still uses the old state.
+				bool pending = false;
+				for (std::size_t i = 0; i < send_idx_ && !pending; i++)
+					pending = !sq_[i]->done;
+				if (pending)
+					break;
+				std::uint32_t st = q.wr.local();
+				ran_local = true;
+				if (st != kWcOk) {
+					q.failed = true;
+					q.status = st;
+					break;
+				}
+				q.done = true;
+			}
+			send_idx_++;
+			continue;
+		}
 		if (q.rd) {
 			if (rd_out >= std::max<std::uint32_t>(1, attr_.max_rd_atomic))
 				break;
@@ -178,15 +218,21 @@ void Qp::pump_locked(std::uint64_t now)
 			send_idx_++;
 			continue;
 		}
-		while (q.sent < q.npkts) {
+		bool full = false;
+		while (q.sent < q.npkts && !full) {
 			if (reliable() && psn_diff(psn_add(q.first_psn, q.sent), una_psn_) >= std::int32_t(kWindow))
-				return;
-			send_packet_locked(q, now);
+				full = true;
+			else
+				send_packet_locked(q, now);
 		}
+		if (full)
+			break;
 		send_idx_++;
 		if (!reliable())
 			q.done = true;	// UC and UD complete when sent
 	}
+	if (ran_local)
+		complete_ready_locked();
 }
 
 void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
@@ -197,6 +243,7 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 	std::uint32_t len = std::uint32_t(std::min<std::uint64_t>(mtu, q.total - std::min(q.total, off)));
 	bool first = q.sent == 0, last = q.sent + 1 == q.npkts;
 	bool imm = wr.opcode == kWrSendImm || wr.opcode == kWrWriteImm;
+	bool inv = wr.opcode == kWrSendInv;
 	bool write = wr.opcode == kWrWrite || wr.opcode == kWrWriteImm;
 	Op op;
 	if (write)
@@ -205,11 +252,12 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 		     : last       ? (imm ? kWriteLastImm : kWriteLast)
 				  : kWriteMiddle;
 	else
-		op = first && last ? (imm ? kSendOnlyImm : kSendOnly)
+		op = first && last ? (imm ? kSendOnlyImm : inv ? kSendOnlyInv : kSendOnly)
 		     : first      ? kSendFirst
-		     : last       ? (imm ? kSendLastImm : kSendLast)
+		     : last       ? (imm ? kSendLastImm : inv ? kSendLastInv : kSendLast)
 				  : kSendMiddle;
 	Packet p;
+	p.ieth_rkey = wr.invalidate_rkey;	// sent with the last packet only (the IETH)
 	p.bth.opcode = opcode(transport(), op);
 	p.xrc_srq = wr.xrc_srqn;
 	p.bth.solicited = last && (wr.flags & kSendFlagSolicited);
@@ -305,7 +353,7 @@ void Qp::rewind_locked(std::uint32_t psn)
 {
 	for (std::size_t i = 0; i < sq_.size(); i++) {
 		SendQe &q = *sq_[i];
-		if (q.failed || q.done)
+		if (q.failed || q.done || q.local)
 			continue;
 		std::int32_t d = psn_diff(psn, q.first_psn);
 		if (d >= std::int32_t(q.npkts))
@@ -331,6 +379,11 @@ void Qp::ack_upto_locked(std::uint32_t psn)
 		SendQe &q = *qp;
 		if (q.failed)
 			break;
+		if (q.local) {
+			if (!q.done)
+				break;	// not executed yet: nothing after it was sent
+			continue;
+		}
 		std::uint32_t last = psn_add(q.first_psn, q.npkts - 1);
 		if (psn_diff(last, psn) > 0)
 			break;
@@ -384,6 +437,8 @@ void Qp::deliver_send_locked(const SendQe &q, std::uint32_t status)
 	case kWrRead: c.opcode = kWcRead; break;
 	case kWrCmpSwap: c.opcode = kWcCmpSwap; break;
 	case kWrFetchAdd: c.opcode = kWcFetchAdd; break;
+	case kWrBindMw: c.opcode = kWcBindMw; break;
+	case kWrLocalInv: c.opcode = kWcLocalInv; break;
 	default: c.opcode = kWcSend; break;
 	}
 	c.byte_len = status == kWcOk && q.wr.opcode == kWrRead ? std::uint32_t(q.total) : 0;

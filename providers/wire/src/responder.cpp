@@ -81,7 +81,7 @@ bool Qp::place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span
 			continue;
 		}
 		Region r;
-		if (!mem_.lookup(s.lkey, r) || r.pd != pd_locked() || !(r.access & kAccLocalWrite) ||
+		if (!mem_.lookup(s.lkey, r) || r.window || r.pd != pd_locked() || !(r.access & kAccLocalWrite) ||
 		    s.addr < r.iova || s.addr - r.iova > r.length || s.length > r.length - (s.addr - r.iova))
 			return false;
 		std::size_t n = std::min<std::size_t>(s.length - off, data.size() - done);
@@ -102,8 +102,10 @@ std::uint8_t *Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint6
 		return nullptr;
 	}
 	Region r;
+	// A window: its own range and access; a type 2 one through the QP
+	// it is bound to only (an invalidated window has no key at all).
 	if (!mem_.lookup(rkey, r) || r.pd != pd_locked() || !(attr_.access & access) || !(r.access & access) ||
-	    va < r.iova || va - r.iova > r.length || len > r.length - (va - r.iova)) {
+	    (r.window == 2 && r.qpn != qpn_) || va < r.iova || va - r.iova > r.length || len > r.length - (va - r.iova)) {
 		ep_.counters().rx_access.fetch_add(1, std::memory_order_relaxed);
 		return nullptr;
 	}
@@ -257,13 +259,13 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 	}
 	nak_sent_ = false;
 	// From here on d == 0.
-	auto invalid = [&] {
+	auto invalid = [&](std::uint32_t status = kWcLocLenErr) {
 		if (rc)
 			nak_locked(kNakInvalidRequest, psn);
 		if (in_.active && in_.is_send) {
 			Completion c;
 			c.wr_id = in_.wqe.wr_id;
-			c.status = kWcLocLenErr;
+			c.status = status;
 			c.opcode = kWcRecv;
 			c.qpn = qpn_;
 			c.src_qp = attr_.dest_qpn;	// as the shared-memory path says
@@ -313,6 +315,15 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		} else if (!in_.active || !in_.is_send) {
 			return invalid();
 		}
+		// The IETH's window is invalid before the last packet's bytes
+		// land and before the receiver sees the completion.  A key that
+		// is no type 2 window of this QP's PD bound to this QP is an
+		// invalid request (the WQE completes with REM_INV_REQ_ERR, as
+		// on the shared-memory path).
+		if (p.has(kHasIeth) && (!inv_ || !inv_(p.ieth_rkey))) {
+			k.rx_access.fetch_add(1, std::memory_order_relaxed);
+			return invalid(kWcRemInvReqErr);
+		}
 		if (!place_locked(in_.wqe.sges, in_.off, p.payload))
 			return invalid();
 		in_.off += p.payload.size();
@@ -327,6 +338,10 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			if (p.has(kHasImm)) {
 				c.imm = p.imm;
 				c.flags |= kWcFlagImm;
+			}
+			if (p.has(kHasIeth)) {
+				c.imm = p.ieth_rkey;	// ibv_wc's invalidated_rkey
+				c.flags |= kWcFlagInv;
 			}
 			in_ = {};
 			msn_ = (msn_ + 1) & 0xffffff;

@@ -435,6 +435,15 @@ public:
 	virtual void modified(const QpModify &m) = 0;
 	// Who executes memory window requests.
 	virtual void set_mw_control(MwControl c) = 0;
+	// After the core attached a UD QP to (or detached it from) a multicast
+	// group: a provider that receives on its own (the wire: the group's IP
+	// multicast membership) follows.  0 or an errno.
+	virtual int attach_mcast(const std::uint8_t *gid, bool attach)
+	{
+		(void)gid;
+		(void)attach;
+		return 0;
+	}
 };
 
 // ------------------------------------------------------------------- QP

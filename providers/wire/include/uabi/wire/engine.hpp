@@ -40,12 +40,17 @@ enum WrOp : std::uint32_t {
 	kWrRead = 4,
 	kWrCmpSwap = 5,
 	kWrFetchAdd = 6,
+	kWrLocalInv = 7,	// SendWr::invalidate_rkey, executed by SendWr::local
+	kWrBindMw = 8,		// executed by SendWr::local
+	kWrSendInv = 9,		// SendWr::invalidate_rkey, the responder's window
 };
 enum WcStatus : std::uint32_t {
 	kWcOk = 0,
 	kWcLocLenErr = 1,
+	kWcLocQpOpErr = 2,
 	kWcLocProtErr = 4,
 	kWcFlushErr = 5,
+	kWcMwBindErr = 6,
 	kWcRemInvReqErr = 9,
 	kWcRemAccessErr = 10,
 	kWcRemOpErr = 11,
@@ -58,6 +63,8 @@ enum WcOp : std::uint32_t {
 	kWcRead = 2,
 	kWcCmpSwap = 3,
 	kWcFetchAdd = 4,
+	kWcBindMw = 5,
+	kWcLocalInv = 6,
 	kWcRecv = 128,
 	kWcRecvWriteImm = 129,
 };
@@ -68,6 +75,8 @@ enum : std::uint32_t {
 	kAccRemoteAtomic = 1u << 3,
 	kWcFlagGrh = 1u << 0,
 	kWcFlagImm = 1u << 1,
+	kWcFlagInv = 1u << 3,	// Completion::imm holds the invalidated rkey (host order)
+	kSendFlagFence = 1u << 0,
 	kSendFlagSignaled = 1u << 1,
 	kSendFlagSolicited = 1u << 2,
 };
@@ -86,6 +95,10 @@ struct Region {
 	std::uint8_t *base = nullptr;
 	std::uint32_t access = 0;
 	std::uint32_t pd = 0;
+	// A memory window bound to an MR (1 or 2: its type; 0: an MR).  A
+	// window is remote access only; a type 2 one through @qpn only.
+	std::uint32_t window = 0;
+	std::uint32_t qpn = 0;
 };
 
 class Memory {
@@ -136,6 +149,13 @@ struct SendWr {
 	std::uint32_t ud_qkey = 0;
 	// XRC send: the SRQ at the target (the XRCETH)
 	std::uint32_t xrc_srqn = 0;
+	// SEND_WITH_INV: the key the responder invalidates (the IETH);
+	// LOCAL_INV: the key (for the caller's @local).
+	std::uint32_t invalidate_rkey = 0;
+	// BIND_MW and LOCAL_INV: no packet; what executing them means (the
+	// window's owner does it), run once every earlier work request of
+	// the QP has completed.  Returns the completion's status.
+	std::function<std::uint32_t()> local;
 };
 
 // What ibv_modify_qp gives the transport.
@@ -215,6 +235,15 @@ public:
 	// Called with the QP's lock held.  Set before the QP is used.
 	using ErrorHook = std::function<void(std::uint32_t event)>;
 	void set_error_hook(ErrorHook h) { err_hook_ = std::move(h); }
+	// A SEND with invalidate arrived: invalidate @rkey, a type 2 window
+	// bound to this QP (false: no such window; the request is then an
+	// invalid request).  Called with the QP's lock held.  Set before the
+	// QP is used; without it every SEND with invalidate is refused.
+	using Invalidate = std::function<bool(std::uint32_t rkey)>;
+	void set_invalidate(Invalidate f) { inv_ = std::move(f); }
+	// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: this QP, attached to a group,
+	// gets no copy of what it sent to the group itself.
+	void set_block_self_mcast(bool on) { block_self_mc_ = on; }
 
 private:
 	friend class Endpoint;
@@ -292,6 +321,8 @@ private:
 	std::uint32_t pd_locked() const { return type_ == kQptXrcRecv ? xrc_pd_ : attr_.pd; }
 	XrcSource xrc_src_;
 	ErrorHook err_hook_;
+	Invalidate inv_;
+	bool block_self_mc_ = false;
 	std::uint32_t xrc_srqn_ = 0, xrc_pd_ = 0;	// of the request at hand
 	std::uint32_t epsn_ = 0;
 	std::uint32_t msn_ = 0;
@@ -363,6 +394,17 @@ public:
 	// Loss, reordering and duplicates as `tc netem` makes them (the
 	// UABI_WIRE_NETEM variable's syntax, docs/wire.md).
 	void impair(const char *spec);
+	// UD multicast (docs/wire.md, "UD multicast"): QP @qpn receives the
+	// datagrams sent to the IP group @mgid names (::ffff:224.0.0.0/100:
+	// that IPv4 group; ff00::/8: that IPv6 group; of the endpoint's
+	// family) at UDP port @port, each attached QP its own copy.  The
+	// first QP of a group joins it (a socket bound to the group and port
+	// that joined it on the endpoint's interface), the last one to leave
+	// leaves it.  0, EINVAL (no multicast GID of the endpoint's family),
+	// or the errno of the join; attaching twice is one attachment.
+	int attach_mcast(const std::uint8_t mgid[16], std::uint16_t port, std::uint32_t qpn);
+	// 0, or ENOENT: @qpn was not attached to @mgid.
+	int detach_mcast(const std::uint8_t mgid[16], std::uint32_t qpn);
 	// Tests and the fuzzer: handles @pkt as if the socket had received
 	// it from @from (with the ICRC made right first when @fix_icrc), in
 	// the caller's thread, ACKs included.
@@ -403,6 +445,21 @@ private:
 	int receive_socket();	// the caller holds rx_lock_; datagrams taken
 	int receive_relayed();	// the same
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
+	// UD multicast (mcast.cpp).
+	void deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo &ip);
+	void receive_group(int fd);
+	void mcast_send_setup();
+	void detach_all_mcast(std::uint32_t qpn);
+	// The groups' sockets to poll (closing those no longer used first).
+	void group_fds(std::vector<int> &out);
+	struct Group {
+		std::uint8_t ip[16] = {};	// IPv4: the first four bytes
+		int fd = -1;
+		std::vector<std::uint32_t> qpns;
+	};
+	std::mutex mc_lock_;		// after qps_lock_
+	std::vector<Group> groups_;
+	std::vector<int> dead_fds_;	// left groups: closed by the receive thread
 	void timers();
 	void flush_acks();
 	// Builds and sends one packet of @qp to @to.

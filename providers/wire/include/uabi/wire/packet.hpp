@@ -19,6 +19,7 @@ inline constexpr std::uint16_t kRoceV2Port = 4791;
 inline constexpr std::uint16_t kDefaultPkey = 0xffff;
 inline constexpr std::uint32_t kPsnMask = 0xffffff;
 inline constexpr std::uint32_t kQpnMask = 0xffffff;
+inline constexpr std::uint32_t kMcastQpn = 0xffffff;	// UD: to every QP attached to the group
 inline constexpr std::size_t kIcrcBytes = 4;
 
 // Header sizes (IBTA 9.2 and 9.3).
