@@ -295,6 +295,9 @@ private:
 	void monitor_open();
 	void on_monitor();
 	void on_link_readable(int fd);
+	// One datagram of a device's port: relayed to its QP's owner, or the CM's.
+	void relay_one(Link &l, const std::uint8_t *b, std::size_t len, const msghdr &mh,
+		       const sockaddr_storage &from);
 	bool do_links(Conn &c);
 	bool do_link_change(Conn &c, std::uint16_t op, std::size_t n);
 	bool give_relay(Conn &c);

@@ -18,6 +18,10 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 #include <sys/timerfd.h>
 
 #include <uabi/cm_wire.h>
@@ -31,6 +35,9 @@ constexpr std::uint16_t kRoceV2Port = 4791;
 constexpr int kRelayBatch = 32;
 // The largest RoCEv2 datagram: headers, a 4096-byte MTU payload, ICRC.
 constexpr std::size_t kRelayMax = 4096 + 256;
+// A buffer of the port's socket: with UDP_GRO, what the kernel coalesced
+// (at most one IP datagram's length).
+constexpr std::size_t kRelayBuf = 65536;
 
 std::uint16_t wire_port()
 {
@@ -189,6 +196,11 @@ void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
 		l.steer = false;
 		return;
 	}
+	// A sender's UDP_SEGMENT batch comes whole (docs/wire.md, "Sending in
+	// batches"), cut up in on_link_readable(): segmented by the kernel
+	// instead, a batch of 64 datagrams overflowed the socket's buffer.
+	int one = 1;
+	::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 	l.fd = fd;
 	l.bind_err = 0;
 	l.steer_err = 0;
@@ -291,9 +303,9 @@ void Daemon::on_link_readable(int fd)
 	if (li == link_fds_.end())
 		return;
 	Link &l = links_.at(li->second);
-	static std::uint8_t bufs[kRelayBatch][kRelayMax];
+	static std::uint8_t bufs[kRelayBatch][kRelayBuf];
 	sockaddr_storage from[kRelayBatch];
-	alignas(cmsghdr) std::uint8_t ctl[kRelayBatch][64];
+	alignas(cmsghdr) std::uint8_t ctl[kRelayBatch][128];
 	iovec iov[kRelayBatch];
 	mmsghdr msgs[kRelayBatch];
 	for (int i = 0; i < kRelayBatch; i++) {
@@ -313,64 +325,85 @@ void Daemon::on_link_readable(int fd)
 		if (n <= 0)
 			return;
 		for (int i = 0; i < n; i++) {
-			const std::size_t len = msgs[i].msg_len;
-			// The BTH (12 bytes) and the ICRC at least; the rest is
-			// the receiving process's to check.
-			if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) || len < 16) {
+			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				l.rx_dropped++;
 				continue;
 			}
-			const std::uint8_t *b = bufs[i];
-			std::uint32_t qpn = (std::uint32_t(b[5]) << 16) | (std::uint32_t(b[6]) << 8) | b[7];
-			auto q = wire_qps_.find(qp_key(l.index, qpn));
-			if (qpn != 1 && (q == wire_qps_.end() || q->second->relay < 0)) {
-				l.rx_dropped++;
-				continue;
-			}
-			RelayHdr h{};
-			const sockaddr_storage &s = from[i];
-			if (s.ss_family == AF_INET6) {
-				const auto *a = reinterpret_cast<const sockaddr_in6 *>(&s);
-				h.v6 = 1;
-				h.src_port = ntohs(a->sin6_port);
-				std::memcpy(h.src, &a->sin6_addr, 16);
-			} else {
-				const auto *a = reinterpret_cast<const sockaddr_in *>(&s);
-				h.src_port = ntohs(a->sin_port);
-				std::memcpy(h.src, &a->sin_addr, 4);
-			}
-			h.dst_port = l.port;
-			std::memcpy(h.dst, h.v6 ? l.addr : l.addr + 12, h.v6 ? 16 : 4);
+			std::size_t seg = 0;
 			for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
-			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
-				if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-					in_pktinfo pi;
-					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-					std::memcpy(h.dst, &pi.ipi_addr, 4);
-				} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-					in6_pktinfo pi;
-					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-					std::memcpy(h.dst, &pi.ipi6_addr, 16);
+			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c))
+				if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+					int g;
+					std::memcpy(&g, CMSG_DATA(c), sizeof(g));
+					seg = g > 0 ? std::size_t(g) : 0;
 				}
-			}
-			if (qpn == 1) {
-				cm_input(l, b, len, h); // QP1: the CM's
-				continue;
-			}
-			iovec out[2] = {{&h, sizeof(h)}, {bufs[i], len}};
-			msghdr mh{};
-			mh.msg_iov = out;
-			mh.msg_iovlen = 2;
-			// A process that does not read loses datagrams, as a
-			// full receive queue on a NIC would: never waited for.
-			if (::sendmsg(q->second->relay, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-				l.rx_dropped++;
-			else
-				l.rx_relayed++;
+			const std::size_t total = msgs[i].msg_len;
+			if (!seg || seg > total)
+				seg = total ? total : 1;
+			for (std::size_t off = 0; off < total || (!total && !off); off += seg)
+				relay_one(l, bufs[i] + off, std::min(seg, total - off), msgs[i].msg_hdr, from[i]);
 		}
 		if (n < kRelayBatch)
 			return;
 	}
+}
+
+// One datagram of the port's socket (@mh: its control messages, @s: its
+// source), to the connection that owns its QP, or to the CM (QP1).
+void Daemon::relay_one(Link &l, const std::uint8_t *b, std::size_t len, const msghdr &mh0,
+		       const sockaddr_storage &s)
+{
+	// The BTH (12 bytes) and the ICRC at least; the rest is
+	// the receiving process's to check.
+	if (len < 16) {
+		l.rx_dropped++;
+		return;
+	}
+	std::uint32_t qpn = (std::uint32_t(b[5]) << 16) | (std::uint32_t(b[6]) << 8) | b[7];
+	auto q = wire_qps_.find(qp_key(l.index, qpn));
+	if (qpn != 1 && (q == wire_qps_.end() || q->second->relay < 0)) {
+		l.rx_dropped++;
+		return;
+	}
+	RelayHdr h{};
+	if (s.ss_family == AF_INET6) {
+		const auto *a = reinterpret_cast<const sockaddr_in6 *>(&s);
+		h.v6 = 1;
+		h.src_port = ntohs(a->sin6_port);
+		std::memcpy(h.src, &a->sin6_addr, 16);
+	} else {
+		const auto *a = reinterpret_cast<const sockaddr_in *>(&s);
+		h.src_port = ntohs(a->sin_port);
+		std::memcpy(h.src, &a->sin_addr, 4);
+	}
+	h.dst_port = l.port;
+	std::memcpy(h.dst, h.v6 ? l.addr : l.addr + 12, h.v6 ? 16 : 4);
+	msghdr &m = const_cast<msghdr &>(mh0);
+	for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			in_pktinfo pi;
+			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			std::memcpy(h.dst, &pi.ipi_addr, 4);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			in6_pktinfo pi;
+			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			std::memcpy(h.dst, &pi.ipi6_addr, 16);
+		}
+	}
+	if (qpn == 1) {
+		cm_input(l, b, len, h); // QP1: the CM's
+		return;
+	}
+	iovec out[2] = {{&h, sizeof(h)}, {const_cast<std::uint8_t *>(b), len}};
+	msghdr mh{};
+	mh.msg_iov = out;
+	mh.msg_iovlen = 2;
+	// A process that does not read loses datagrams, as a
+	// full receive queue on a NIC would: never waited for.
+	if (::sendmsg(q->second->relay, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		l.rx_dropped++;
+	else
+		l.rx_relayed++;
 }
 
 bool Daemon::do_links(Conn &c)

@@ -544,8 +544,17 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 
 } // namespace
 
+// UABI_WIRE_POLLER=0: pollers leave receiving to the receive thread
+// (for comparison; docs/wire.md).
+static const bool kPollerReceives = [] {
+	const char *e = std::getenv("UABI_WIRE_POLLER");
+	return !e || std::strcmp(e, "0") != 0;
+}();
+
 bool wire_progress(ContextImpl *impl)
 {
+	if (!kPollerReceives)
+		return false;
 	wire::Endpoint *ep = impl->wire_ep.load(std::memory_order_acquire);
 	return ep && ep->progress();
 }

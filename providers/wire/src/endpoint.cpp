@@ -498,6 +498,13 @@ constexpr std::uint64_t kHandoffNs = 1000000;
 
 bool Endpoint::progress()
 {
+	// Relayed only (no socket of our own to read): what comes for us
+	// passes uabid first, and a poller spinning on every CPU kept it
+	// waiting — on a loaded 2-CPU machine past RC's timeouts (seen:
+	// ib_send_lat through the relay failing 1 run in 5 at load 5; none
+	// with the receive thread).  The receive thread keeps the relay.
+	if (!receive_fd_)
+		return false;
 	polled_ns_.store(now_ns(), std::memory_order_relaxed);
 	std::unique_lock<std::mutex> g(rx_lock_, std::try_to_lock);
 	if (!g.owns_lock())
