@@ -222,6 +222,8 @@ Endpoint::~Endpoint()
 		thread_.join();
 	if (fd_ >= 0)
 		close(fd_);
+	if (fd_other_ >= 0)
+		close(fd_other_);
 	if (relay_fd_ >= 0)
 		close(relay_fd_);
 	if (wake_fd_ >= 0)
@@ -351,11 +353,39 @@ void Endpoint::unregister_qp(Qp *qp)
 	detach_all_mcast(qp->qpn());
 }
 
+int Endpoint::add_source(const PeerAddr &local)
+{
+	if (relay_fd_ < 0 || fd_other_ >= 0 || local.v6() == local_.v6())
+		return EINVAL;
+	const int fam = local.v6() ? AF_INET6 : AF_INET;
+	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int one = 1, pmtu = IP_PMTUDISC_DO, buf = 4 << 20;
+	if (fam == AF_INET) {
+		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	} else {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (bind(fd, reinterpret_cast<const sockaddr *>(&local.ss), local.len) < 0) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	local_other_.len = sizeof(local_other_.ss);
+	getsockname(fd, reinterpret_cast<sockaddr *>(&local_other_.ss), &local_other_.len);
+	fd_other_ = fd;
+	return 0;
+}
+
 IpInfo Endpoint::ip_to(const PeerAddr &to) const
 {
 	IpInfo ip;
-	ip.v6 = local_.v6();
-	addr_bytes(local_, ip.src, &ip.src_port);
+	const PeerAddr &src = fd_other_ >= 0 && to.v6() != local_.v6() ? local_other_ : local_;
+	ip.v6 = src.v6();
+	addr_bytes(src, ip.src, &ip.src_port);
 	addr_bytes(to, ip.dst, &ip.dst_port);
 	return ip;
 }
@@ -469,7 +499,8 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
 		// retransmission recovers it.
-		(void)sendto(fd_, d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+		const int fd = fd_other_ >= 0 && to.v6() != local_.v6() ? fd_other_ : fd_;
+		(void)sendto(fd, d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
 	};
 	std::unique_lock<std::mutex> g(tx_lock_);
 	if (tx_hook_) {
