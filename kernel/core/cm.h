@@ -81,6 +81,10 @@ enum {
 	CM_WAIT_RTU,			/* REP sent */
 	CM_WAIT_DREP,			/* DREQ sent */
 	CM_WAIT_SIDR_REP,		/* SIDR REQ sent (UD) */
+	/* A connection inside this core (types_cm.c), timed as the IB CM
+	 * would time it: nothing is lost, but a peer may never answer. */
+	CM_WAIT_LOCAL_REP,		/* CONNECT: the listener's ACCEPT */
+	CM_WAIT_LOCAL_RTU,		/* ACCEPT: the requester's */
 };
 
 /* A multicast group a UD ID joined (JOIN_MCAST). */
@@ -111,6 +115,7 @@ struct cm_wire_req {
 	u32 link_dev;			/* +1, as uabi_cm_id.link_dev */
 	u8 sgid[16], dgid[16];		/* ours, the requester's */
 	u32 remote_comm_id;
+	u32 local_comm_id;		/* ours, chosen at the REQ (an MRA names it) */
 	u64 tid;
 	u8 mtu, peer_cm_timeout, max_cm_retries, gid_index;
 	bool sidr;			/* a SIDR REQ (UD) */
@@ -127,6 +132,8 @@ void cm_addr_set_port(struct uabi_cm_addr *a, u16 port);
 u32 cm_addr_ip(const struct uabi_cm_addr *a, u32 *len);
 bool cm_addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr *to);
 u32 cm_psn(u32 qpn);
+/* A wait of a connection inside this core ran out (cm_mad.c's timer). */
+void cm_local_timeout(struct uabi_cm_id *id);
 
 /* cm_mad.c: all under the CM device's lock */
 int cm_wire_resolve(struct uabi_cm_id *id, const struct uabi_cm_addr *src);
@@ -137,6 +144,13 @@ int cm_wire_disconnect(struct uabi_cm_id *id);
 void cm_wire_destroy(struct uabi_cm_id *id);
 void cm_wire_take(struct uabi_cm_id *id, struct cm_event_node *n);
 void cm_wire_drop_request(struct cm_event_node *n);
+/* A connection inside this core waits @wait (CM_WAIT_LOCAL_*) as the IB
+ * CM would: a REQ (REP) unanswered for the CM response timeout is sent
+ * again up to the retries, and since the peer is there but has not
+ * answered it answers each repeat with an MRA (Linux's rdma_cm does, with
+ * its MRA timeout): then cm_local_timeout().  A host without a timer
+ * (none registered) waits forever. */
+void cm_local_wait(struct uabi_cm_id *id, u8 wait);
 /* The link device of @id's connection (a RoCE device), NULL if none. */
 struct uabi_device *cm_wire_link(const struct uabi_cm_id *id);
 

@@ -295,6 +295,35 @@ static void cm_break(struct uabi_cm_id *id, u32 event, s32 status,
 	cm_push(peer, event, status, conn);
 }
 
+/* A connection inside this core timed out (cm_local_wait()), as the IB
+ * CM's REQ or REP does: the side that waited gets UNREACHABLE
+ * (-ETIMEDOUT), its peer the REJ, "timeout" (a request the listener has
+ * not taken yet: reported, then rejected, as when its requester goes; a
+ * SIDR request just goes).  dev->lock held. */
+void cm_local_timeout(struct uabi_cm_id *id)
+{
+	if (id->state == UABI_CM_CONNECT) {
+		if (id->request) {
+			id->request->requester = NULL;
+			id->request->gone = id->qp_type != UABI_QPT_UD;
+			id->request = NULL;
+		} else if (id->qp_type == UABI_QPT_UD) {
+			if (id->peer)
+				id->peer->peer = NULL;
+			id->peer = NULL;
+		} else {
+			cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
+		}
+		id->state = UABI_CM_ROUTE_RESOLVED;
+	} else if (id->state == UABI_CM_REP_SENT) {
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
+		id->state = UABI_CM_DISCONNECTED;
+	} else {
+		return;
+	}
+	cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+}
+
 u32 cm_psn(u32 qpn)
 {
 	return (qpn * 0x9e3779b1u) & 0xffffff;
@@ -859,6 +888,7 @@ static int id_connect(struct uabi_call *call)
 	id->request->req_src = id->src;
 	id->request->req_dst = id->dst;
 	l->num_requests++;
+	cm_local_wait(id, CM_WAIT_LOCAL_REP);
 out:
 	mutex_unlock(&dev->lock);
 	return ret;
@@ -917,6 +947,7 @@ static int id_accept(struct uabi_call *call)
 		peer->responder_resources = c.initiator_depth;
 		peer->initiator_depth = c.responder_resources;
 		cm_push(peer, UABI_CM_EVENT_CONNECT_RESPONSE, 0, &out);
+		cm_local_wait(id, CM_WAIT_LOCAL_RTU);
 	} else if (id->state == UABI_CM_REP_RCVD && peer) {
 		/* The active side's ACCEPT is its RTU. */
 		memset(&out, 0, sizeof(out));

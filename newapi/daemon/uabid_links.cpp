@@ -756,7 +756,8 @@ unsigned env_uint(const char *name, unsigned dflt, unsigned max)
 
 // The core's CM gets uabid's links for QP1 and one timer.  Test knobs:
 // UABI_CM_RESPONSE_TIMEOUT (0..31, 4.096 us * 2^t; 20 as Linux's
-// rdma_cm) and UABI_CM_RETRIES (0..15; 15).
+// rdma_cm), UABI_CM_RETRIES (0..15; 15) and UABI_CM_MRA_TIMEOUT (0..31;
+// 24, the MRA's service timeout, as Linux's rdma_cm).
 void Daemon::cm_open()
 {
 	cm_timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -770,6 +771,7 @@ void Daemon::cm_open()
 	::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, cm_timer_fd_, &ev);
 	uabi_cm_wire_set_timeouts(env_uint("UABI_CM_RESPONSE_TIMEOUT", 20, 31),
 				  env_uint("UABI_CM_RETRIES", 15, 15));
+	uabi_cm_wire_set_mra_timeout(env_uint("UABI_CM_MRA_TIMEOUT", 24, 31));
 	g_cm_daemon = this;
 	uabi_cm_wire_register(&kCmOps);
 }
