@@ -73,6 +73,10 @@ struct uabi_cm_id {
 	u64 deadline;			/* ns (ktime_get_ns()); 0: no timer */
 	u64 retry_ns;
 	u8 mad[256];			/* the MAD to send again on timeout */
+	/* The IB CM's time-wait after a disconnect (cm_timewait()): */
+	bool disconnected;		/* DISCONNECTED was queued for it */
+	bool timewait_started;
+	u64 timewait;			/* ns: TIMEWAIT_EXIT then; 0: none due */
 };
 
 enum {
@@ -151,6 +155,11 @@ void cm_wire_drop_request(struct cm_event_node *n);
  * its MRA timeout): then cm_local_timeout().  A host without a timer
  * (none registered) waits forever. */
 void cm_local_wait(struct uabi_cm_id *id, u8 wait);
+/* The IB CM enters time-wait for a connection @id has reported
+ * DISCONNECTED for (its DREQ answered or timed out, or its own DREP
+ * sent): TIMEWAIT_EXIT follows the time-wait later, as Linux's rdma_cm
+ * reports it.  Once per ID; nothing without a timer. */
+void cm_timewait(struct uabi_cm_id *id);
 /* The link device of @id's connection (a RoCE device), NULL if none. */
 struct uabi_device *cm_wire_link(const struct uabi_cm_id *id);
 

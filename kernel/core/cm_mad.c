@@ -150,6 +150,10 @@ static u32 next_comm_id = 0x5a1c0000;
 static u8 cm_timeout = 20;		/* Linux's rdma_cm: 4.3 s */
 static u8 cm_retries = 15;
 static u8 mra_timeout = 24;		/* Linux's rdma_cm (CMA_CM_MRA_SETTING): 68.7 s */
+/* The time-wait: Linux's ib_cm waits its path's ACK timeout, converted to
+ * ms as 2^(t - 8); for RoCE t is 17 (packet life time 16, plus one),
+ * so 512 ms. */
+#define CM_TIMEWAIT_NS (512ull * 1000000)
 
 void uabi_cm_wire_register(const struct uabi_cm_wire_ops *ops)
 {
@@ -365,9 +369,12 @@ static void rearm(struct uabi_device *dev)
 
 	if (!wire_ops || !dev)
 		return;
-	list_for_each_entry(id, &dev->cm_ids, dev_node)
+	list_for_each_entry(id, &dev->cm_ids, dev_node) {
 		if (id->deadline && (!first || id->deadline < first))
 			first = id->deadline;
+		if (id->timewait && (!first || id->timewait < first))
+			first = id->timewait;
+	}
 	if (!first) {
 		wire_ops->arm(0);
 		return;
@@ -648,6 +655,9 @@ int cm_wire_disconnect(struct uabi_cm_id *id)
 		send_and_wait(id, CM_WAIT_DREP, cm_timeout, cm_retries);
 		return 0;
 	case UABI_CM_DISCONNECTED:
+		/* after the peer's DREQ: where Linux sends its DREP, and
+		 * enters time-wait */
+		cm_timewait(id);
 		return 0;
 	}
 	return -EINVAL;
@@ -1153,6 +1163,7 @@ static bool on_dreq(struct uabi_device *dev, const struct mad_in *in)
 		if (id->wait == CM_WAIT_DREP) {	/* both sides at once */
 			stop_wait(id);
 			cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+			cm_timewait(id);	/* our DREP went */
 		}
 		break;
 	}
@@ -1168,6 +1179,7 @@ static bool on_drep(struct uabi_device *dev, const struct mad_in *in)
 		return false;
 	stop_wait(id);
 	cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+	cm_timewait(id);	/* the DREP ends it: time-wait */
 	return true;
 }
 
@@ -1251,6 +1263,15 @@ static void local_expired(struct uabi_cm_id *id, u64 now)
 	cm_local_timeout(id);
 }
 
+void cm_timewait(struct uabi_cm_id *id)
+{
+	if (!wire_ops || id->timewait_started || !id->disconnected)
+		return;
+	id->timewait_started = true;
+	id->timewait = ktime_get_ns() + CM_TIMEWAIT_NS;
+	rearm(cm_dev());
+}
+
 void cm_local_wait(struct uabi_cm_id *id, u8 wait)
 {
 	if (!wire_ops)
@@ -1275,6 +1296,10 @@ void uabi_cm_wire_timeout(void)
 	list_for_each_entry(id, &dev->cm_ids, dev_node) {
 		u8 wait = id->wait;
 
+		if (id->timewait && id->timewait <= now) {
+			id->timewait = 0;
+			cm_push(id, UABI_CM_EVENT_TIMEWAIT_EXIT, 0, NULL);
+		}
 		if (!id->deadline || id->deadline > now)
 			continue;
 		if (wait == CM_WAIT_LOCAL_REP || wait == CM_WAIT_LOCAL_RTU) {
@@ -1304,6 +1329,7 @@ void uabi_cm_wire_timeout(void)
 			break;
 		case CM_WAIT_DREP:
 			cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+			cm_timewait(id);
 			break;
 		case CM_WAIT_SIDR_REP:
 			id->state = UABI_CM_ROUTE_RESOLVED;

@@ -209,6 +209,8 @@ struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 status,
 	}
 	n->ev.event = event;
 	n->ev.status = status;
+	if (event == UABI_CM_EVENT_DISCONNECTED)
+		id->disconnected = true;
 	if (conn)
 		n->ev.conn = *conn;
 	spin_lock(&ch->lock);
@@ -1013,9 +1015,11 @@ static int id_disconnect(struct uabi_call *call)
 		cm_break(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
 		id->state = UABI_CM_DISCONNECTED;
 		cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+		cm_timewait(id);	/* the peer's DREP is in at once */
 		break;
 	case UABI_CM_DISCONNECTED:
-		break;		/* the peer went first */
+		cm_timewait(id);	/* the peer went first: our DREP */
+		break;
 	default:
 		ret = -EINVAL;
 	}

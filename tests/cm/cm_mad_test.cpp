@@ -272,6 +272,20 @@ Mad peer_req(std::uint32_t comm_id, std::uint16_t port)
 	return m;
 }
 
+// The next event of @s, running the CM's timer until it comes (at most
+// 5 s: the time-wait is 512 ms).
+uabi_cm_event wait_event(Side &s)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (auto ev = s.event())
+			return *ev;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		uabi_cm_wire_timeout();
+	}
+	ADD_FAILURE() << "no event";
+	return uabi_cm_event{};
+}
+
 class CmMad : public ::testing::Test
 {
       protected:
@@ -384,6 +398,8 @@ TEST_F(CmMad, ActiveSideRequestReplyReadyDisconnect)
 	put32(drep, 28, ours);
 	feed(drep);
 	EXPECT_EQ(need(c.event()).event, UABI_CM_EVENT_DISCONNECTED);
+	// Then the IB CM's time-wait (512 ms): TIMEWAIT_EXIT.
+	EXPECT_EQ(wait_event(c).event, UABI_CM_EVENT_TIMEWAIT_EXIT);
 	c.destroy(id);
 }
 
@@ -448,6 +464,10 @@ TEST_F(CmMad, PassiveSideRequestAcceptReadyDisconnect)
 	EXPECT_EQ(need(s.event()).event, UABI_CM_EVENT_DISCONNECTED);
 	ASSERT_EQ(g_sent.size(), 3u);
 	EXPECT_EQ(g_sent[2].mad[17], 0x16) << "the DREP";
+	// Our DISCONNECT after the peer's (where Linux sends its DREP and
+	// enters time-wait): TIMEWAIT_EXIT after the time-wait.
+	ASSERT_TRUE(s.simple(id, UABI_CM_ID_DISCONNECT));
+	EXPECT_EQ(wait_event(s).event, UABI_CM_EVENT_TIMEWAIT_EXIT);
 	s.destroy(id);
 	s.destroy(l);
 }

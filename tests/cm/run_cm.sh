@@ -296,8 +296,10 @@ mckey)
 timeouts)
 	# Inside one core, a listener that never takes its request and a
 	# requester that never sends its RTU are timed out as the IB CM's REQ
-	# and REP are (UNREACHABLE, -ETIMEDOUT; the peer REJECTED, 1).
-	for mode in listener rtu; do
+	# and REP are (UNREACHABLE, -ETIMEDOUT; the peer REJECTED, 1).  And
+	# a disconnect is followed by TIMEWAIT_EXIT after the IB CM's
+	# time-wait, for each side once it has sent its DREP.
+	for mode in listener rtu timewait; do
 		timeout 60 "$tool" run -- "$prog" 7060 $mode >"$dir/$mode.out" 2>"$dir/$mode.err"
 		rc=$?
 		((rc == 0)) && grep -qx ok "$dir/$mode.out" || fail "$mode: exit $rc"

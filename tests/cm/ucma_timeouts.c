@@ -12,12 +12,18 @@
 //             librdmacm leaves the RTU to it) and never sends the RTU; the
 //             server's accepted ID must end in UNREACHABLE (-ETIMEDOUT) and
 //             the client's in REJECTED (status 1).
+//   timewait: a connection made (the client completes it with
+//             rdma_establish(), having no QP), then the client disconnects:
+//             DISCONNECTED on both sides, then TIMEWAIT_EXIT for the
+//             client; the server's rdma_disconnect() after its
+//             DISCONNECTED (where Linux's CM sends its DREP) brings its
+//             own TIMEWAIT_EXIT.
 //
 // Prints one line per event seen; exits 0 when all came as above.  The
 // CM's timeouts are uabid's (UABI_CM_RESPONSE_TIMEOUT, UABI_CM_RETRIES,
 // UABI_CM_MRA_TIMEOUT); alarm() bounds the run.
 //
-//   ucma_timeouts PORT listener|rtu
+//   ucma_timeouts PORT listener|rtu|timewait
 //
 // librdmacm's development header is not needed: the few calls and the
 // leading members of the structures they use are declared below, as
@@ -63,6 +69,9 @@ enum {
 	CONNECT_RESPONSE = 5,
 	UNREACHABLE = 7,
 	REJECTED = 8,
+	ESTABLISHED = 9,
+	DISCONNECTED = 10,
+	TIMEWAIT_EXIT = 15,
 	RDMA_PS_TCP = 0x0106,
 };
 
@@ -76,6 +85,8 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockad
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param);
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param);
+int rdma_establish(struct rdma_cm_id *id);
+int rdma_disconnect(struct rdma_cm_id *id);
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);
 int rdma_ack_cm_event(struct rdma_cm_event *event);
 
@@ -115,9 +126,10 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[2], "listener") && strcmp(argv[2], "rtu")))
+	if (argc != 3 || (strcmp(argv[2], "listener") && strcmp(argv[2], "rtu") &&
+			  strcmp(argv[2], "timewait")))
 		return 2;
-	const int rtu = !strcmp(argv[2], "rtu");
+	const int rtu = !strcmp(argv[2], "rtu"), timewait = !strcmp(argv[2], "timewait");
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	struct sockaddr_in a;
@@ -147,7 +159,25 @@ int main(int argc, char **argv)
 	p.qp_num = 0x123; // no QP: the CM needs only its number
 	if (rdma_connect(c, &p))
 		die("rdma_connect");
-	if (!rtu) {
+	if (timewait) {
+		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+		p.qp_num = 0x456;
+		if (rdma_accept(n, &p))
+			die("rdma_accept");
+		expect("client", cch, CONNECT_RESPONSE, 1, 0);
+		if (rdma_establish(c))
+			die("rdma_establish");
+		expect("server", sch, ESTABLISHED, 1, 0);
+		if (rdma_disconnect(c))
+			die("rdma_disconnect");
+		expect("client", cch, DISCONNECTED, 1, 0);
+		expect("server", sch, DISCONNECTED, 1, 0);
+		expect("client", cch, TIMEWAIT_EXIT, 1, 0);
+		if (rdma_disconnect(n))
+			die("rdma_disconnect (server)");
+		expect("server", sch, TIMEWAIT_EXIT, 1, 0);
+		rdma_destroy_id(n);
+	} else if (!rtu) {
 		// The server never looks: the client's REQ times out.
 		expect("client", cch, UNREACHABLE, 1, -110);
 		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
