@@ -12,7 +12,7 @@
 #
 #   rping -v -C 10 each way (payload checked on both sides), the same
 #   with 20 pings over IPv6, ucmatose (4 connections, data, disconnect)
-#   over IPv4 and over IPv6, udaddy (UD, SIDR), perftest's
+#   over IPv4 and over IPv6, udaddy (UD, SIDR) over both, perftest's
 #   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
@@ -153,22 +153,28 @@ ucmatose_pair ucmatose6 fd66::2 25512
 
 # udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then
 # datagrams both ways on 2 "connections").
-if command -v udaddy >/dev/null; then
-	on $B timeout 60 udaddy -c 2 -C 10 >"$log/udaddy.server.out" 2>&1 &
+# udaddy_pair NAME SERVER-ADDR: the server bound to SERVER-ADDR on B.
+udaddy_pair() {
+	local name=$1 saddr=$2 spid crc src try
+	on $B timeout 60 udaddy -b "$saddr" -c 2 -C 10 >"$log/$name.server.out" 2>&1 &
 	spid=$!
 	for try in $(seq 40); do
 		sleep 0.25
-		on $A timeout 60 udaddy -s 10.66.0.2 -c 2 -C 10 >"$log/udaddy.client.out" 2>&1
+		on $A timeout 60 udaddy -s "$saddr" -c 2 -C 10 >"$log/$name.client.out" 2>&1
 		crc=$?
-		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'UNREACHABLE' "$log/udaddy.client.out" || break
+		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'UNREACHABLE' "$log/$name.client.out" || break
 	done
 	wait $spid
 	src=$?
-	if ((crc == 0 && src == 0)) && grep -q 'return status 0' "$log/udaddy.client.out"; then
-		pass "udaddy (SIDR, 2 connections, 10 datagrams each way)"
+	if ((crc == 0 && src == 0)) && grep -q 'return status 0' "$log/$name.client.out"; then
+		pass "$name (SIDR, 2 connections, 10 datagrams each way)"
 	else
-		fail "udaddy (client $crc, server $src)" "$log"/udaddy.*
+		fail "$name (client $crc, server $src)" "$log/$name".*
 	fi
+}
+if command -v udaddy >/dev/null; then
+	udaddy_pair udaddy 10.66.0.2
+	udaddy_pair udaddy6 fd66::2
 	# no UD listener: the SIDR REP says "unsupported" (status 1)
 	on $A timeout 30 udaddy -s 10.66.0.2 -c 1 -C 1 >"$log/udaddy-none.out" 2>&1
 	crc=$?
