@@ -12,7 +12,8 @@
 #
 #   rping -v -C 10 each way (payload checked on both sides), the same
 #   with 20 pings over IPv6, ucmatose (4 connections, data, disconnect)
-#   over IPv4 and over IPv6, udaddy (UD, SIDR) over both, perftest's
+#   over IPv4 and over IPv6, rstream over IPv6 (64 KiB transfers,
+#   verified), udaddy (UD, SIDR) over both, perftest's
 #   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
@@ -150,6 +151,26 @@ ucmatose_pair() {
 }
 ucmatose_pair ucmatose 10.66.0.2 25502
 ucmatose_pair ucmatose6 fd66::2 25512
+
+# rsockets over IPv6: 200 transfers of 64 KiB each way, verified (-T v):
+# messages of many packets from the device's IPv6 source.
+if command -v rstream >/dev/null; then
+	on $B timeout 60 rstream -b fd66::2 -p 25513 -T v -S 65536 -C 200 >"$log/rstream6.server.out" 2>&1 &
+	spid=$!
+	for try in $(seq 40); do
+		sleep 0.25
+		on $A timeout 60 rstream -s fd66::2 -p 25513 -T v -S 65536 -C 200 >"$log/rstream6.client.out" 2>&1
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null || break
+	done
+	wait $spid
+	src=$?
+	if ((crc == 0 && src == 0)) && grep -q '^custom  *64k  *200' "$log/rstream6.client.out"; then
+		pass "rstream6 (200 x 64 KiB each way, verified)"
+	else
+		fail "rstream6 (client $crc, server $src)" "$log"/rstream6.*
+	fi
+fi
 
 # udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then
 # datagrams both ways on 2 "connections").

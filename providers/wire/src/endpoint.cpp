@@ -438,8 +438,9 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 void Endpoint::flush_run(TxRun &r)
 {
 	const auto *dst = reinterpret_cast<const sockaddr *>(&r.to.ss);
+	const int fd = fd_to(r.to);
 	if (r.n == 1) {
-		(void)sendto(fd_, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
+		(void)sendto(fd, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
 	} else {
 		iovec iov{r.buf, r.off};
 		alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
@@ -456,7 +457,7 @@ void Endpoint::flush_run(TxRun &r)
 		c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
 		std::uint16_t seg = std::uint16_t(r.seg);
 		std::memcpy(CMSG_DATA(c), &seg, sizeof(seg));
-		if (sendmsg(fd_, &m, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
+		if (sendmsg(fd, &m, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
 		    errno != EMSGSIZE) {
 			// The route's device cannot segment (EIO), or the
 			// kernel refuses these segments: one send each from
@@ -469,7 +470,7 @@ void Endpoint::flush_run(TxRun &r)
 				std::uint32_t crc = icrc(ip, {pkt, len - kIcrcBytes});
 				for (int i = 0; i < 4; i++)
 					pkt[len - kIcrcBytes + i] = std::uint8_t(crc >> (8 * i));
-				(void)sendto(fd_, pkt, len, MSG_DONTWAIT, dst, r.to.len);
+				(void)sendto(fd, pkt, len, MSG_DONTWAIT, dst, r.to.len);
 			}
 		}
 	}
@@ -499,8 +500,7 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
 		// retransmission recovers it.
-		const int fd = fd_other_ >= 0 && to.v6() != local_.v6() ? fd_other_ : fd_;
-		(void)sendto(fd, d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+		(void)sendto(fd_to(to), d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
 	};
 	std::unique_lock<std::mutex> g(tx_lock_);
 	if (tx_hook_) {

@@ -473,6 +473,9 @@ private:
 	void transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
 			     std::size_t bytes, const PeerAddr &to);
 	IpInfo ip_to(const PeerAddr &to) const;
+	// The socket a datagram to @to leaves from (add_source()'s for the
+	// other family).
+	int fd_to(const PeerAddr &to) const { return fd_other_ >= 0 && to.v6() != local_.v6() ? fd_other_ : fd_; }
 	void register_qp(Qp *qp);
 	void unregister_qp(Qp *qp);
 	void wake();
