@@ -578,6 +578,31 @@ TEST_F(CmMad, AnMraForOurReplyStretchesItsWait)
 	s.destroy(l);
 }
 
+// An MRA for our REQ: as Linux's ib_cm, the wait becomes the MRA's service
+// timeout plus the path's ACK timeout (4.096 us * 2^18, 1.07 s), so even an
+// MRA of 4 us keeps a REQ whose own wait is 4 us from going again at once.
+TEST_F(CmMad, AnMraForOurRequestAddsTheAckTimeout)
+{
+	uabi_cm_wire_set_timeouts(0, 1); // 4 us, one retry
+	Side c;
+	Handle id = c.remote_id(7013);
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x126, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	Mad mra = mad(0x11);
+	put32(mra, 24, 0x8181);
+	put32(mra, 28, get32(g_sent[0].mad, 24));
+	mra[32] = 0 << 6; // the REQ
+	mra[33] = 0 << 3; // 4 us
+	feed(mra);
+	for (int i = 0; i < 20; i++) {
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+		uabi_cm_wire_timeout();
+	}
+	EXPECT_EQ(g_sent.size(), 1u) << "the REQ was not sent again";
+	EXPECT_FALSE(c.event()) << "not timed out";
+	c.destroy(id);
+}
+
 TEST_F(CmMad, RequestTimesOutAfterItsRetries)
 {
 	uabi_cm_wire_set_timeouts(0, 1); // 4 us, one retry
