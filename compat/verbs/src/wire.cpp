@@ -529,6 +529,18 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 		w->port = port;
 		w->relayed = &t;
 		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay, steered);
+		// A device with both families: the other family's first address
+		// sends to peers of that family (uabid receives at every address
+		// of the device and relays: docs/cm.md, "Every address").
+		union ibv_gid other;
+		for (int i = 0; w->ep && i < 16; i++) {
+			static const union ibv_gid zero{};
+			if (ibv_query_gid(ctx, 1, i, &other) || !std::memcmp(&other, &zero, sizeof(other)) ||
+			    v4_mapped(other.raw) == v4_mapped(gid.raw))
+				continue;
+			(void)w->ep->add_source(addr_of(other.raw, 0, ifindex_of(other.raw)));
+			break;
+		}
 	} else if (relay.error() == EOPNOTSUPP) {
 		w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
 	} else {
