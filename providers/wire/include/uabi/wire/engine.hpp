@@ -500,6 +500,7 @@ private:
 	std::atomic<bool> gso_{false};		// UDP_SEGMENT works on fd_
 	std::mutex rx_lock_;			// one thread receives at a time, in order
 	std::atomic<std::uint64_t> polled_ns_{0};	// last progress() by a poller; 0: none
+	unsigned relay_turn_ = 0;			// progress(), under rx_lock_
 	std::atomic<std::uint64_t> wake_by_ns_{0};	// the receive thread wakes by then; 0: deciding
 	bool gro_ = false;			// UDP_GRO is on for fd_
 	std::thread thread_;
