@@ -534,17 +534,19 @@ bool Endpoint::progress()
 	// waiting — on a loaded 2-CPU machine past RC's timeouts (seen:
 	// ib_send_lat through the relay failing 1 run in 5 at load 5; none
 	// with the receive thread).  The receive thread keeps the relay.
-	if (!receive_fd_)
-		return false;
+	if (!receive_fd_ && !relay_reads_)
+		return false;	// (the module's relay is the kernel's queue: no third party)
 	polled_ns_.store(now_ns(), std::memory_order_relaxed);
 	std::unique_lock<std::mutex> g(rx_lock_, std::try_to_lock);
 	if (!g.owns_lock())
 		return false;
-	int n = receive_socket();
-	// Steered, the relay brings only what steering could not place (QPs
-	// past its limits): looked at every 16th turn, not a second system
-	// call on every one.
-	if (relay_fd_ >= 0 && !(relay_turn_++ & 15))
+	int n = 0;
+	if (receive_fd_)
+		n += receive_socket();
+	// Steered, uabid's relay brings only what steering could not place
+	// (QPs past its limits): looked at every 16th turn, not a second
+	// system call on every one.  The module's relay is all there is.
+	if (relay_fd_ >= 0 && (relay_reads_ || !(relay_turn_++ & 15)))
 		n += receive_relayed();
 	return n > 0;
 }
