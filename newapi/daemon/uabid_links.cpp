@@ -400,14 +400,8 @@ void Daemon::on_link_readable(int fd)
 				l.rx_dropped++;
 				continue;
 			}
-			std::size_t seg = 0;
-			for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
-			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c))
-				if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-					int g;
-					std::memcpy(&g, CMSG_DATA(c), sizeof(g));
-					seg = g > 0 ? std::size_t(g) : 0;
-				}
+			std::uint8_t unused[16];
+			std::size_t seg = uabi::wire::read_cmsgs(&msgs[i].msg_hdr, unused);
 			const std::size_t total = msgs[i].msg_len;
 			if (!seg || seg > total)
 				seg = total ? total : 1;
@@ -450,18 +444,7 @@ void Daemon::relay_one(Link &l, const unsigned char *at, const std::uint8_t *b, 
 	}
 	h.dst_port = l.port;
 	std::memcpy(h.dst, h.v6 ? at : at + 12, h.v6 ? 16 : 4);
-	msghdr &m = const_cast<msghdr &>(mh0);
-	for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-			in_pktinfo pi;
-			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			std::memcpy(h.dst, &pi.ipi_addr, 4);
-		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-			in6_pktinfo pi;
-			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			std::memcpy(h.dst, &pi.ipi6_addr, 16);
-		}
-	}
+	(void)uabi::wire::read_cmsgs(&mh0, h.dst);
 	if (qpn == 1) {
 		cm_input(l, b, len, h); // QP1: the CM's
 		return;

@@ -719,22 +719,7 @@ int Endpoint::receive_socket()
 		ip.ip_id_unknown = !ip.v6;
 		addr_bytes(src, ip.src, &ip.src_port);
 		addr_bytes(local_, ip.dst, &ip.dst_port);
-		std::size_t seg = 0;
-		for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
-			if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-				int g;
-				std::memcpy(&g, CMSG_DATA(c), sizeof(g));
-				seg = g > 0 ? std::size_t(g) : 0;
-			} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-				in_pktinfo pi;
-				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-				std::memcpy(ip.dst, &pi.ipi_addr, 4);
-			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-				in6_pktinfo pi;
-				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-				std::memcpy(ip.dst, &pi.ipi6_addr, 16);
-			}
-		}
+		std::size_t seg = read_cmsgs(&msgs[i].msg_hdr, ip.dst);
 		std::size_t len = msgs[i].msg_len;
 		if (!seg || seg > len)
 			seg = len;

@@ -251,17 +251,7 @@ void Endpoint::receive_group(int fd)
 		getsockname(fd, reinterpret_cast<sockaddr *>(&me), &mlen);
 		ip.dst_port = ntohs(me.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6 *>(&me)->sin6_port
 							     : reinterpret_cast<sockaddr_in *>(&me)->sin_port);
-		for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-				in_pktinfo pi;
-				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-				std::memcpy(ip.dst, &pi.ipi_addr, 4);
-			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-				in6_pktinfo pi;
-				std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-				std::memcpy(ip.dst, &pi.ipi6_addr, 16);
-			}
-		}
+		(void)read_cmsgs(&m, ip.dst);
 		deliver({buf, std::size_t(got)}, src, ip);
 		flush_acks();
 	}

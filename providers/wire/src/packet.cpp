@@ -4,6 +4,13 @@
 
 #include <array>
 #include <cstring>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -561,6 +568,28 @@ std::size_t Builder::finish(const IpInfo &ip)
 	buf_[len_ + 2] = std::uint8_t(c >> 16);
 	buf_[len_ + 3] = std::uint8_t(c >> 24);
 	return len_ + kIcrcBytes;
+}
+
+std::size_t read_cmsgs(const void *msg, std::uint8_t dst[16])
+{
+	auto *m = static_cast<msghdr *>(const_cast<void *>(msg));
+	std::size_t seg = 0;
+	for (cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int g;
+			std::memcpy(&g, CMSG_DATA(c), sizeof(g));
+			seg = g > 0 ? std::size_t(g) : 0;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			in_pktinfo pi;
+			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			std::memcpy(dst, &pi.ipi_addr, 4);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			in6_pktinfo pi;
+			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			std::memcpy(dst, &pi.ipi6_addr, 16);
+		}
+	}
+	return seg;
 }
 
 } // namespace uabi::wire

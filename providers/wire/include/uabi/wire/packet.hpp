@@ -203,6 +203,12 @@ struct IpInfo {
 // byte 4 set to ones, then the rest of the packet (headers, payload, pad)
 // up to the ICRC.  @udp_payload is everything UDP carries except the ICRC.
 std::uint32_t icrc(const IpInfo &ip, std::span<const std::uint8_t> udp_payload);
+
+// The control messages of a datagram a UDP socket received (@msg, a
+// struct msghdr): the destination address of IP_PKTINFO or IPV6_PKTINFO
+// into @dst (IPv4: its first four bytes; untouched without one), and
+// UDP_GRO's segment size as the result (0: a single datagram).
+std::size_t read_cmsgs(const void *msg, std::uint8_t dst[16]);
 // The CRC-32 register (Ethernet's polynomial, reflected; no inversion)
 // run over @bytes: the fastest way this CPU has (carry-less multiplication
 // where there is one), and the portable one, which tests compare with it.
