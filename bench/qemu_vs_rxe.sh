@@ -67,15 +67,13 @@ uabi=$build/newapi/tools/uabi
 verbs=$(find "$build/compat" -name 'libibverbs.so.1' 2>/dev/null | head -1)
 [[ -x $uabi ]] || die "no $uabi (ninja -C $build uabi)"
 [[ -n $verbs ]] || die "no drop-in libibverbs.so.1 under $build/compat (ninja -C $build uabi_verbs)"
-provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
-[[ -n $provider && -e /etc/libibverbs.d/rxe.driver ]] || die "no rxe provider (ibverbs-providers)"
 
 # ------------------------------------------------------------- the module
 echo "qemu_vs_rxe: building rdma_uabi.ko for $kver (W=1)"
 qemu_build_module "$work" "$kver"
 
 # -------------------------------------------------------------- initramfs
-qemu_rfs_init "$work/initramfs" "$here/qemu_vs_rxe-guest-init.sh" qvr etc/libibverbs.d
+qemu_rfs_init "$work/initramfs" "$here/qemu_vs_rxe-guest-init.sh" qvr
 strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip rdma_uabi.ko"
 echo "$rounds" >"$rfs/rounds"
 echo "$backends" >"$rfs/backends"
@@ -84,8 +82,7 @@ echo "-s 2 -n $lat_iters" >"$rfs/lat.args"
 # rxe and what it needs, in load order.
 qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe
 for p in ib_write_bw ib_send_lat ibv_devinfo rdma; do qemu_pack "$(command -v $p)"; done
-qemu_pack "$provider"
-cp /etc/libibverbs.d/rxe.driver "$rfs/etc/libibverbs.d/" || die "rxe.driver"
+qemu_rxe_provider
 qemu_pack "$uabi" /qvr/uabi
 qemu_pack "$verbs" /qvr/libibverbs.so.1
 strip --strip-debug "$rfs/qvr/uabi" "$rfs/qvr/libibverbs.so.1" || die "strip"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+# shellcheck shell=sh
 #
 # What the /init scripts of the qemu guests share (busybox sh; packed as
 # /lib.sh by scripts/qemu-lib.sh's qemu_rfs_init, sourced first thing by
@@ -78,4 +79,13 @@ guest_retry() {
 		tries_=$((tries_ - 1))
 		sleep 0.5
 	done
+}
+
+# guest_rxe ADDR/PREFIX: lo up, eth0 up at ADDR, rxe0 on eth0 and its
+# /dev/infiniband node; false if a step failed.
+guest_rxe() {
+	ip link set lo up
+	ip link set eth0 up && ip addr add "$1" dev eth0 &&
+		rdma link add rxe0 type rxe netdev eth0 || return 1
+	guest_uverbs
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+# shellcheck shell=bash
 #
 # What the qemu guest scripts share (sourced, bash): finding Debian's
 # kernel image, building rdma_uabi.ko from a staged copy of the sources
@@ -178,4 +179,16 @@ qemu_boot_tap() {
 	QEMU_NETNS=$ns qemu_boot "$1" "$2" 2 "" \
 		-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
 		-device virtio-net-pci,netdev=n0,mac="$3" -initrd "$work/initramfs.cpio.gz"
+}
+
+# qemu_rxe_provider: Debian's rxe provider of libibverbs in $rfs with its
+# libraries, and the /etc/libibverbs.d entry that names it.
+qemu_rxe_provider() {
+	local provider
+	provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
+	[[ -n $provider && -e /etc/libibverbs.d/rxe.driver ]] ||
+		die "no rxe provider of libibverbs (ibverbs-providers)"
+	qemu_pack "$provider"
+	mkdir -p "$rfs/etc/libibverbs.d"
+	cp /etc/libibverbs.d/rxe.driver "$rfs/etc/libibverbs.d/" || die "no rxe.driver"
 }
