@@ -2,18 +2,26 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #
 # rdma_uabi.ko against Linux's Soft-RoCE (rxe), in one qemu (TCG) guest
-# boot: Debian's kernel with the module and rdma_rxe loaded side by side
-# (rxe bound to a virtio NIC on qemu's user-mode network: nothing leaves
-# the guest), and Debian's unmodified perftest, `ib_write_bw -s 65536` and
-# `ib_send_lat -s 2`, server and client as two processes of the guest, on
-# the module (under `uabi run`, the drop-in libibverbs.so.1) and on rxe
-# (Debian's libibverbs and rxe provider, rxe's loopback), alternately,
-# ROUNDS times each (bench/qemu_vs_rxe-guest-init.sh).  Prints the medians
-# and the ratios module ÷ rxe; with --out FILE also writes them as
-# key=value lines (scripts/bench.sh hands them to scripts/bench_report.py).
+# boot: Debian's kernel with the module and rdma_rxe (rxe bound to a virtio
+# NIC on qemu's user-mode network: nothing leaves the guest), and Debian's
+# unmodified perftest, `ib_write_bw -s 65536` and `ib_send_lat -s 2`,
+# server and client as two processes of the guest, on three backends in
+# turn, ROUNDS times each (bench/qemu_vs_rxe-guest-init.sh):
+#   module  the module's uabi_sw0 (under `uabi run`, the drop-in
+#           libibverbs.so.1; shared memory between the two processes);
+#   rxe     Debian's libibverbs and rxe provider on rxe0 (rxe's loopback);
+#   kroce   the module's own RoCE device on the same NIC (`uabi link add
+#           kroce0 netdev eth0`), UABI_WIRE_FORCE=1: RoCEv2 packets
+#           through the guest's UDP stack, received in the kernel.
+# rxe and kroce0 cannot both hold UDP port 4791 of the guest: the guest
+# swaps them (rdma link del, rmmod rdma_rxe, uabi link add; and back)
+# between runs.  Prints the medians and the ratios module ÷ rxe and
+# kroce ÷ rxe; with --out FILE also writes them as key=value lines
+# (scripts/bench.sh hands them to scripts/bench_report.py).
 #
 # Usage: qemu_vs_rxe.sh [--build DIR] [--work-dir DIR] [--rounds N]
 #                       [--bw-iters N] [--lat-iters N] [--out FILE]
+#                       [--backends "module rxe kroce"]
 # Needs: qemu-system-x86_64, the kernel image and headers of
 # /boot/vmlinuz-*, busybox (static), perftest, rdma (iproute2), the rxe
 # provider (ibverbs-providers), and the build's `uabi` and libibverbs.so.1.
@@ -22,7 +30,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-build=$root/build work="" out="" rounds=5 bw_iters=5000 lat_iters=1000
+. "$root/scripts/qemu-lib.sh"
+build=$root/build work="" out="" rounds=5 bw_iters=5000 lat_iters=1000 backends="module rxe kroce"
 timeout_s=${UABI_QVR_TIMEOUT:-3000}
 smp=${UABI_QEMU_SMP:-2}
 die() {
@@ -37,110 +46,78 @@ while (($#)); do
 	--bw-iters) bw_iters=$2; shift 2 ;;
 	--lat-iters) lat_iters=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '3,22p' "$0"; exit 0 ;;
+	--backends) backends=$2; shift 2 ;;
+	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
+for be in $backends; do
+	[[ $be == module || $be == rxe || $be == kroce ]] || die "unknown backend $be"
+done
+[[ " $backends " == *" rxe "* ]] || die "--backends without rxe: nothing to compare with"
 build=$(cd "$build" && pwd) || die "no build directory"
 work=${work:-$build/bench/qemu_vs_rxe}
 mkdir -p "$work" && work=$(cd "$work" && pwd) || die "cannot create $work"
-for prog in qemu-system-x86_64 make cpio gzip strip ldd modprobe timeout ib_write_bw ib_send_lat rdma; do
+for prog in qemu-system-x86_64 make cpio gzip strip ldd modprobe timeout ib_write_bw ib_send_lat ibv_devinfo rdma; do
 	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
 done
-busybox=/bin/busybox
-[[ -x $busybox ]] || die "missing busybox (static)"
-vmlinuz=""
-for v in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
-	[[ -f /lib/modules/${v##*/vmlinuz-}/build/Makefile ]] && vmlinuz=$v && break
-done
-[[ -n $vmlinuz && -r $vmlinuz ]] || die "no readable /boot/vmlinuz-* with its headers"
-kver=${vmlinuz##*/vmlinuz-}
+qemu_busybox
+qemu_kernel headers
 uabi=$build/newapi/tools/uabi
 verbs=$(find "$build/compat" -name 'libibverbs.so.1' 2>/dev/null | head -1)
 [[ -x $uabi ]] || die "no $uabi (ninja -C $build uabi)"
 [[ -n $verbs ]] || die "no drop-in libibverbs.so.1 under $build/compat (ninja -C $build uabi_verbs)"
-provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
-[[ -n $provider && -e /etc/libibverbs.d/rxe.driver ]] || die "no rxe provider (ibverbs-providers)"
 
 # ------------------------------------------------------------- the module
 echo "qemu_vs_rxe: building rdma_uabi.ko for $kver (W=1)"
-src=$work/src
-rm -rf "$src" && mkdir -p "$src/kernel/os" "$src/include/uapi"
-cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" "$root/kernel/include" "$src/kernel/" &&
-	cp -r "$root/kernel/os/linux" "$src/kernel/os/" &&
-	cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the sources"
-make -C "/lib/modules/$kver/build" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1 ||
-	{ cat "$work/kbuild.log"; die "Kbuild failed"; }
-grep -E 'warning:|error:' "$work/kbuild.log" && die "Kbuild W=1 printed warnings"
+qemu_build_module "$work" "$kver"
 
 # -------------------------------------------------------------- initramfs
-rfs=$work/initramfs
-rm -rf "$rfs" && mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,qvr,etc/libibverbs.d,lib/modules}
-cp "$busybox" "$rfs/bin/busybox" && ln -s busybox "$rfs/bin/sh"
-install -m 755 "$here/qemu_vs_rxe-guest-init.sh" "$rfs/init"
-strip --strip-debug -o "$rfs/rdma_uabi.ko" "$src/kernel/rdma_uabi.ko" || die "strip rdma_uabi.ko"
+qemu_rfs_init "$work/initramfs" "$here/qemu_vs_rxe-guest-init.sh" qvr
+strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip rdma_uabi.ko"
 echo "$rounds" >"$rfs/rounds"
+echo "$backends" >"$rfs/backends"
 echo "-s 65536 -n $bw_iters" >"$rfs/bw.args"
 echo "-s 2 -n $lat_iters" >"$rfs/lat.args"
 # rxe and what it needs, in load order.
-: >"$rfs/modules"
-for m in virtio_pci virtio_net crc32_generic rdma_rxe; do
-	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
-		while read -r ko; do
-			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
-			cp "$ko" "$rfs/lib/modules/" || exit 1
-			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
-		done || die "modules for $m"
-done
-# A file of this host at its path (or DEST), with its shared libraries at theirs.
-pack() {
-	local f=$1 dest=${2:-$1} lib
-	mkdir -p "$rfs$(dirname "$dest")"
-	cp -L "$f" "$rfs$dest" || die "copy $f"
-	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		[[ -e $rfs$lib ]] && continue
-		mkdir -p "$rfs$(dirname "$lib")"
-		cp -L "$lib" "$rfs$lib" || die "copy $lib"
-	done
-}
-pack "$(command -v ib_write_bw)"
-pack "$(command -v ib_send_lat)"
-pack "$(command -v rdma)"
-pack "$provider"
-cp /etc/libibverbs.d/rxe.driver "$rfs/etc/libibverbs.d/" || die "rxe.driver"
-pack "$uabi" /qvr/uabi
-pack "$verbs" /qvr/libibverbs.so.1
+qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe
+for p in ib_write_bw ib_send_lat ibv_devinfo rdma; do qemu_pack "$(command -v $p)"; done
+qemu_rxe_provider
+qemu_pack "$uabi" /qvr/uabi
+qemu_pack "$verbs" /qvr/libibverbs.so.1
 strip --strip-debug "$rfs/qvr/uabi" "$rfs/qvr/libibverbs.so.1" || die "strip"
-(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
-	>"$work/initramfs.cpio.gz" || die "cpio"
+qemu_cpio "$work/initramfs.cpio.gz"
 
 # -------------------------------------------------------------------- boot
-echo "qemu_vs_rxe: booting $vmlinuz under TCG (-smp $smp), $rounds rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "qemu_vs_rxe: booting $vmlinuz under TCG (-smp $smp), $rounds rounds of $backends; load $(cut -d' ' -f1-3 /proc/loadavg)"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
-timeout --foreground -k 10 "$timeout_s" \
-	qemu-system-x86_64 -accel tcg -m 1G -smp "$smp" -nographic -no-reboot \
-	-nic user,model=virtio-net-pci,restrict=on \
-	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
-	sed -u 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' >"$work/guest.log"
-qemu_rc=${PIPESTATUS[0]}
+qemu_boot "$work/guest.log" "$timeout_s" "$smp" "" \
+	-nic user,model=virtio-net-pci,restrict=on -initrd "$work/initramfs.cpio.gz"
+qemu_rc=$?
 guest_s=$(($(date +%s) - t0))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 log=$work/guest.log
 
 # ----------------------------------------------------------------- results
 python3 - "$log" "$out" "$kver" "$smp" "$rounds" "$bw_iters" "$lat_iters" "$guest_s" \
-	"$load_start" "$load_end" <<'EOF'
+	"$load_start" "$load_end" "$backends" <<'EOF'
 import math, re, statistics, sys
-log, out, kver, smp, rounds, bw_iters, lat_iters, secs, l0, l1 = sys.argv[1:]
+log, out, kver, smp, rounds, bw_iters, lat_iters, secs, l0, l1, backends = sys.argv[1:]
 rows = {}   # (backend, test) -> [values]
 zero = {}   # (backend, test) -> runs perftest could not time
+wire = {}   # test -> [relayed, dropped] on kroce0, all rounds
 cur = None
 for line in open(log, errors="replace"):
     m = re.match(r"QVR-ROW: (\S+) (\S+) (\d+)", line)
     if m:
         cur = (m.group(1), m.group(2))
+        continue
+    m = re.match(r"QVR-KROCE: (\S+) \d+ relayed (-?\d+) dropped (-?\d+)", line)
+    if m:
+        w = wire.setdefault(m.group(1), [0, 0])
+        w[0] += int(m.group(2))
+        w[1] += int(m.group(3))
         continue
     if cur and line.startswith("(no result row)"):
         zero[cur] = zero.get(cur, 0) + 1
@@ -166,7 +143,7 @@ res = {}
 lines = []
 for t, unit, what in (("write_bw", "MiB/s", "ib_write_bw 64 KiB, BW average"),
                       ("send_lat", "us", "ib_send_lat 2 B, t_typical")):
-    for be in ("module", "rxe"):
+    for be in ("module", "rxe", "kroce"):
         m = med(be, t)
         if m:
             res["%s_%s" % (be, t)] = "%.3f" % m[0]
@@ -177,16 +154,25 @@ for t, unit, what in (("write_bw", "MiB/s", "ib_write_bw 64 KiB, BW average"),
             lines.append("%-40s %-6s median %10.2f %s (%d runs, %.2f to %.2f)%s"
                          % (what, be, m[0], unit, m[3], m[1], m[2],
                             "; %d more untimed (0 or inf), left out" % z if z else ""))
-mb, rb = med("module", "write_bw"), med("rxe", "write_bw")
-ml, rl = med("module", "send_lat"), med("rxe", "send_lat")
-if mb and rb and rb[0] > 0:
-    res["ratio_write_bw"] = "%.3f" % (mb[0] / rb[0])
-    lines.append("ib_write_bw module / rxe = %.2f (target >= 10)" % (mb[0] / rb[0]))
-if ml and rl and rl[0] > 0:
-    res["ratio_send_lat"] = "%.4f" % (ml[0] / rl[0])
-    lines.append("ib_send_lat module / rxe = %.3f (target <= 0.2)" % (ml[0] / rl[0]))
+    if t in wire:
+        res["kroce_%s_relayed" % t], res["kroce_%s_dropped" % t] = map(str, wire[t])
+# Ratios against rxe: the module's shared memory (issue 20's targets) and
+# the module's RoCE device on the wire (issue 18's).
+for be, bw_target, lat_target in (("module", " (target >= 10)", " (target <= 0.2)"),
+                                  ("kroce", "", "")):
+    mb, rb = med(be, "write_bw"), med("rxe", "write_bw")
+    ml, rl = med(be, "send_lat"), med("rxe", "send_lat")
+    key = "" if be == "module" else be + "_"
+    if mb and rb and rb[0] > 0:
+        res[key + "ratio_write_bw"] = "%.3f" % (mb[0] / rb[0])
+        lines.append("ib_write_bw %s / rxe = %.2f%s" % (be, mb[0] / rb[0], bw_target))
+    if ml and rl and rl[0] > 0:
+        res[key + "ratio_send_lat"] = "%.4f" % (ml[0] / rl[0])
+        lines.append("ib_send_lat %s / rxe = %.3f%s" % (be, ml[0] / rl[0], lat_target))
+for t in sorted(wire):
+    lines.append("kroce0 on the wire, %s: %d datagrams relayed, %d dropped" % (t, wire[t][0], wire[t][1]))
 res.update(kernel=kver, smp=smp, rounds=rounds, bw_iters=bw_iters, lat_iters=lat_iters,
-           guest_seconds=secs, load_start=l0, load_end=l1)
+           guest_seconds=secs, load_start=l0, load_end=l1, backends=backends)
 print("\n".join(lines))
 if out:
     with open(out, "w") as f:

@@ -25,8 +25,8 @@
 # run); and the kernel module: bench_control runs again inside a qemu (TCG)
 # guest that loads rdma_uabi.ko (tests/kernel/run-qemu.sh --bench-only),
 # where the ratios mean something and absolute times are emulated; and
-# perftest on the module against Linux's rxe in one guest boot
-# (bench/qemu_vs_rxe.sh).
+# perftest on the module (its shared memory and its own RoCE device on the
+# wire) against Linux's rxe in one guest boot (bench/qemu_vs_rxe.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -131,14 +131,16 @@ if [[ $kernel == 1 ]]; then
 	fi
 	echo "kernel: $kernel_status"
 
-	# The module's data path against Linux's rxe, perftest in one guest
-	# boot (issue 20's ratios).  Also reported, not fatal, when it fails.
-	step "perftest on rdma_uabi.ko against rxe, one qemu TCG guest (bench/qemu_vs_rxe.sh)"
+	# The module's data path, shared memory and its own RoCE device with
+	# the wire forced, against Linux's rxe on the same NIC: perftest in one
+	# guest boot (issue 20's and issue 18's ratios).  Also reported, not
+	# fatal, when it fails.
+	step "perftest on rdma_uabi.ko (uabi_sw0, kroce0) against rxe, one qemu TCG guest (bench/qemu_vs_rxe.sh)"
 	qvr_args=(--rounds 5)
 	[[ $quick == 1 ]] && qvr_args=(--rounds 1 --bw-iters 1000 --lat-iters 500)
 	if bench/qemu_vs_rxe.sh --build "$build" --work-dir "$out/qemu-rxe" "${qvr_args[@]}" \
 		--out "$out/qemu_vs_rxe.env" >"$out/qemu_vs_rxe.log" 2>&1; then
-		grep -E 'median|module / rxe' "$out/qemu_vs_rxe.log" || true
+		grep -E 'median| / rxe|on the wire' "$out/qemu_vs_rxe.log" || true
 	else
 		echo "bench: bench/qemu_vs_rxe.sh failed ($out/qemu_vs_rxe.log)" >&2
 		tail -20 "$out/qemu_vs_rxe.log"

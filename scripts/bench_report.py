@@ -1134,16 +1134,18 @@ def main():
         w("")
         w("`bench/qemu_vs_rxe.sh`: one boot of Debian's kernel %s under qemu TCG (-smp %s, "
           "emulated: absolute numbers are the emulator's, the ratios are the point), with "
-          "`rdma_uabi.ko` and `rdma_rxe` loaded side by side (rxe bound to a virtio NIC on "
-          "qemu's user-mode network, nothing leaves the guest). Debian's unmodified perftest, "
+          "`rdma_uabi.ko` and `rdma_rxe` (rxe bound to a virtio NIC on qemu's user-mode "
+          "network, nothing leaves the guest). Debian's unmodified perftest, "
           "server and client as two processes of the guest: on the module under `uabi run` "
           "(`-d uabi_sw0`), on rxe with Debian's libibverbs and rxe provider (`-d rxe0`, "
-          "RoCE v2 GID, rxe's loopback); module and rxe alternate, %s rounds "
+          "RoCE v2 GID, rxe's loopback)%s; the backends alternate, %s rounds "
           "(`ib_write_bw -s 65536 -n %s`, `ib_send_lat -s 2 -n %s`, both `-F`). Medians "
           "(range). A run that perftest could not time (it prints 0 or inf when its "
           "calibration of the cycle counter fails, as on an overloaded host) is left out and "
           "counted. The guest ran %s s; host load at start %s, at end %s."
-          % (qvr.get("kernel", "?"), qvr.get("smp", "?"), qvr.get("rounds", "?"),
+          % (qvr.get("kernel", "?"), qvr.get("smp", "?"),
+             ", and on the module's own RoCE device on the same NIC (next section)"
+             if "kroce" in qvr.get("backends", "").split() else "", qvr.get("rounds", "?"),
              qvr.get("bw_iters", "?"), qvr.get("lat_iters", "?"), qvr.get("guest_seconds", "?"),
              qvr.get("load_start", "?"), qvr.get("load_end", "?")))
         w("")
@@ -1163,6 +1165,44 @@ def main():
             rows.append([what, cell("module"), cell("rxe"), fmt_ratio(float(qvr["ratio_" + qk])),
                          target])
         w(table(["test", "rdma_uabi.ko", "rxe", "module ÷ rxe", "target"], rows))
+        w("")
+    # The module's own RoCE device (wire forced) against rxe, same boot.
+    if "kroce_ratio_write_bw" in qvr or "kroce_ratio_send_lat" in qvr:
+        w("## The kernel module's RoCE device against Linux's rxe, in one qemu guest")
+        w("")
+        w("The same boot as the section above (issue 18's measure): `uabi link add kroce0 "
+          "netdev eth0` on the NIC rxe0 is bound to, perftest under `uabi run` with "
+          "`UABI_WIRE_FORCE=1` and the RoCE v2 GID of kroce0 (`-d kroce0 -x GIDX`): every "
+          "message is RoCEv2 packets sent from one process's UDP socket to the guest's "
+          "address, received by the module's socket at port 4791 in the kernel and read by "
+          "the other process from its relay (docs/wire.md, \"The kernel module's own RoCE "
+          "device\"). rxe and the module's device cannot both hold port 4791 of the guest: "
+          "before each rxe run the guest deletes kroce0 and loads `rdma_rxe` (adding rxe0), "
+          "before each kroce0 run it deletes rxe0 and unloads `rdma_rxe`. rxe sends to its own "
+          "address through its loopback (the packet goes from its send path to its receive "
+          "path in the kernel); kroce0's packets cross the guest's UDP/IP stack on `lo`. "
+          "kroce0 relayed %s datagrams (dropped %s) in the `ib_write_bw` runs, %s (dropped %s) "
+          "in the `ib_send_lat` runs."
+          % (qvr.get("kroce_write_bw_relayed", "?"), qvr.get("kroce_write_bw_dropped", "?"),
+             qvr.get("kroce_send_lat_relayed", "?"), qvr.get("kroce_send_lat_dropped", "?")))
+        w("")
+        rows = []
+        for qk, what, unit in (("write_bw", "`ib_write_bw` 64 KiB, BW average", "MiB/s"),
+                               ("send_lat", "`ib_send_lat` 2 B, t_typical", "µs")):
+            if "kroce_ratio_" + qk not in qvr:
+                continue
+            def cell(be):
+                if be + "_" + qk not in qvr:
+                    return "–"
+                z = int(qvr.get(be + "_" + qk + "_untimed", "0"))
+                return "%s %s (%s)%s" % (
+                    qvr_num(qvr[be + "_" + qk]), unit,
+                    "–".join(qvr_num(x) for x in qvr[be + "_" + qk + "_range"].split("-")),
+                    "; %d more run%s untimed, left out" % (z, "s" if z > 1 else "") if z else "")
+            rows.append([what, cell("kroce"), cell("rxe"),
+                         fmt_ratio(float(qvr["kroce_ratio_" + qk])), cell("module")])
+        w(table(["test", "kroce0 (wire)", "rxe", "kroce0 ÷ rxe", "uabi_sw0 (shared memory)"],
+                rows))
         w("")
 
     # RoCEv2 between two namespaces (scripts/bench_wire.sh), when this run

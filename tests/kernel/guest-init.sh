@@ -7,23 +7,14 @@
 # prints a "UABI-KERNEL-..." marker line that run-qemu.sh parses; the last
 # one is "UABI-KERNEL-RESULT: PASS" or "UABI-KERNEL-RESULT: FAIL".
 
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-exec 0</dev/console 1>/dev/console 2>&1
-/bin/busybox --install -s /bin
+. /lib.sh
+guest_marker UABI-KERNEL
 export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t tmpfs tmpfs /tmp
 cd /tmp
 
-fail=0
 # run-qemu.sh's UABI_QEMU_ONLY: only the steps it names run.
 want() {
 	[ ! -e /only.steps ] || grep -qw "$1" /only.steps
-}
-step() {
-	echo "UABI-KERNEL-STEP: $1 $2"
-	[ "$2" = PASS ] || fail=1
 }
 
 echo "UABI-KERNEL-GUEST: $(uname -r), $(nproc) cpu(s)"
@@ -311,13 +302,7 @@ else
 	step dmesg_clean PASS
 fi
 
-if [ $fail -eq 0 ]; then
-	echo "UABI-KERNEL-RESULT: PASS"
-else
-	echo "UABI-KERNEL-RESULT: FAIL"
-fi
-sync
-poweroff -f
+finish
 # Not reached; should poweroff fail, init exiting panics and panic=-1
 # reboots, which -no-reboot turns into qemu exiting.
 exit 0

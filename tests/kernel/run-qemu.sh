@@ -65,6 +65,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$root/scripts/qemu-lib.sh"
 work=""
 conformance=""
 abuse=""
@@ -130,36 +131,12 @@ missing=()
 for prog in qemu-system-x86_64 make gcc cpio gzip strip timeout; do
 	command -v "$prog" >/dev/null || missing+=("$prog")
 done
-busybox=""
-for b in /bin/busybox /usr/bin/busybox; do
-	if [[ -x $b ]] && file -L "$b" 2>/dev/null | grep -q 'statically linked'; then
-		busybox=$b
-		break
-	fi
-done
-if [[ -z $busybox ]]; then
-	# Without file(1), trust the busybox-static package.
-	if dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
-		busybox=/bin/busybox
-	else
-		missing+=("busybox (static)")
-	fi
-fi
 ((${#missing[@]} == 0)) || die "missing ${missing[*]}: $hint"
+qemu_busybox
 
-if [[ -z $vmlinuz ]]; then
-	# The newest installed kernel image whose headers are installed too.
-	newest=""
-	for v in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
-		[[ -n $newest ]] || newest=$v
-		if [[ -f /lib/modules/${v##*/vmlinuz-}/build/Makefile ]]; then
-			vmlinuz=$v
-			break
-		fi
-	done
-	[[ -n $newest ]] || die "no /boot/vmlinuz-* (package linux-image-amd64): $hint"
-	[[ -n $vmlinuz ]] || vmlinuz=$newest	# fails below, naming its headers
-fi
+# The newest installed kernel image whose headers are installed, unless
+# --kernel named one.
+[[ -n $vmlinuz ]] || qemu_kernel headers
 [[ -e $vmlinuz ]] || die "no kernel image $vmlinuz: $hint"
 [[ -r $vmlinuz ]] || die "cannot read $vmlinuz (run as root?)"
 kver=${vmlinuz##*/vmlinuz-}
@@ -213,36 +190,14 @@ mkdir -p "$work" || die "cannot create $work"
 work=$(cd "$work" && pwd)
 
 # ------------------------------------------------------------- the module
-# Kbuild writes its objects beside the sources: build a staged copy.
 echo "run-qemu: building rdma_uabi.ko for $kver (W=1)"
-src=$work/src
-rm -rf "$src"
-mkdir -p "$src/kernel/os" "$src/include/uapi"
-cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" \
-	"$root/kernel/include" "$src/kernel/" || die "staging the sources failed"
-cp -r "$root/kernel/os/linux" "$src/kernel/os/" || die "staging os/linux failed"
-cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the uAPI headers failed"
 t0=$(date +%s)
-if ! make -C "$kdir" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1; then
-	cat "$work/kbuild.log"
-	die "Kbuild failed"
-fi
-if grep -E 'warning:|error:' "$work/kbuild.log"; then
-	die "Kbuild W=1 printed warnings"
-fi
-ko=$src/kernel/rdma_uabi.ko
-[[ -f $ko ]] || die "no rdma_uabi.ko after Kbuild"
+qemu_build_module "$work" "$kver"
 echo "run-qemu: module built in $(($(date +%s) - t0))s, no W=1 warning"
 
 # -------------------------------------------------------------- initramfs
 echo "run-qemu: packing the initramfs"
-rfs=$work/initramfs
-rm -rf "$rfs"
-mkdir -p "$rfs"/{bin,dev,proc,sys,tmp}
-cp "$busybox" "$rfs/bin/busybox"
-ln -s busybox "$rfs/bin/sh"
-cp "$here/guest-init.sh" "$rfs/init"
-chmod 755 "$rfs/init"
+qemu_rfs_init "$work/initramfs" "$here/guest-init.sh"
 gtest_args=(--gtest_color=no)
 [[ -z ${UABI_CONFORMANCE_FILTER:-} ]] ||
 	gtest_args+=("--gtest_filter=$UABI_CONFORMANCE_FILTER")
@@ -287,41 +242,30 @@ fi
 for b in "${xrc[@]}"; do
 	pack_dynamic "$b" "xrc/$(basename "$b")"
 done
-# A program of this host at its own path with its shared libraries at
-# theirs (not in /e2e-libs: the real libibverbs.so.1 of srp_daemon must
-# not shadow the drop-in there).
-pack_host() {
-	local bin=$1 dest=${2:-$1} lib
-	mkdir -p "$(dirname "$rfs$dest")"
-	cp -L "$bin" "$rfs$dest" || die "copying $bin failed"
-	head -c 4 "$bin" | grep -q ELF || return 0 # a script (ibstatus)
-	for lib in $(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		[[ -e $rfs$lib ]] && continue
-		mkdir -p "$rfs$(dirname "$lib")"
-		cp -L "$lib" "$rfs$lib" || die "copying $lib failed"
-	done
-}
+# Programs of this host (qemu_pack) are packed at their own paths with
+# their shared libraries at theirs, not in /e2e-libs: the real
+# libibverbs.so.1 of srp_daemon must not shadow the drop-in there.
 if [[ -n $probes ]]; then
 	mkdir -p "$rfs/probes/lib"
 	for p in "${probes_paths[@]}"; do
-		pack_host "$p"
+		qemu_pack "$p"
 	done
 	ln -sf srp_daemon "$rfs$(dirname "$(PATH=/usr/sbin:/usr/bin command -v srp_daemon)")/ibsrpdm"
-	pack_host "$probes" /probes/uabi
-	pack_host "$probes_check" /probes/check_sysfs
-	pack_host "$probes_abuse" /probes/umad_abuse
-	pack_host "$probes_verbs" /probes/lib/libibverbs.so.1
-	pack_host "$probes_umad" /probes/lib/libuabi_umad.so
+	qemu_pack "$probes" /probes/uabi
+	qemu_pack "$probes_check" /probes/check_sysfs
+	qemu_pack "$probes_abuse" /probes/umad_abuse
+	qemu_pack "$probes_verbs" /probes/lib/libibverbs.so.1
+	qemu_pack "$probes_umad" /probes/lib/libuabi_umad.so
 	# The connection manager on the module: Debian's rping under `uabi
 	# run`, librdmacm's file served by the ucma shim.
 	if [[ -n $probes_rdmacm ]]; then
 		p=$(command -v rping) || die "rping not found (package rdmacm-utils: scripts/install-deps.sh)"
-		pack_host "$p" /probes/rping
-		pack_host "$probes_rdmacm" /probes/lib/libuabi_rdmacm.so
+		qemu_pack "$p" /probes/rping
+		qemu_pack "$probes_rdmacm" /probes/lib/libuabi_rdmacm.so
 		strip --strip-debug "$rfs/probes/lib/libuabi_rdmacm.so" || die "strip libuabi_rdmacm.so"
 	fi
 	if [[ -n $probes_traffic ]]; then
-		pack_host "$probes_traffic" /probes/port_traffic
+		qemu_pack "$probes_traffic" /probes/port_traffic
 		strip --strip-debug "$rfs/probes/port_traffic" || die "strip port_traffic"
 	fi
 	for b in uabi check_sysfs umad_abuse lib/libibverbs.so.1 lib/libuabi_umad.so; do
@@ -334,8 +278,7 @@ if [[ -n $bench ]]; then
 	# One argument per line (none contains a space).
 	printf '%s\n' $bench_args >"$rfs/bench.args"
 fi
-(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
-	>"$work/initramfs.cpio.gz" || die "cpio failed"
+qemu_cpio "$work/initramfs.cpio.gz"
 
 # ------------------------------------------- reference: in-process on host
 if ((bench_only)); then
@@ -356,13 +299,9 @@ slub="slub_debug=FZPU,kmalloc-*"
 ((bench_only)) && slub=""
 echo "run-qemu: booting $vmlinuz under TCG (-smp $smp, timeout ${timeout_s}s)"
 t0=$(date +%s)
-timeout --foreground -k 10 "$timeout_s" \
-	qemu-system-x86_64 -accel tcg -m 1G -smp "$smp" -nographic -no-reboot \
-	-nic none -kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 loglevel=5 $slub rdinit=/init" \
-	</dev/null 2>&1 | sed -u 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' |
-	tee "$work/guest.log" | sed -u 's/^/guest| /'
-qemu_rc=${PIPESTATUS[0]}
+QEMU_TEE="guest| " qemu_boot "$work/guest.log" "$timeout_s" "$smp" "$slub" \
+	-nic none -initrd "$work/initramfs.cpio.gz"
+qemu_rc=$?
 guest_s=$(($(date +%s) - t0))
 
 # ----------------------------------------------------------------- verdict

@@ -7,31 +7,15 @@
 # `uabi run` against the host's uabid (10.78.0.1): server first, then
 # client.  Prints "UABI-KROCE-STEP: name PASS|FAIL" lines and a last
 # "UABI-KROCE-RESULT".
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-exec 0</dev/console 1>/dev/console 2>&1
-/bin/busybox --install -s /bin
-export PATH=/bin:/usr/bin:/sbin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t tmpfs tmpfs /tmp
-fail=0
-step() {
-	echo "UABI-KROCE-STEP: $1 $2"
-	[ "$2" = PASS ] || fail=1
-}
-finish() {
-	[ $fail = 0 ] && echo "UABI-KROCE-RESULT: PASS" || echo "UABI-KROCE-RESULT: FAIL"
-	poweroff -f
-}
+. /lib.sh
+guest_marker UABI-KROCE
 # What `uabi run` needs: the drop-in library, no umad or rdmacm shim.
 export UABI_VERBS_LIB=/kroce/lib/libibverbs.so.1 UABI_UMAD_LIB= UABI_RDMACM_LIB=
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
 U="/kroce/uabi --backend kernel"
 
 ok=1
-for ko in $(cat /modules); do
-	insmod "$ko" || { echo "insmod $ko failed"; ok=0; }
-done
+guest_insmod /modules || ok=0
 dmesg -c >/tmp/boot.dmesg
 insmod /rdma_uabi.ko || ok=0
 ip link set lo up
@@ -64,27 +48,31 @@ fi
 # Unmodified programs against the host's uabid: each line of /steps is
 # "NAME PROGRAM ARGS..."; the guest serves first (the host's client
 # retries until it listens), then connects to the host's server.
+# Each program traces its packets (UABI_WIRE_TRACE); a failed step's trace
+# goes to the console, for the host's log.
+traced() {	# step name, then PASS or FAIL
+	step "$1" "$2"
+	[ "$2" = PASS ] && return
+	echo "UABI-KROCE-TRACE-BEGIN $1"
+	tail -n 60 /tmp/trace.log
+	echo "UABI-KROCE-TRACE-END $1"
+	$U link | grep "^link kroce0/"
+}
 while read -r name prog args; do
 	[ -n "$name" ] || continue
-	if timeout 240 $U run -- $prog -d kroce0 $args >/tmp/st.log 2>&1; then
-		step "server-$name" PASS
+	rm -f /tmp/trace.log
+	if UABI_WIRE_TRACE=/tmp/trace.log timeout 240 $U run -- $prog -d kroce0 $args >/tmp/st.log 2>&1; then
+		traced "server-$name" PASS
 	else
-		step "server-$name" FAIL
+		traced "server-$name" FAIL
 	fi
 	cat /tmp/st.log
-	tries=0
-	while :; do
-		timeout 240 $U run -- $prog -d kroce0 $args 10.78.0.1 >/tmp/st.log 2>&1
-		rc=$?
-		[ $rc = 0 ] && break
-		grep -qE "Couldn't connect|Unable to init the socket" /tmp/st.log && [ $tries -lt 300 ] || break
-		tries=$((tries + 1))
-		sleep 0.5
-	done
-	if [ $rc = 0 ]; then
-		step "client-$name" PASS
+	rm -f /tmp/trace.log
+	if guest_retry 300 "Couldn't connect|Unable to init the socket" /tmp/st.log \
+		env UABI_WIRE_TRACE=/tmp/trace.log timeout 240 $U run -- $prog -d kroce0 $args 10.78.0.1; then
+		traced "client-$name" PASS
 	else
-		step "client-$name" FAIL
+		traced "client-$name" FAIL
 	fi
 	cat /tmp/st.log
 done </steps

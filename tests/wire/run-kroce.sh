@@ -16,7 +16,9 @@
 # only between the namespace and the guest this test creates.
 #
 # The host's programs trace their wire (UABI_WIRE_TRACE) into
-# WORK/trace-{client,server}-NAME.log.
+# WORK/trace-{client,server}-NAME.log (the last packets are printed when
+# one fails); the guest's do too, and a failed guest step's last packets
+# are in the guest log between UABI-KROCE-TRACE-BEGIN/END lines.
 #
 # Usage: run-kroce.sh --tool UABI --verbs-lib LIB --relay-check BIN
 #                     [--work-dir DIR] [--timeout SECONDS]
@@ -25,6 +27,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$root/scripts/qemu-lib.sh"
 tool="" verbs="" relay="" work=""
 timeout_s=${UABI_KROCE_TIMEOUT:-700}
 die() {
@@ -50,75 +53,30 @@ for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd strip timeout 
 	ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ibv_devinfo ibv_devices; do
 	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
 done
-busybox=/bin/busybox
-[[ -x $busybox ]] || die "missing busybox (static)"
-vmlinuz=""
-for v in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
-	[[ -f /lib/modules/${v##*/vmlinuz-}/build/Makefile ]] && vmlinuz=$v && break
-done
-[[ -n $vmlinuz ]] || die "no /boot/vmlinuz-* with its headers (linux-image-amd64, linux-headers-amd64)"
-kver=${vmlinuz#/boot/vmlinuz-}
+qemu_busybox
+qemu_kernel headers
 t_start=$(date +%s)
 
 # ------------------------------------------------------------- the module
-src=$work/src
-rm -rf "$src"
-mkdir -p "$src/kernel/os" "$src/include/uapi"
-cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" "$root/kernel/include" \
-	"$src/kernel/" && cp -r "$root/kernel/os/linux" "$src/kernel/os/" &&
-	cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the module's sources"
-make -C "/lib/modules/$kver/build" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1 ||
-	{ cat "$work/kbuild.log"; die "Kbuild failed"; }
-grep -E 'warning:|error:' "$work/kbuild.log" && die "Kbuild W=1 printed warnings"
+qemu_build_module "$work" "$kver"
 
 # ------------------------------------------------------------- initramfs
-rfs=$work/initramfs
-rm -rf "$rfs"
-mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,lib/modules,kroce/lib}
-cp "$busybox" "$rfs/bin/busybox"
-ln -s busybox "$rfs/bin/sh"
-cp "$here/kroce-guest-init.sh" "$rfs/init"
-chmod 755 "$rfs/init"
-strip --strip-debug -o "$rfs/rdma_uabi.ko" "$src/kernel/rdma_uabi.ko" || die "strip the module"
-: >"$rfs/modules"
-for m in virtio_pci virtio_net; do
-	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
-		while read -r ko; do
-			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
-			cp "$ko" "$rfs/lib/modules/" || exit 1
-			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
-		done || die "modules for $m"
-done
-# A program at @dest (default: its own path) with its shared libraries at
-# the paths they resolve to here.
-pack() {
-	local f=$1 dest=${2:-$1} lib
-	mkdir -p "$rfs$(dirname "$dest")"
-	cp -L "$f" "$rfs$dest" || die "copy $f"
-	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		[[ -e $rfs$lib ]] && continue
-		mkdir -p "$rfs$(dirname "$lib")"
-		cp -L "$lib" "$rfs$lib" || die "copy $lib"
-	done
-}
+qemu_rfs_init "$work/initramfs" "$here/kroce-guest-init.sh" kroce/lib
+strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip the module"
+qemu_modules modules "$kver" virtio_pci virtio_net
 # Linux's rxe, to see what it and the module leave each other in one
 # guest (reported only; docs/wire.md).
 : >"$rfs/rxe-modules"
 if command -v rdma >/dev/null && modprobe -S "$kver" --show-depends rdma_rxe >/dev/null 2>&1; then
-	for ko in $(for m in crc32_generic rdma_rxe; do
-		modprobe -S "$kver" --show-depends "$m"; done | awk '$1 == "insmod" {print $2}'); do
-		grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" "$rfs/rxe-modules" && continue
-		cp "$ko" "$rfs/lib/modules/" || die "copy $ko"
-		echo "/lib/modules/${ko##*/}" >>"$rfs/rxe-modules"
-	done
-	pack "$(command -v rdma)"
+	qemu_modules rxe-modules "$kver" crc32_generic rdma_rxe
+	qemu_pack "$(command -v rdma)"
 fi
 for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ibv_devinfo ibv_devices; do
-	pack "$(command -v $p)"
+	qemu_pack "$(command -v $p)"
 done
-pack "$tool" /kroce/uabi
-pack "$verbs" /kroce/lib/libibverbs.so.1
-pack "$relay" /kroce/kroce_relay
+qemu_pack "$tool" /kroce/uabi
+qemu_pack "$verbs" /kroce/lib/libibverbs.so.1
+qemu_pack "$relay" /kroce/kroce_relay
 for f in uabi kroce_relay lib/libibverbs.so.1; do
 	strip --strip-debug "$rfs/kroce/$f" || die "strip $f"
 done
@@ -129,31 +87,14 @@ rc ibv_rc_pingpong -g 0 -n 50 -s 4096 -c -p 25001
 ud ibv_ud_pingpong -g 0 -n 50 -s 512 -p 25002
 write_bw ib_write_bw -x 0 -F -n 200 -s 65536 -p 25003
 EOS
-(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
-	>"$work/initramfs.cpio.gz" || die "cpio"
+qemu_cpio "$work/initramfs.cpio.gz"
 
 # ---------------------------------------------------- the host's side
-ns=hA-kroce-$$
 tap=hAkroce0
-cleanup() {
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-}
-trap cleanup EXIT
-ip netns add "$ns" || die "ip netns add"
-ip -n "$ns" link set lo up
-ip -n "$ns" tuntap add dev "$tap" mode tap || die "tuntap"
-ip -n "$ns" addr add 10.78.0.1/24 dev "$tap"
-ip -n "$ns" link set "$tap" up
+qemu_netns hA-kroce "$tap" 10.78.0.1/24
 
 echo "run-kroce: booting $vmlinuz (TCG) with rdma_uabi.ko; host side 10.78.0.1 in netns $ns"
-ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
-	qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic -no-reboot \
-	-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:78:00:02 \
-	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
-	sed -u 's/\r//g' >"$work/guest.log" &
+qemu_boot_tap "$work/guest.log" "$timeout_s" 52:54:00:78:00:02 &
 qemu=$!
 
 fails=()
@@ -182,6 +123,8 @@ while read -r name prog args; do
 	else
 		fails+=("host client $name (see $work/client-$name.log)")
 		echo "run-kroce: host client $name: FAIL"; tail -n 3 "$work/client-$name.log"
+		echo "run-kroce: its last packets (µs, $work/trace-client-$name.log):"
+		tail -n 20 "$work/trace-client-$name.log"
 	fi
 	rm -f "$work/trace-server-$name.log"
 	if kill -0 "$qemu" 2>/dev/null &&
@@ -191,6 +134,8 @@ while read -r name prog args; do
 	else
 		fails+=("host server $name (see $work/server-$name.log)")
 		echo "run-kroce: host server $name: FAIL"; tail -n 3 "$work/server-$name.log"
+		echo "run-kroce: its last packets (µs, $work/trace-server-$name.log):"
+		tail -n 20 "$work/trace-server-$name.log"
 	fi
 done <"$rfs/steps"
 hs "$tool" link >"$work/link-end.log" 2>&1

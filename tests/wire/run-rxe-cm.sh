@@ -29,6 +29,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$root/scripts/qemu-lib.sh"
 die() {
 	echo "run-rxe-cm: FAIL: $*" >&2
 	exit 1
@@ -48,79 +49,33 @@ timeout_s=${UABI_RXE_TIMEOUT:-600}
 for prog in qemu-system-x86_64 cpio gzip ip modprobe ldd rping ucmatose udaddy rdma timeout; do
 	command -v "$prog" >/dev/null || { echo "SKIP: missing $prog"; exit 77; }
 done
-busybox=/bin/busybox
-[[ -x $busybox ]] || { echo "SKIP: missing busybox (static)"; exit 77; }
-vmlinuz=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
-[[ -n $vmlinuz ]] || { echo "SKIP: no /boot/vmlinuz-*"; exit 77; }
-kver=${vmlinuz#/boot/vmlinuz-}
-[[ -d /lib/modules/$kver ]] || die "no /lib/modules/$kver"
+[[ -x /bin/busybox ]] || { echo "SKIP: missing busybox (static)"; exit 77; }
+ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "SKIP: no /boot/vmlinuz-*"; exit 77; }
+qemu_busybox
+qemu_kernel any
 work=${work:-$root/build/tests/wire/rxe-cm}
 mkdir -p "$work"
 
 # ------------------------------------------------------------- initramfs
-rfs=$work/initramfs
-rm -rf "$rfs"
-mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,etc/libibverbs.d,lib/modules}
-cp "$busybox" "$rfs/bin/busybox"
-ln -s busybox "$rfs/bin/sh"
-cp "$here/rxe-cm-guest-init.sh" "$rfs/init"
-chmod 755 "$rfs/init"
-: >"$rfs/modules"
-for m in virtio_pci virtio_net crc32_generic rdma_rxe rdma_ucm; do
-	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
-		while read -r ko; do
-			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
-			cp "$ko" "$rfs/lib/modules/" || exit 1
-			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
-		done || die "modules for $m"
-done
-pack() {
-	local f=$1 lib
-	mkdir -p "$rfs$(dirname "$f")"
-	cp -L "$f" "$rfs$f" || die "copy $f"
-	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		[[ -e $rfs$lib ]] && continue
-		mkdir -p "$rfs$(dirname "$lib")"
-		cp -L "$lib" "$rfs$lib" || die "copy $lib"
-	done
-}
-for p in rping ucmatose udaddy rdma; do pack "$(command -v $p)"; done
+qemu_rfs_init "$work/initramfs" "$here/rxe-cm-guest-init.sh"
+qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe rdma_ucm
+for p in rping ucmatose udaddy rdma; do qemu_pack "$(command -v $p)"; done
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
-pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
-provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
-[[ -n $provider ]] || die "no librxe provider (ibverbs-providers)"
-pack "$provider"
-cp /etc/libibverbs.d/rxe.driver "$rfs/etc/libibverbs.d/" || die "no rxe.driver"
-(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
-	>"$work/initramfs.cpio.gz" || die "cpio"
+qemu_pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
+qemu_rxe_provider
+qemu_cpio "$work/initramfs.cpio.gz"
 
 # ---------------------------------------------------- the host's side
-ns=hBrxe-$$
 tap=hBtap0
 sock=$work/uabid.sock
 hs() { ip netns exec "$ns" env UABI_SOCKET="$sock" UABI_IDLE_EXIT=0 "$@"; }
-cleanup() {
-	hs "$tool" daemon stop >/dev/null 2>&1
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-}
-trap cleanup EXIT
-ip netns add "$ns" || die "ip netns add"
-ip -n "$ns" link set lo up
-ip -n "$ns" tuntap add dev "$tap" mode tap || die "tuntap"
-ip -n "$ns" addr add 10.77.0.1/24 dev "$tap"
-ip -n "$ns" link set "$tap" up
+qemu_cleanup_more() { hs "$tool" daemon stop >/dev/null 2>&1; }
+qemu_netns hBrxe "$tap" 10.77.0.1/24
 hs "$tool" daemon stop >/dev/null 2>&1
 hs "$tool" link add roce0 netdev "$tap" >"$work/link.log" 2>&1 || die "uabi link add: $(cat "$work/link.log")"
 
 echo "run-rxe-cm: booting $vmlinuz (TCG) with rxe and rdma_cm; host side 10.77.0.1 in netns $ns"
-ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
-	qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic -no-reboot \
-	-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:02 \
-	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
-	sed -u 's/\r//g' >"$work/guest.log" &
+qemu_boot_tap "$work/guest.log" "$timeout_s" 52:54:00:77:00:02 &
 qemu=$!
 # Every packet on the tap, for a look afterwards (tshark -d udp.port==4791,infiniband).
 cap=""

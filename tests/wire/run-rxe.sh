@@ -24,6 +24,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$root/scripts/qemu-lib.sh"
 pingpong="" work="" iters=200 sizes="1 4096 65536" stack=""
 timeout_s=${UABI_RXE_TIMEOUT:-600}
 die() {
@@ -46,47 +47,18 @@ work=${work:-$root/build/tests/wire/rxe}
 for prog in qemu-system-x86_64 cpio gzip ip modprobe ldd ibv_rc_pingpong rdma timeout; do
 	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
 done
-busybox=/bin/busybox
-[[ -x $busybox ]] || die "missing busybox (static)"
-vmlinuz=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
-[[ -n $vmlinuz ]] || die "no /boot/vmlinuz-* (linux-image-amd64)"
-kver=${vmlinuz#/boot/vmlinuz-}
-[[ -d /lib/modules/$kver ]] || die "no /lib/modules/$kver"
+qemu_busybox
+qemu_kernel any
 
 # ------------------------------------------------------------- initramfs
-rfs=$work/initramfs
-rm -rf "$rfs"
-mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,etc/libibverbs.d,lib/modules}
-cp "$busybox" "$rfs/bin/busybox"
-ln -s busybox "$rfs/bin/sh"
-cp "$here/rxe-guest-init.sh" "$rfs/init"
-chmod 755 "$rfs/init"
+qemu_rfs_init "$work/initramfs" "$here/rxe-guest-init.sh"
 echo "$iters" >"$rfs/iters"
 echo "$sizes" >"$rfs/sizes"
-# The modules in load order (each one's dependencies first).
-: >"$rfs/modules"
-for m in virtio_pci virtio_net crc32_generic rdma_rxe; do
-	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
-		while read -r ko; do
-			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
-			cp "$ko" "$rfs/lib/modules/" || exit 1
-			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
-		done || die "modules for $m"
-done
+qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe
 # Programs with their libraries at their own paths; libibverbs finds the
 # rxe provider through /etc/libibverbs.d.
-pack() {
-	local f=$1 lib
-	mkdir -p "$rfs$(dirname "$f")"
-	cp -L "$f" "$rfs$f" || die "copy $f"
-	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		[[ -e $rfs$lib ]] && continue
-		mkdir -p "$rfs$(dirname "$lib")"
-		cp -L "$lib" "$rfs$lib" || die "copy $lib"
-	done
-}
-pack "$(command -v ibv_rc_pingpong)"
-pack "$(command -v rdma)"
+qemu_pack "$(command -v ibv_rc_pingpong)"
+qemu_pack "$(command -v rdma)"
 # The whole-stack steps: NAME PROGRAM ARGS (GIDX: the GID index).
 : >"$rfs/steps"
 if [[ -n $stack ]]; then
@@ -101,38 +73,18 @@ atomic_lat ib_atomic_lat -x GIDX -F -n 50 -p 18622
 send_bw_imm ib_send_bw -x GIDX -F -n 200 -I 0 -p 18623
 EOS
 	for p in ibv_ud_pingpong ibv_srq_pingpong ib_write_bw ib_read_lat ib_atomic_lat ib_send_bw; do
-		pack "$(command -v $p)"
+		qemu_pack "$(command -v $p)"
 	done
 fi
-provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
-[[ -n $provider ]] || die "no librxe provider (ibverbs-providers)"
-pack "$provider"
-cp /etc/libibverbs.d/rxe.driver "$rfs/etc/libibverbs.d/" || die "no rxe.driver"
-(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
-	>"$work/initramfs.cpio.gz" || die "cpio"
+qemu_rxe_provider
+qemu_cpio "$work/initramfs.cpio.gz"
 
 # ---------------------------------------------------- the host's side
-ns=uabi-rxe-$$
 tap=uabirxe0
-cleanup() {
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-}
-trap cleanup EXIT
-ip netns add "$ns" || die "ip netns add"
-ip -n "$ns" link set lo up
-ip -n "$ns" tuntap add dev "$tap" mode tap || die "tuntap"
-ip -n "$ns" addr add 10.77.0.1/24 dev "$tap"
-ip -n "$ns" link set "$tap" up
+qemu_netns uabi-rxe "$tap" 10.77.0.1/24
 
 echo "run-rxe: booting $vmlinuz (TCG) with rxe; host side 10.77.0.1 in netns $ns"
-ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
-	qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic -no-reboot \
-	-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:02 \
-	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
-	sed -u 's/\r//g' >"$work/guest.log" &
+qemu_boot_tap "$work/guest.log" "$timeout_s" 52:54:00:77:00:02 &
 qemu=$!
 
 fails=()

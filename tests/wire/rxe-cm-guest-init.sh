@@ -8,40 +8,17 @@
 # for udaddy UNREACHABLE).
 # Prints "UABI-RXE-STEP: name PASS|FAIL", each program's output between
 # "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and "UABI-RXE-RESULT".
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-exec 0</dev/console 1>/dev/console 2>&1
-/bin/busybox --install -s /bin
-export PATH=/bin:/usr/bin:/sbin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t tmpfs tmpfs /tmp
-fail=0
-step() {
-	echo "UABI-RXE-STEP: $1 $2"
-	[ "$2" = PASS ] || fail=1
-}
+. /lib.sh
+guest_marker UABI-RXE
 show() {
 	echo "UABI-OUT-BEGIN $1"
 	cat "$2"
 	echo "UABI-OUT-END $1"
 }
-finish() {
-	[ $fail = 0 ] && echo "UABI-RXE-RESULT: PASS" || echo "UABI-RXE-RESULT: FAIL"
-	poweroff -f
-}
 
 ok=1
-for ko in $(cat /modules); do
-	insmod "$ko" || { echo "insmod $ko failed"; ok=0; }
-done
-ip link set lo up
-ip link set eth0 up && ip addr add 10.77.0.2/24 dev eth0 || ok=0
-rdma link add rxe0 type rxe netdev eth0 || ok=0
-mkdir -p /dev/infiniband
-for d in /sys/class/infiniband_verbs/uverbs* /sys/class/misc/rdma_cm; do
-	[ -e "$d/dev" ] || continue
-	mknod "/dev/infiniband/${d##*/}" c $(tr ':' ' ' <"$d/dev")
-done
+guest_insmod /modules || ok=0
+guest_rxe 10.77.0.2/24 || ok=0
 [ -e /dev/infiniband/rdma_cm ] || ok=0
 if [ $ok = 1 ]; then step rxe-setup PASS; else ip addr; ls -l /dev/infiniband; step rxe-setup FAIL; finish; fi
 
@@ -56,16 +33,11 @@ server() {
 client() {
 	name=$1
 	shift
-	tries=0
-	while :; do
-		timeout 240 "$@" >/tmp/out 2>&1
-		rc=$?
-		[ $rc = 0 ] && break
-		grep -qE "REJECTED|UNREACHABLE" /tmp/out && [ $tries -lt 200 ] || break
-		tries=$((tries + 1))
-		sleep 0.5
-	done
-	if [ $rc = 0 ]; then step "$name" PASS; else step "$name" FAIL; fi
+	if guest_retry 200 "REJECTED|UNREACHABLE" /tmp/out timeout 240 "$@"; then
+		step "$name" PASS
+	else
+		step "$name" FAIL
+	fi
 	show "$name" /tmp/out
 }
 server rping-server rping -s -a 10.77.0.2 -p 25600 -v -C 10
