@@ -450,7 +450,8 @@ def main():
     w("Written by `make bench` (`scripts/bench.sh`, report by `scripts/bench_report.py`) "
       "from one run; every number and ratio below was measured in that run, side by side. "
       "Do not edit by hand: run `make bench` again (`UABI_BENCH_QUICK=1 make bench` for a "
-      "short pass).")
+      "short pass). Runs made by hand to explain a change (before and after, with their "
+      "own dates and commands) are kept in [bench-history.md](bench-history.md).")
     w("")
     w("## Machine and run")
     w("")
