@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#
+# The connection manager across hosts on the kernel module's own RoCE
+# device (docs/cm.md, "Across hosts"; docs/wire.md, "The kernel module's
+# own RoCE device"): builds rdma_uabi.ko (W=1, warnings fail), boots
+# Debian's kernel under qemu (TCG) with a virtio NIC on a tap device in a
+# network namespace this script makes (host side 10.91.0.1, guest
+# 10.91.0.2; no other address is involved).  The guest loads the module,
+# runs `uabi link add kroce0 netdev eth0` and Debian's unmodified rping
+# under `uabi --backend kernel run` (tests/wire/kroce-cm-guest-init.sh);
+# in the namespace, a uabid holds `uabi link add roce0 netdev <tap>` and
+# rping runs under `uabi run`.  Their CM MADs cross as RoCEv2 on QP1
+# between the module's CM (the core's, in the kernel) and uabid's, their
+# data between the module's device and uabid's.
+#
+#   guest rping server  <- host rping client  (10 pings, payload checked)
+#   guest rping client  -> host rping server  (10 pings, payload checked)
+#
+# Then the guest deletes the device and unloads the module (no warning in
+# dmesg).  The host's programs trace their wire (UABI_WIRE_TRACE) into
+# WORK/trace-NAME.log.
+#
+# Usage: run-kroce-cm.sh --tool UABI --verbs-lib LIB --umad-lib LIB
+#                        --rdmacm-lib LIB [--work-dir DIR] [--timeout SECONDS]
+# Exit status 0 only if every step passed on both sides.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tool="" verbs="" umad="" rdmacm="" work=""
+timeout_s=${UABI_KROCE_TIMEOUT:-800}
+die() {
+	echo "run-kroce-cm: FAIL: $*" >&2
+	exit 1
+}
+while (($#)); do
+	case $1 in
+	--tool) tool=$2; shift 2 ;;
+	--verbs-lib) verbs=$2; shift 2 ;;
+	--umad-lib) umad=$2; shift 2 ;;
+	--rdmacm-lib) rdmacm=$2; shift 2 ;;
+	--work-dir) work=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm ]] ||
+	die "--tool, --verbs-lib, --umad-lib and --rdmacm-lib are required"
+[[ $(id -u) == 0 ]] || die "needs root (a network namespace and a tap device)"
+work=${work:-$root/build/tests/wire/kroce-cm}
+mkdir -p "$work" || die "mkdir $work"
+work=$(cd "$work" && pwd)
+for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd ldconfig strip timeout rping; do
+	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
+done
+busybox=/bin/busybox
+[[ -x $busybox ]] || die "missing busybox (static)"
+vmlinuz=""
+for v in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+	[[ -f /lib/modules/${v##*/vmlinuz-}/build/Makefile ]] && vmlinuz=$v && break
+done
+[[ -n $vmlinuz ]] || die "no /boot/vmlinuz-* with its headers (linux-image-amd64, linux-headers-amd64)"
+kver=${vmlinuz#/boot/vmlinuz-}
+t_start=$(date +%s)
+
+# ------------------------------------------------------------- the module
+src=$work/src
+rm -rf "$src"
+mkdir -p "$src/kernel/os" "$src/include/uapi"
+cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" "$root/kernel/include" \
+	"$src/kernel/" && cp -r "$root/kernel/os/linux" "$src/kernel/os/" &&
+	cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the module's sources"
+make -C "/lib/modules/$kver/build" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1 ||
+	{ cat "$work/kbuild.log"; die "Kbuild failed"; }
+grep -E 'warning:|error:' "$work/kbuild.log" && die "Kbuild W=1 printed warnings"
+
+# ------------------------------------------------------------- initramfs
+rfs=$work/initramfs
+rm -rf "$rfs"
+mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,lib/modules,kcm/lib}
+cp "$busybox" "$rfs/bin/busybox"
+ln -s busybox "$rfs/bin/sh"
+cp "$here/kroce-cm-guest-init.sh" "$rfs/init"
+chmod 755 "$rfs/init"
+strip --strip-debug -o "$rfs/rdma_uabi.ko" "$src/kernel/rdma_uabi.ko" || die "strip the module"
+: >"$rfs/modules"
+for m in virtio_pci virtio_net; do
+	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
+		while read -r ko; do
+			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
+			cp "$ko" "$rfs/lib/modules/" || exit 1
+			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
+		done || die "modules for $m"
+done
+# A program at @dest (default: its own path) with its shared libraries at
+# the paths they resolve to here.
+pack() {
+	local f=$1 dest=${2:-$1} lib
+	mkdir -p "$rfs$(dirname "$dest")"
+	cp -L "$f" "$rfs$dest" || die "copy $f"
+	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		[[ -e $rfs$lib ]] && continue
+		mkdir -p "$rfs$(dirname "$lib")"
+		cp -L "$lib" "$rfs$lib" || die "copy $lib"
+	done
+}
+pack "$(command -v rping)" /kcm/rping
+# pthread_exit() loads libgcc_s at run time (rping's threads end so)
+pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
+pack "$tool" /kcm/uabi
+pack "$verbs" /kcm/lib/libibverbs.so.1
+pack "$umad" /kcm/lib/libuabi_umad.so
+pack "$rdmacm" /kcm/lib/libuabi_rdmacm.so
+for f in uabi lib/libibverbs.so.1 lib/libuabi_umad.so lib/libuabi_rdmacm.so; do
+	strip --strip-debug "$rfs/kcm/$f" || die "strip $f"
+done
+(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
+	>"$work/initramfs.cpio.gz" || die "cpio"
+
+# ---------------------------------------------------- the host's side
+ns=kcm9-kroce-cm-$$
+tap=kcm9tap0
+sock=$work/uabid/uabid.sock
+mkdir -p "$work/uabid"
+hs() { ip netns exec "$ns" env UABI_SOCKET="$sock" UABI_IDLE_EXIT=0 UABI_BACKEND=daemon "$@"; }
+cleanup() {
+	hs "$tool" daemon stop >/dev/null 2>&1
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+}
+trap cleanup EXIT
+ip netns add "$ns" || die "ip netns add"
+ip -n "$ns" link set lo up
+ip -n "$ns" tuntap add dev "$tap" mode tap || die "tuntap"
+ip -n "$ns" addr add 10.91.0.1/24 dev "$tap"
+ip -n "$ns" link set "$tap" up
+hs "$tool" daemon stop >/dev/null 2>&1
+hs "$tool" link add roce0 netdev "$tap" >"$work/link.log" 2>&1 || die "uabi link add: $(cat "$work/link.log")"
+
+echo "run-kroce-cm: booting $vmlinuz (TCG) with rdma_uabi.ko; host side 10.91.0.1 in netns $ns"
+ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
+	qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic -no-reboot \
+	-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:91:00:02 \
+	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
+	sed -u 's/\r//g' >"$work/guest.log" &
+qemu=$!
+log=$work/guest.log
+
+fails=()
+rping_expect() {
+	awk -v n="$1" -v prefix="$2" 'BEGIN {
+		start = 65
+		for (p = 0; p < n; p++) {
+			s = sprintf("rdma-ping-%d: ", p); c = start
+			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
+			print prefix s
+			start++; if (start > 122) start = 65
+		}
+	}'
+}
+# The guest's output of step NAME.
+guest_out() { awk -v n="$1" '$0 == "UABI-OUT-BEGIN " n {on = 1; next} $0 == "UABI-OUT-END " n {on = 0} on' "$log"; }
+
+# The guest serves: wait (bounded by qemu's life) until it says it
+# listens, then connect, again while REJECTED (not listening yet).
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN|^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+name=rping-client rc=1
+if grep -q '^UABI-KCM-LISTEN' "$log"; then
+	for try in $(seq 1 200); do
+		hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
+			rping -c -a 10.91.0.2 -p 27001 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"
+		rc=$?
+		((rc == 0)) && break
+		grep -q 'REJECTED' "$work/$name.err" "$work/$name.out" || break
+		kill -0 "$qemu" 2>/dev/null || break
+		sleep 0.5
+	done
+fi
+if ((rc == 0)); then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+# The guest connects (retrying while this listener is not up).
+name=rping-server
+if kill -0 "$qemu" 2>/dev/null &&
+	hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 300 "$tool" run -- \
+		rping -s -a 10.91.0.1 -p 27002 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"; then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+hs "$tool" link >"$work/link-end.log" 2>&1
+cat "$work/link-end.log"
+hs "$tool" daemon stop >/dev/null 2>&1
+wait "$qemu"
+grep -E '^UABI-KCM-STEP: |^link ' "$log"
+while read -r _ name verdict; do
+	[[ $verdict == PASS ]] || fails+=("guest step $name: $verdict")
+done < <(grep '^UABI-KCM-STEP: ' "$log")
+grep -q '^UABI-KCM-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-KCM-RESULT: PASS")
+grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the guest")
+# rping's payload, both sides of both runs.
+diff <(grep '^ping data: ' "$work/rping-client.out") <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("host rping-client: payload not what rping sent")
+diff <(grep '^server ping data: ' "$work/rping-server.out") <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("host rping-server: payload not what rping sent")
+diff <(guest_out rping-server | grep '^server ping data: ') <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("guest rping-server: payload not what rping sent")
+diff <(guest_out rping-client | grep '^ping data: ') <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("guest rping-client: payload not what rping sent")
+echo "run-kroce-cm: whole run $(($(date +%s) - t_start))s"
+if ((${#fails[@]})); then
+	for f in "${fails[@]}"; do echo "run-kroce-cm: FAILED: $f"; done
+	echo "run-kroce-cm: guest log: $log"
+	exit 1
+fi
+echo "run-kroce-cm: PASS"
