@@ -18,17 +18,22 @@
 #   guest rping client  -> host rping server  (10 pings, payload checked)
 #
 # Then the guest deletes the device and unloads the module (no warning in
-# dmesg).  The host's programs trace their wire (UABI_WIRE_TRACE) into
-# WORK/trace-NAME.log.
+# dmesg).  The tap is captured (WORK/tap.pcap): every RoCEv2 packet must
+# have its ICRC right over the real IP header, IPv4 ID included (the
+# --pcap-check program, pcap_icrc), and the module's own MADs (from
+# 10.91.0.2, UDP source port 4791: only the kernel's socket sends from
+# it) must be among them.  The host's programs trace their wire
+# (UABI_WIRE_TRACE) into WORK/trace-NAME.log.
 #
 # Usage: run-kroce-cm.sh --tool UABI --verbs-lib LIB --umad-lib LIB
-#                        --rdmacm-lib LIB [--work-dir DIR] [--timeout SECONDS]
+#                        --rdmacm-lib LIB --pcap-check BIN
+#                        [--work-dir DIR] [--timeout SECONDS]
 # Exit status 0 only if every step passed on both sides.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tool="" verbs="" umad="" rdmacm="" work=""
+tool="" verbs="" umad="" rdmacm="" pcap_check="" work=""
 timeout_s=${UABI_KROCE_TIMEOUT:-800}
 die() {
 	echo "run-kroce-cm: FAIL: $*" >&2
@@ -40,18 +45,20 @@ while (($#)); do
 	--verbs-lib) verbs=$2; shift 2 ;;
 	--umad-lib) umad=$2; shift 2 ;;
 	--rdmacm-lib) rdmacm=$2; shift 2 ;;
+	--pcap-check) pcap_check=$2; shift 2 ;;
 	--work-dir) work=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
-[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm ]] ||
-	die "--tool, --verbs-lib, --umad-lib and --rdmacm-lib are required"
+[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check ]] ||
+	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib and --pcap-check are required"
 [[ $(id -u) == 0 ]] || die "needs root (a network namespace and a tap device)"
 work=${work:-$root/build/tests/wire/kroce-cm}
 mkdir -p "$work" || die "mkdir $work"
 work=$(cd "$work" && pwd)
-for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd ldconfig strip timeout rping; do
+for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd ldconfig strip timeout rping \
+	dumpcap tshark; do
 	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
 done
 busybox=/bin/busybox
@@ -148,6 +155,10 @@ ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
 	sed -u 's/\r//g' >"$work/guest.log" &
 qemu=$!
 log=$work/guest.log
+cap=$work/tap.pcap
+rm -f "$cap"
+ip netns exec "$ns" dumpcap -q -P -i "$tap" -f "udp port 4791" -w "$cap" 2>"$work/dumpcap.err" &
+dumpcap=$!
 
 fails=()
 rping_expect() {
@@ -201,6 +212,18 @@ hs "$tool" link >"$work/link-end.log" 2>&1
 cat "$work/link-end.log"
 hs "$tool" daemon stop >/dev/null 2>&1
 wait "$qemu"
+kill "$dumpcap" 2>/dev/null
+wait "$dumpcap" 2>/dev/null
+# Every packet's ICRC over its real header; the module's MADs among them.
+if "$pcap_check" "$cap" >"$work/pcap_icrc.log" 2>&1; then
+	echo "run-kroce-cm: capture: $(head -1 "$work/pcap_icrc.log")"
+else
+	fails+=("capture: not every RoCEv2 packet right (see $work/pcap_icrc.log)")
+	tail -n 5 "$work/pcap_icrc.log"
+fi
+kmads=$(tshark -r "$cap" -Y "ip.src == 10.91.0.2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
+echo "run-kroce-cm: capture: $kmads datagrams from the module's socket (10.91.0.2:4791)"
+((kmads > 0)) || fails+=("capture: no datagram from the module's socket (10.91.0.2:4791)")
 grep -E '^UABI-KCM-STEP: |^link ' "$log"
 while read -r _ name verdict; do
 	[[ $verdict == PASS ]] || fails+=("guest step $name: $verdict")
