@@ -15,10 +15,16 @@
 # data between the module's device and uabid's.
 #
 #   guest rping server  <- host rping client  (10 pings, payload checked)
+#   host: 3000 garbage datagrams at QP1 of the module's device (the
+#         --garbage program, cm_garbage: random bytes, wrong Q_Keys, bad
+#         ICRCs, short and random MADs, CM MADs with random bodies)
 #   guest rping client  -> host rping server  (10 pings, payload checked)
 #
+# The module must count the garbage as dropped (its `uabi link`) and
+# still connect afterwards.
 # Then the guest deletes the device and unloads the module (no warning in
-# dmesg).  The tap is captured (WORK/tap.pcap): every RoCEv2 packet must
+# dmesg).  The tap is captured (WORK/tap-{1,2}.pcap, before and after the
+# garbage): every RoCEv2 packet must
 # have its ICRC right over the real IP header, IPv4 ID included (the
 # --pcap-check program, pcap_icrc), and the module's own MADs (from
 # 10.91.0.2, UDP source port 4791: only the kernel's socket sends from
@@ -26,14 +32,14 @@
 # (UABI_WIRE_TRACE) into WORK/trace-NAME.log.
 #
 # Usage: run-kroce-cm.sh --tool UABI --verbs-lib LIB --umad-lib LIB
-#                        --rdmacm-lib LIB --pcap-check BIN
+#                        --rdmacm-lib LIB --pcap-check BIN --garbage BIN
 #                        [--work-dir DIR] [--timeout SECONDS]
 # Exit status 0 only if every step passed on both sides.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tool="" verbs="" umad="" rdmacm="" pcap_check="" work=""
+tool="" verbs="" umad="" rdmacm="" pcap_check="" garbage="" work=""
 timeout_s=${UABI_KROCE_TIMEOUT:-800}
 die() {
 	echo "run-kroce-cm: FAIL: $*" >&2
@@ -46,13 +52,14 @@ while (($#)); do
 	--umad-lib) umad=$2; shift 2 ;;
 	--rdmacm-lib) rdmacm=$2; shift 2 ;;
 	--pcap-check) pcap_check=$2; shift 2 ;;
+	--garbage) garbage=$2; shift 2 ;;
 	--work-dir) work=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
-[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check ]] ||
-	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib and --pcap-check are required"
+[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check && -x $garbage ]] ||
+	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib, --pcap-check and --garbage are required"
 [[ $(id -u) == 0 ]] || die "needs root (a network namespace and a tap device)"
 work=${work:-$root/build/tests/wire/kroce-cm}
 mkdir -p "$work" || die "mkdir $work"
@@ -155,10 +162,15 @@ ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
 	sed -u 's/\r//g' >"$work/guest.log" &
 qemu=$!
 log=$work/guest.log
-cap=$work/tap.pcap
-rm -f "$cap"
-ip netns exec "$ns" dumpcap -q -P -i "$tap" -f "udp port 4791" -w "$cap" 2>"$work/dumpcap.err" &
-dumpcap=$!
+# The tap's RoCEv2 traffic, in two captures: before the garbage and after
+# it (the garbage's bad ICRCs are meant to be wrong).
+cap_start() {
+	rm -f "$work/tap-$1.pcap"
+	ip netns exec "$ns" dumpcap -q -P -i "$tap" -f "udp port 4791" -w "$work/tap-$1.pcap" \
+		2>"$work/dumpcap-$1.err" &
+	dumpcap=$!
+}
+cap_start 1
 
 fails=()
 rping_expect() {
@@ -198,6 +210,16 @@ else
 	fails+=("host $name (see $work/$name.err)")
 	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
 fi
+# Garbage at the module's QP1 (from this side's address, not its port
+# 4791), before the guest connects.
+kill "$dumpcap" 2>/dev/null
+wait "$dumpcap" 2>/dev/null
+if ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 3000 9 >"$work/garbage.log" 2>&1; then
+	echo "run-kroce-cm: garbage: $(tail -n 1 "$work/garbage.log")"
+else
+	fails+=("cm_garbage (see $work/garbage.log)")
+fi
+cap_start 2
 # The guest connects (retrying while this listener is not up).
 name=rping-server
 if kill -0 "$qemu" 2>/dev/null &&
@@ -215,21 +237,29 @@ wait "$qemu"
 kill "$dumpcap" 2>/dev/null
 wait "$dumpcap" 2>/dev/null
 # Every packet's ICRC over its real header; the module's MADs among them.
-if "$pcap_check" "$cap" >"$work/pcap_icrc.log" 2>&1; then
-	echo "run-kroce-cm: capture: $(head -1 "$work/pcap_icrc.log")"
-else
-	fails+=("capture: not every RoCEv2 packet right (see $work/pcap_icrc.log)")
-	tail -n 5 "$work/pcap_icrc.log"
-fi
-kmads=$(tshark -r "$cap" -Y "ip.src == 10.91.0.2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
-echo "run-kroce-cm: capture: $kmads datagrams from the module's socket (10.91.0.2:4791)"
-((kmads > 0)) || fails+=("capture: no datagram from the module's socket (10.91.0.2:4791)")
+for c in 1 2; do
+	cap=$work/tap-$c.pcap
+	if "$pcap_check" "$cap" >"$work/pcap_icrc-$c.log" 2>&1; then
+		echo "run-kroce-cm: capture $c: $(head -1 "$work/pcap_icrc-$c.log")"
+	else
+		fails+=("capture $c: not every RoCEv2 packet right (see $work/pcap_icrc-$c.log)")
+		tail -n 5 "$work/pcap_icrc-$c.log"
+	fi
+	kmads=$(tshark -r "$cap" -Y "ip.src == 10.91.0.2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
+	echo "run-kroce-cm: capture $c: $kmads datagrams from the module's socket (10.91.0.2:4791)"
+	((kmads > 0)) || fails+=("capture $c: no datagram from the module's socket (10.91.0.2:4791)")
+done
 grep -E '^UABI-KCM-STEP: |^link ' "$log"
 while read -r _ name verdict; do
 	[[ $verdict == PASS ]] || fails+=("guest step $name: $verdict")
 done < <(grep '^UABI-KCM-STEP: ' "$log")
 grep -q '^UABI-KCM-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-KCM-RESULT: PASS")
 grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the guest")
+# The module's last count before the device went: the garbage dropped.
+kcount=$(grep '^link kroce0/' "$log" | tail -n 1 | grep -oE 'relayed [0-9]+ dropped [0-9]+')
+kdropped=${kcount##* }
+echo "run-kroce-cm: the module's kroce0 at the end: $kcount"
+((${kdropped:-0} > 0)) || fails+=("the module counted no garbage as dropped")
 # rping's payload, both sides of both runs.
 diff <(grep '^ping data: ' "$work/rping-client.out") <(rping_expect 10 "ping data: ") >/dev/null ||
 	fails+=("host rping-client: payload not what rping sent")
