@@ -7,8 +7,9 @@
 # against the host's uabid at 10.91.0.1: as server first (the host's
 # client connects once we print UABI-KCM-LISTEN, retrying while the
 # listener is not up yet: REJECTED), then as client (retrying while the
-# host's listener is not up: REJECTED).  Then the device goes and the
-# module unloads.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
+# host's listener is not up: REJECTED).  Then, while the host floods QP1,
+# the device is deleted and added again 10 times and the module unloads
+# with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
 # output between "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and a
 # last "UABI-KCM-RESULT".
 /bin/busybox mount -t devtmpfs devtmpfs /dev
@@ -72,10 +73,24 @@ done
 [ $rc = 0 ] && step rping-client PASS || step rping-client FAIL
 show rping-client /tmp/out
 
-# What the module counted, then the device and the module go.
+# What the module counted.  Then the device goes and comes back 10 times
+# while the host floods its QP1 (from UABI-KCM-FLOOD until
+# UABI-KCM-FLOOD-END), and the module unloads with the device still
+# there: datagrams queued for the CM or in flight meet every teardown.
 $U link
-if $U link del kroce0; then step link-del PASS; else step link-del FAIL; fi
+echo "UABI-KCM-FLOOD"
+sleep 1
+ok=1 i=0
+while [ $i -lt 10 ]; do
+	$U link del kroce0 || ok=0
+	$U link add kroce0 netdev eth0 >/dev/null || ok=0
+	sleep 0.2
+	i=$((i + 1))
+done
+[ $ok = 1 ] && step link-del-add PASS || step link-del-add FAIL
+$U link | grep "^link kroce0/"
 if rmmod rdma_uabi; then step rmmod PASS; else step rmmod FAIL; fi
+echo "UABI-KCM-FLOOD-END"
 dmesg | grep -iE "rdma_uabi|bug|warn|leak" | tail -20
 if dmesg | grep -qiE "BUG|WARNING|leak|Oops"; then step dmesg FAIL; else step dmesg PASS; fi
 finish

@@ -22,8 +22,9 @@
 #
 # The module must count the garbage as dropped (its `uabi link`) and
 # still connect afterwards.
-# Then the guest deletes the device and unloads the module (no warning in
-# dmesg).  The tap is captured (WORK/tap-{1,2}.pcap, before and after the
+# Then, while this side floods the module's QP1 with garbage, the guest
+# deletes and adds its device 10 times and unloads the module with the
+# device still there (no warning in dmesg).  The tap is captured (WORK/tap-{1,2}.pcap, before and after the
 # garbage): every RoCEv2 packet must
 # have its ICRC right over the real IP header, IPv4 ID included (the
 # --pcap-check program, pcap_icrc), and the module's own MADs (from
@@ -162,8 +163,8 @@ ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
 	sed -u 's/\r//g' >"$work/guest.log" &
 qemu=$!
 log=$work/guest.log
-# The tap's RoCEv2 traffic, in two captures: before the garbage and after
-# it (the garbage's bad ICRCs are meant to be wrong).
+# The tap's RoCEv2 traffic, in two captures: before the garbage and
+# between it and the flood (the garbage's bad ICRCs are meant to be wrong).
 cap_start() {
 	rm -f "$work/tap-$1.pcap"
 	ip netns exec "$ns" dumpcap -q -P -i "$tap" -f "udp port 4791" -w "$work/tap-$1.pcap" \
@@ -230,12 +231,25 @@ else
 	fails+=("host $name (see $work/$name.err)")
 	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
 fi
+# The flood while the guest deletes and adds its device and unloads the
+# module: bursts of 500 until it says it is done (at most 60).
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-FLOOD$|^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+kill "$dumpcap" 2>/dev/null	# (the garbage's ICRCs are meant to be wrong)
+wait "$dumpcap" 2>/dev/null
+bursts=0
+while ((bursts < 60)) && kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-FLOOD-END|^UABI-KCM-RESULT' "$log"; do
+	ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 500 $((100 + bursts)) >/dev/null 2>&1
+	bursts=$((bursts + 1))
+	sleep 0.2
+done
+echo "run-kroce-cm: flood: $bursts bursts of 500 garbage datagrams during the teardowns"
+((bursts > 0)) || fails+=("no flood during the teardowns")
 hs "$tool" link >"$work/link-end.log" 2>&1
 cat "$work/link-end.log"
 hs "$tool" daemon stop >/dev/null 2>&1
 wait "$qemu"
-kill "$dumpcap" 2>/dev/null
-wait "$dumpcap" 2>/dev/null
 # Every packet's ICRC over its real header; the module's MADs among them.
 for c in 1 2; do
 	cap=$work/tap-$c.pcap
@@ -255,8 +269,8 @@ while read -r _ name verdict; do
 done < <(grep '^UABI-KCM-STEP: ' "$log")
 grep -q '^UABI-KCM-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-KCM-RESULT: PASS")
 grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the guest")
-# The module's last count before the device went: the garbage dropped.
-kcount=$(grep '^link kroce0/' "$log" | tail -n 1 | grep -oE 'relayed [0-9]+ dropped [0-9]+')
+# The module's count after the rpings: the garbage dropped.
+kcount=$(sed -n '/^UABI-KCM-FLOOD$/q; /^link kroce0\//p' "$log" | tail -n 1 | grep -oE 'relayed [0-9]+ dropped [0-9]+')
 kdropped=${kcount##* }
 echo "run-kroce-cm: the module's kroce0 at the end: $kcount"
 ((${kdropped:-0} > 0)) || fails+=("the module counted no garbage as dropped")
