@@ -26,7 +26,9 @@
  *   roce_lock, so the order is roce_lock, then kcm_lock, and the CM's
  *   device mutex, then kcm_lock (the send hook).  Nothing calls into the
  *   core with kcm_lock held.  The softirq finds a device's link under
- *   RCU; a link is freed by RCU once detached.
+ *   RCU; a link is freed by RCU once detached.  Detaching waits for the
+ *   receive work (flush_work() under roce_lock): the work takes the CM's
+ *   device mutex, and nothing holding that mutex takes roce_lock.
  */
 #include "linux_host.h"
 
@@ -449,6 +451,9 @@ void uabi_kcm_detach(struct uabi_device *dev)
 	 * work compares it only, under RCU). */
 	synchronize_rcu();
 	kcm_purge(l);
+	/* A MAD of @l the work already took reaches the core before the
+	 * device can go (the work takes the CM's mutex, never roce_lock). */
+	flush_work(&kcm_rx_work);
 	kfree_rcu(l, rcu);
 }
 
