@@ -73,6 +73,44 @@ done
 [ $rc = 0 ] && step rping-client PASS || step rping-client FAIL
 show rping-client /tmp/out
 
+# IPv6: the interface's IPv4 address goes, fd91::2 comes (the module
+# receives there once its work moved the socket), and the same two runs
+# against the host's fd91::1; then IPv4 back.
+await() {	# what, then a pattern `uabi link` must show for kroce0 (20 s)
+	i=0
+	while [ $i -lt 100 ]; do
+		$U link | grep "^link kroce0/" | grep -qE "$2" && return 0
+		i=$((i + 1))
+		sleep 0.2
+	done
+	$U link
+	return 1
+}
+ip addr del 10.91.0.2/24 dev eth0
+ip -6 addr add fd91::2/64 dev eth0	# (busybox: no nodad; the module binds after DAD)
+if await v6 "receives \[fd91::2\]:4791"; then step v6-address PASS; else step v6-address FAIL; fi
+echo "UABI-KCM-LISTEN6"
+if timeout 300 $U run -- /kcm/rping -s -a fd91::2 -p 27003 -v -C 10 >/tmp/out 2>&1; then
+	step rping6-server PASS
+else
+	step rping6-server FAIL
+fi
+show rping6-server /tmp/out
+tries=0
+while :; do
+	timeout 300 $U run -- /kcm/rping -c -a fd91::1 -p 27004 -v -C 10 >/tmp/out 2>&1
+	rc=$?
+	[ $rc = 0 ] && break
+	grep -qE "REJECTED|UNREACHABLE|ADDR_ERROR" /tmp/out && [ $tries -lt 200 ] || break
+	tries=$((tries + 1))
+	sleep 0.5
+done
+[ $rc = 0 ] && step rping6-client PASS || step rping6-client FAIL
+show rping6-client /tmp/out
+ip addr add 10.91.0.2/24 dev eth0
+ip -6 addr del fd91::2/64 dev eth0
+if await v4 "receives 10.91.0.2:4791"; then step v4-back PASS; else step v4-back FAIL; fi
+
 # What the module counted.  Then the device goes and comes back 10 times
 # while the host floods its QP1 (from UABI-KCM-FLOOD until
 # UABI-KCM-FLOOD-END), and the module unloads with the device still

@@ -19,6 +19,9 @@
 #         --garbage program, cm_garbage: random bytes, wrong Q_Keys, bad
 #         ICRCs, short and random MADs, CM MADs with random bodies)
 #   guest rping client  -> host rping server  (10 pings, payload checked)
+#   the same two over IPv6 (fd91::2 and fd91::1, each side's IPv4
+#   address removed meanwhile: uabid receives at a device's first IPv4
+#   address when it has one), then IPv4 back
 #
 # The module must count the garbage as dropped (its `uabi link`) and
 # still connect afterwards.
@@ -213,6 +216,7 @@ else
 fi
 # Garbage at the module's QP1 (from this side's address, not its port
 # 4791), before the guest connects.
+sleep 2	# (what the capture has not read yet)
 kill "$dumpcap" 2>/dev/null
 wait "$dumpcap" 2>/dev/null
 if ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 3000 9 >"$work/garbage.log" 2>&1; then
@@ -231,11 +235,54 @@ else
 	fails+=("host $name (see $work/$name.err)")
 	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
 fi
+# IPv6: this side's device moves to fd91::1 (the IPv4 address goes: uabid
+# receives at the first IPv4 address when there is one), the guest's to
+# fd91::2; the same two runs.  Then IPv4 back for the flood.
+ip -n "$ns" addr del 10.91.0.1/24 dev "$tap"
+ip -n "$ns" -6 addr add fd91::1/64 dev "$tap" nodad
+for try in $(seq 1 50); do
+	hs "$tool" link 2>/dev/null | grep "^link roce0/" | grep -qF "receives [fd91::1]:4791" && break
+	sleep 0.2
+done
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN6|^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+name=rping6-client rc=1
+if grep -q '^UABI-KCM-LISTEN6' "$log"; then
+	for try in $(seq 1 200); do
+		hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
+			rping -c -a fd91::2 -p 27003 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"
+		rc=$?
+		((rc == 0)) && break
+		grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR' "$work/$name.err" "$work/$name.out" || break
+		kill -0 "$qemu" 2>/dev/null || break
+		sleep 0.5
+	done
+fi
+if ((rc == 0)); then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+name=rping6-server
+if kill -0 "$qemu" 2>/dev/null &&
+	hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 300 "$tool" run -- \
+		rping -s -a fd91::1 -p 27004 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"; then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+ip -n "$ns" addr add 10.91.0.1/24 dev "$tap"
+ip -n "$ns" -6 addr del fd91::1/64 dev "$tap"
+
 # The flood while the guest deletes and adds its device and unloads the
 # module: bursts of 500 until it says it is done (at most 60).
 while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-FLOOD$|^UABI-KCM-RESULT' "$log"; do
 	sleep 1
 done
+sleep 2
 kill "$dumpcap" 2>/dev/null	# (the garbage's ICRCs are meant to be wrong)
 wait "$dumpcap" 2>/dev/null
 bursts=0
@@ -263,6 +310,9 @@ for c in 1 2; do
 	echo "run-kroce-cm: capture $c: $kmads datagrams from the module's socket (10.91.0.2:4791)"
 	((kmads > 0)) || fails+=("capture $c: no datagram from the module's socket (10.91.0.2:4791)")
 done
+kmads=$(tshark -r "$work/tap-2.pcap" -Y "ipv6.src == fd91::2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
+echo "run-kroce-cm: capture 2: $kmads datagrams from the module's socket ([fd91::2]:4791)"
+((kmads > 0)) || fails+=("capture 2: no datagram from the module's socket ([fd91::2]:4791)")
 grep -E '^UABI-KCM-STEP: |^link ' "$log"
 while read -r _ name verdict; do
 	[[ $verdict == PASS ]] || fails+=("guest step $name: $verdict")
@@ -283,6 +333,14 @@ diff <(guest_out rping-server | grep '^server ping data: ') <(rping_expect 10 "s
 	fails+=("guest rping-server: payload not what rping sent")
 diff <(guest_out rping-client | grep '^ping data: ') <(rping_expect 10 "ping data: ") >/dev/null ||
 	fails+=("guest rping-client: payload not what rping sent")
+diff <(grep '^ping data: ' "$work/rping6-client.out") <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("host rping6-client: payload not what rping sent")
+diff <(grep '^server ping data: ' "$work/rping6-server.out") <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("host rping6-server: payload not what rping sent")
+diff <(guest_out rping6-server | grep '^server ping data: ') <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("guest rping6-server: payload not what rping sent")
+diff <(guest_out rping6-client | grep '^ping data: ') <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("guest rping6-client: payload not what rping sent")
 echo "run-kroce-cm: whole run $(($(date +%s) - t_start))s"
 if ((${#fails[@]})); then
 	for f in "${fails[@]}"; do echo "run-kroce-cm: FAILED: $f"; done
