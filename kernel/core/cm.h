@@ -73,6 +73,10 @@ struct uabi_cm_id {
 	u64 deadline;			/* ns (ktime_get_ns()); 0: no timer */
 	u64 retry_ns;
 	u8 mad[256];			/* the MAD to send again on timeout */
+	/* The IB CM's time-wait after a disconnect (cm_timewait()): */
+	bool disconnected;		/* DISCONNECTED was queued for it */
+	bool timewait_started;
+	u64 timewait;			/* ns: TIMEWAIT_EXIT then; 0: none due */
 };
 
 enum {
@@ -81,6 +85,10 @@ enum {
 	CM_WAIT_RTU,			/* REP sent */
 	CM_WAIT_DREP,			/* DREQ sent */
 	CM_WAIT_SIDR_REP,		/* SIDR REQ sent (UD) */
+	/* A connection inside this core (types_cm.c), timed as the IB CM
+	 * would time it: nothing is lost, but a peer may never answer. */
+	CM_WAIT_LOCAL_REP,		/* CONNECT: the listener's ACCEPT */
+	CM_WAIT_LOCAL_RTU,		/* ACCEPT: the requester's */
 };
 
 /* A multicast group a UD ID joined (JOIN_MCAST). */
@@ -111,6 +119,7 @@ struct cm_wire_req {
 	u32 link_dev;			/* +1, as uabi_cm_id.link_dev */
 	u8 sgid[16], dgid[16];		/* ours, the requester's */
 	u32 remote_comm_id;
+	u32 local_comm_id;		/* ours, chosen at the REQ (an MRA names it) */
 	u64 tid;
 	u8 mtu, peer_cm_timeout, max_cm_retries, gid_index;
 	bool sidr;			/* a SIDR REQ (UD) */
@@ -127,6 +136,8 @@ void cm_addr_set_port(struct uabi_cm_addr *a, u16 port);
 u32 cm_addr_ip(const struct uabi_cm_addr *a, u32 *len);
 bool cm_addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr *to);
 u32 cm_psn(u32 qpn);
+/* A wait of a connection inside this core ran out (cm_mad.c's timer). */
+void cm_local_timeout(struct uabi_cm_id *id);
 
 /* cm_mad.c: all under the CM device's lock */
 int cm_wire_resolve(struct uabi_cm_id *id, const struct uabi_cm_addr *src);
@@ -137,6 +148,18 @@ int cm_wire_disconnect(struct uabi_cm_id *id);
 void cm_wire_destroy(struct uabi_cm_id *id);
 void cm_wire_take(struct uabi_cm_id *id, struct cm_event_node *n);
 void cm_wire_drop_request(struct cm_event_node *n);
+/* A connection inside this core waits @wait (CM_WAIT_LOCAL_*) as the IB
+ * CM would: a REQ (REP) unanswered for the CM response timeout is sent
+ * again up to the retries, and since the peer is there but has not
+ * answered it answers each repeat with an MRA (Linux's rdma_cm does, with
+ * its MRA timeout): then cm_local_timeout().  A host without a timer
+ * (none registered) waits forever. */
+void cm_local_wait(struct uabi_cm_id *id, u8 wait);
+/* The IB CM enters time-wait for a connection @id has reported
+ * DISCONNECTED for (its DREQ answered or timed out, or its own DREP
+ * sent): TIMEWAIT_EXIT follows the time-wait later, as Linux's rdma_cm
+ * reports it.  Once per ID; nothing without a timer. */
+void cm_timewait(struct uabi_cm_id *id);
 /* The link device of @id's connection (a RoCE device), NULL if none. */
 struct uabi_device *cm_wire_link(const struct uabi_cm_id *id);
 

@@ -149,6 +149,11 @@ static struct uabi_cm_wire_stats stats;
 static u32 next_comm_id = 0x5a1c0000;
 static u8 cm_timeout = 20;		/* Linux's rdma_cm: 4.3 s */
 static u8 cm_retries = 15;
+static u8 mra_timeout = 24;		/* Linux's rdma_cm (CMA_CM_MRA_SETTING): 68.7 s */
+/* The time-wait: Linux's ib_cm waits its path's ACK timeout, converted to
+ * ms as 2^(t - 8); for RoCE t is 17 (packet life time 16, plus one),
+ * so 512 ms. */
+#define CM_TIMEWAIT_NS (512ull * 1000000)
 
 void uabi_cm_wire_register(const struct uabi_cm_wire_ops *ops)
 {
@@ -159,6 +164,11 @@ void uabi_cm_wire_set_timeouts(unsigned int timeout, unsigned int retries)
 {
 	cm_timeout = timeout > 31 ? 31 : (u8)timeout;
 	cm_retries = retries > 15 ? 15 : (u8)retries;
+}
+
+void uabi_cm_wire_set_mra_timeout(unsigned int timeout)
+{
+	mra_timeout = timeout > 31 ? 31 : (u8)timeout;
 }
 
 /* ------------------------------------------------------------ bytes */
@@ -359,9 +369,12 @@ static void rearm(struct uabi_device *dev)
 
 	if (!wire_ops || !dev)
 		return;
-	list_for_each_entry(id, &dev->cm_ids, dev_node)
+	list_for_each_entry(id, &dev->cm_ids, dev_node) {
 		if (id->deadline && (!first || id->deadline < first))
 			first = id->deadline;
+		if (id->timewait && (!first || id->timewait < first))
+			first = id->timewait;
+	}
 	if (!first) {
 		wire_ops->arm(0);
 		return;
@@ -413,6 +426,23 @@ static void id_send_rej(struct uabi_cm_id *id, u8 msg, u16 reason, const u8 *pri
 {
 	send_rej(id->link_dev, id->sgid, id->dgid, id->tid, id->local_comm_id,
 		 id->remote_comm_id, msg, reason, priv, len);
+}
+
+/* An MRA: the message @msg (CM_MSG_REQ, _REP) was received and its
+ * answer will take up to our MRA timeout, so that the peer waits instead
+ * of timing out (as Linux's rdma_cm asks for a request or reply its
+ * consumer has not answered yet, when it comes again). */
+static void send_mra(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 local_id,
+		     u32 remote_id, u8 msg)
+{
+	u8 m[UABI_CM_MAD_SIZE];
+
+	mad_init(m, CM_ATTR_MRA, tid);
+	put32(m + MSG_LOCAL_COMM_ID, local_id);
+	put32(m + MSG_REMOTE_COMM_ID, remote_id);
+	m[MRA_B8] = (u8)(msg << 6);
+	m[MRA_B9] = (u8)(mra_timeout << 3);
+	wire_send(link_dev, sgid, dgid, m);
 }
 
 /* The RDMA CM header of @id's addresses at @h. */
@@ -625,6 +655,9 @@ int cm_wire_disconnect(struct uabi_cm_id *id)
 		send_and_wait(id, CM_WAIT_DREP, cm_timeout, cm_retries);
 		return 0;
 	case UABI_CM_DISCONNECTED:
+		/* after the peer's DREQ: where Linux sends its DREP, and
+		 * enters time-wait */
+		cm_timewait(id);
 		return 0;
 	}
 	return -EINVAL;
@@ -677,7 +710,7 @@ void cm_wire_take(struct uabi_cm_id *id, struct cm_event_node *n)
 	id->gid_index = w->gid_index;
 	id->mtu = w->mtu;
 	id->remote_comm_id = w->remote_comm_id;
-	id->local_comm_id = new_comm_id();
+	id->local_comm_id = w->local_comm_id;
 	id->tid = w->tid;
 	/* the REQ's starting PSN is what the requester receives at: our
 	 * send PSN; the one we receive at is ours to choose (the REP's) */
@@ -784,15 +817,24 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	gid_index = link_gid_index(link, in->dgid);
 	if (gid_index < 0)
 		return false;	/* not for an address of this device */
-	/* A repeat of a REQ already here: the REP again if it was sent. */
+	/* A repeat of a REQ already here: the REP again if it was sent;
+	 * not answered yet (taken by the listener or not), an MRA. */
 	l = find_by_peer(dev, in, theirs);
 	if (l) {
 		if (l->state == UABI_CM_REP_SENT)
 			id_send(l);
+		else if (l->state == UABI_CM_REQ_RCVD)
+			send_mra(l->link_dev, l->sgid, l->dgid, l->tid, l->local_comm_id,
+				 l->remote_comm_id, CM_MSG_REQ);
 		return true;
 	}
-	if (find_pending(dev, in, theirs))
+	n = find_pending(dev, in, theirs);
+	if (n) {
+		if (!n->wire->sidr)
+			send_mra(n->wire->link_dev, n->wire->sgid, n->wire->dgid, n->wire->tid,
+				 n->wire->local_comm_id, theirs, CM_MSG_REQ);
 		return true;
+	}
 	cma_addr(&src, ipver == 4, h + 4, get16(h + 2));
 	cma_addr(&dst, ipver == 4, h + 20, port);
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
@@ -839,6 +881,7 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	memcpy(w->dgid, in->sgid, 16);
 	w->gid_index = (u8)gid_index;
 	w->remote_comm_id = theirs;
+	w->local_comm_id = new_comm_id();
 	w->tid = get64(m + 8);
 	w->mtu = mtu;
 	w->peer_cm_timeout = m[REQ_B47] >> 3;
@@ -917,6 +960,7 @@ static bool on_sidr_req(struct uabi_device *dev, const struct mad_in *in)
 	memcpy(w->dgid, in->sgid, 16);
 	w->gid_index = (u8)gid_index;
 	w->remote_comm_id = theirs;
+	w->local_comm_id = new_comm_id();
 	w->tid = get64(m + 8);
 	w->mtu = link_mtu(link);
 	n->wire = w;
@@ -972,6 +1016,12 @@ static bool on_rep(struct uabi_device *dev, const struct mad_in *in)
 		return false;
 	if (id->state == UABI_CM_ESTABLISHED && id->remote_comm_id == get32(m + REP_LOCAL_COMM_ID)) {
 		id_send(id);	/* our RTU was lost: it again */
+		return true;
+	}
+	if (id->state == UABI_CM_REP_RCVD && id->remote_comm_id == get32(m + REP_LOCAL_COMM_ID)) {
+		/* our consumer has not answered (ACCEPT, the RTU) yet */
+		send_mra(id->link_dev, id->sgid, id->dgid, id->tid, id->local_comm_id,
+			 id->remote_comm_id, CM_MSG_REP);
 		return true;
 	}
 	if (id->state != UABI_CM_CONNECT || id->wait != CM_WAIT_REP || !get32(m + REP_LOCAL_COMM_ID))
@@ -1062,11 +1112,14 @@ static bool on_mra(struct uabi_device *dev, const struct mad_in *in)
 	u8 msg = in->m[MRA_B8] >> 6, t = in->m[MRA_B9] >> 3;
 
 	if (!id || !((id->wait == CM_WAIT_REP && msg == CM_MSG_REQ) ||
+		     (id->wait == CM_WAIT_RTU && msg == CM_MSG_REP) ||
 		     (id->wait == CM_WAIT_DREP && msg == CM_MSG_OTHER)))
 		return false;
-	/* the peer needs longer: wait its service timeout, the retries
-	 * start again after it */
-	id->deadline = ktime_get_ns() + cm_time_ns(t) + id->retry_ns;
+	/* The peer needs longer: as Linux's ib_cm, each wait (this one and
+	 * those of the retries left) is now its service timeout plus the
+	 * path's ACK timeout. */
+	id->retry_ns = cm_time_ns(t) + cm_time_ns(CM_LOCAL_ACK_TIMEOUT);
+	id->deadline = ktime_get_ns() + id->retry_ns;
 	return true;
 }
 
@@ -1110,6 +1163,7 @@ static bool on_dreq(struct uabi_device *dev, const struct mad_in *in)
 		if (id->wait == CM_WAIT_DREP) {	/* both sides at once */
 			stop_wait(id);
 			cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+			cm_timewait(id);	/* our DREP went */
 		}
 		break;
 	}
@@ -1125,6 +1179,7 @@ static bool on_drep(struct uabi_device *dev, const struct mad_in *in)
 		return false;
 	stop_wait(id);
 	cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+	cm_timewait(id);	/* the DREP ends it: time-wait */
 	return true;
 }
 
@@ -1184,6 +1239,50 @@ out:
 	mutex_unlock(&dev->lock);
 }
 
+/* A connection inside this core: its REQ (REP) went unanswered once; the
+ * peer would then answer each repeat with an MRA (RC, UC; SIDR has none),
+ * so each retry left waits the MRA timeout; none left: given up. */
+static void local_expired(struct uabi_cm_id *id, u64 now)
+{
+	u8 wait = id->wait;
+
+	if (wait == CM_WAIT_LOCAL_REP ? id->state != UABI_CM_CONNECT
+				      : id->state != UABI_CM_REP_SENT) {
+		stop_wait(id);	/* answered meanwhile */
+		return;
+	}
+	if (id->retries_left) {
+		id->retries_left--;
+		if (id->qp_type != UABI_QPT_UD)
+			id->retry_ns = cm_time_ns(mra_timeout);
+		id->deadline = now + id->retry_ns;
+		return;
+	}
+	stats.timed_out++;
+	stop_wait(id);
+	cm_local_timeout(id);
+}
+
+void cm_timewait(struct uabi_cm_id *id)
+{
+	if (!wire_ops || id->timewait_started || !id->disconnected)
+		return;
+	id->timewait_started = true;
+	id->timewait = ktime_get_ns() + CM_TIMEWAIT_NS;
+	rearm(cm_dev());
+}
+
+void cm_local_wait(struct uabi_cm_id *id, u8 wait)
+{
+	if (!wire_ops)
+		return;
+	id->wait = wait;
+	id->retry_ns = cm_time_ns(cm_timeout);
+	id->retries_left = cm_retries;
+	id->deadline = ktime_get_ns() + id->retry_ns;
+	rearm(cm_dev());
+}
+
 void uabi_cm_wire_timeout(void)
 {
 	struct uabi_device *dev = cm_dev();
@@ -1197,8 +1296,16 @@ void uabi_cm_wire_timeout(void)
 	list_for_each_entry(id, &dev->cm_ids, dev_node) {
 		u8 wait = id->wait;
 
+		if (id->timewait && id->timewait <= now) {
+			id->timewait = 0;
+			cm_push(id, UABI_CM_EVENT_TIMEWAIT_EXIT, 0, NULL);
+		}
 		if (!id->deadline || id->deadline > now)
 			continue;
+		if (wait == CM_WAIT_LOCAL_REP || wait == CM_WAIT_LOCAL_RTU) {
+			local_expired(id, now);
+			continue;
+		}
 		if (id->retries_left) {
 			id->retries_left--;
 			id->deadline = now + id->retry_ns;
@@ -1222,6 +1329,7 @@ void uabi_cm_wire_timeout(void)
 			break;
 		case CM_WAIT_DREP:
 			cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+			cm_timewait(id);
 			break;
 		case CM_WAIT_SIDR_REP:
 			id->state = UABI_CM_ROUTE_RESOLVED;

@@ -209,6 +209,8 @@ struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 status,
 	}
 	n->ev.event = event;
 	n->ev.status = status;
+	if (event == UABI_CM_EVENT_DISCONNECTED)
+		id->disconnected = true;
 	if (conn)
 		n->ev.conn = *conn;
 	spin_lock(&ch->lock);
@@ -293,6 +295,35 @@ static void cm_break(struct uabi_cm_id *id, u32 event, s32 status,
 	else
 		peer->state = UABI_CM_ROUTE_RESOLVED;
 	cm_push(peer, event, status, conn);
+}
+
+/* A connection inside this core timed out (cm_local_wait()), as the IB
+ * CM's REQ or REP does: the side that waited gets UNREACHABLE
+ * (-ETIMEDOUT), its peer the REJ, "timeout" (a request the listener has
+ * not taken yet: reported, then rejected, as when its requester goes; a
+ * SIDR request just goes).  dev->lock held. */
+void cm_local_timeout(struct uabi_cm_id *id)
+{
+	if (id->state == UABI_CM_CONNECT) {
+		if (id->request) {
+			id->request->requester = NULL;
+			id->request->gone = id->qp_type != UABI_QPT_UD;
+			id->request = NULL;
+		} else if (id->qp_type == UABI_QPT_UD) {
+			if (id->peer)
+				id->peer->peer = NULL;
+			id->peer = NULL;
+		} else {
+			cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
+		}
+		id->state = UABI_CM_ROUTE_RESOLVED;
+	} else if (id->state == UABI_CM_REP_SENT) {
+		cm_break(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_TIMEOUT, NULL);
+		id->state = UABI_CM_DISCONNECTED;
+	} else {
+		return;
+	}
+	cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
 }
 
 u32 cm_psn(u32 qpn)
@@ -859,6 +890,7 @@ static int id_connect(struct uabi_call *call)
 	id->request->req_src = id->src;
 	id->request->req_dst = id->dst;
 	l->num_requests++;
+	cm_local_wait(id, CM_WAIT_LOCAL_REP);
 out:
 	mutex_unlock(&dev->lock);
 	return ret;
@@ -917,6 +949,7 @@ static int id_accept(struct uabi_call *call)
 		peer->responder_resources = c.initiator_depth;
 		peer->initiator_depth = c.responder_resources;
 		cm_push(peer, UABI_CM_EVENT_CONNECT_RESPONSE, 0, &out);
+		cm_local_wait(id, CM_WAIT_LOCAL_RTU);
 	} else if (id->state == UABI_CM_REP_RCVD && peer) {
 		/* The active side's ACCEPT is its RTU. */
 		memset(&out, 0, sizeof(out));
@@ -982,9 +1015,11 @@ static int id_disconnect(struct uabi_call *call)
 		cm_break(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
 		id->state = UABI_CM_DISCONNECTED;
 		cm_push(id, UABI_CM_EVENT_DISCONNECTED, 0, NULL);
+		cm_timewait(id);	/* the peer's DREP is in at once */
 		break;
 	case UABI_CM_DISCONNECTED:
-		break;		/* the peer went first */
+		cm_timewait(id);	/* the peer went first: our DREP */
+		break;
 	default:
 		ret = -EINVAL;
 	}

@@ -229,6 +229,17 @@ struct Link {
 	int steer_err = 0;			   // why steering stopped, if it did
 	std::uint64_t qp1_in = 0, qp1_refused = 0; // CM MADs (docs/cm.md)
 	std::uint32_t qp1_psn = 0;
+	// Sockets at the device's other addresses (every other GID: IPv6 on
+	// a device with IPv4, a second address of a family), port @port too:
+	// the CM's MADs to and from them, datagrams for QPs relayed as those
+	// at fd (never steered).  fd -1: that address could not be bound
+	// (tried again at the next address change).
+	struct Other {
+		int fd = -1;
+		unsigned char addr[16] = {};
+	};
+	std::vector<Other> others;
+	unsigned ifindex = 0;	// the interface's (IPv6 link-local peers)
 };
 
 // One fd attribute of the message being executed.
@@ -290,11 +301,17 @@ private:
 	// RoCE devices (uabid_links.cpp, docs/wire.md "Devices on uabid").
 	int device_at(unsigned pos);
 	void link_bind(Link &l, const uabi_user_device_info &d);
+	void link_bind_others(Link &l, const uabi_user_device_info &d);
+	void link_close_others(Link &l);
 	void link_forget(unsigned index);
 	void links_sync();
 	void monitor_open();
 	void on_monitor();
 	void on_link_readable(int fd);
+	// One datagram of a device's port: relayed to its QP's owner, or the CM's.
+	// @at: the address its socket is bound to.
+	void relay_one(Link &l, const unsigned char *at, const std::uint8_t *b, std::size_t len,
+		       const msghdr &mh, const sockaddr_storage &from);
 	bool do_links(Conn &c);
 	bool do_link_change(Conn &c, std::uint16_t op, std::size_t n);
 	bool give_relay(Conn &c);

@@ -18,6 +18,10 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 #include <sys/timerfd.h>
 
 #include <uabi/cm_wire.h>
@@ -31,6 +35,9 @@ constexpr std::uint16_t kRoceV2Port = 4791;
 constexpr int kRelayBatch = 32;
 // The largest RoCEv2 datagram: headers, a 4096-byte MTU payload, ICRC.
 constexpr std::size_t kRelayMax = 4096 + 256;
+// A buffer of the port's socket: with UDP_GRO, what the kernel coalesced
+// (at most one IP datagram's length).
+constexpr std::size_t kRelayBuf = 65536;
 
 std::uint16_t wire_port()
 {
@@ -150,8 +157,12 @@ void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
 {
 	unsigned char addr[16] = {};
 	bool have = receive_addr(d, addr);
-	if (l.fd >= 0 && have && !std::memcmp(addr, l.addr, 16))
+	l.ifindex = if_nametoindex(d.netdev);
+	if (l.fd >= 0 && have && !std::memcmp(addr, l.addr, 16)) {
+		link_bind_others(l, d);
 		return;
+	}
+	link_close_others(l);
 	steer_reset(l);
 	if (l.fd >= 0) {
 		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l.fd, nullptr);
@@ -189,12 +200,77 @@ void Daemon::link_bind(Link &l, const uabi_user_device_info &d)
 		l.steer = false;
 		return;
 	}
+	// A sender's UDP_SEGMENT batch comes whole (docs/wire.md, "Sending in
+	// batches"), cut up in on_link_readable(): segmented by the kernel
+	// instead, a batch of 64 datagrams overflowed the socket's buffer.
+	int one = 1;
+	::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 	l.fd = fd;
 	l.bind_err = 0;
 	l.steer_err = 0;
 	link_fds_[fd] = l.index;
 	// Everything to us until a context binds a QP.
 	steer_update(l);
+	link_bind_others(l, d);
+}
+
+// Sockets at every other address of the device (its other GIDs), so that
+// the CM answers at, and QPs receive at, any of them (docs/cm.md, "Every
+// address of a device").  Those that stay are kept; an address that went
+// is closed; one that could not be bound (an IPv6 address still
+// tentative) is tried again.
+void Daemon::link_bind_others(Link &l, const uabi_user_device_info &d)
+{
+	static const unsigned char zero[16] = {};
+	std::vector<Link::Other> next;
+	for (unsigned i = 0; i < d.num_gids && i < 16; i++) {
+		const unsigned char *g = d.gids[i];
+		if (!std::memcmp(g, zero, 16) || !std::memcmp(g, l.addr, 16))
+			continue;
+		bool dup = false;
+		for (auto &o : next)
+			dup = dup || !std::memcmp(o.addr, g, 16);
+		if (dup)
+			continue;
+		Link::Other o;
+		std::memcpy(o.addr, g, 16);
+		for (auto &old : l.others)
+			if (old.fd >= 0 && !std::memcmp(old.addr, g, 16)) {
+				o.fd = old.fd;
+				old.fd = -1; // kept
+			}
+		next.push_back(o);
+	}
+	link_close_others(l);
+	for (auto &o : next) {
+		if (o.fd < 0 && l.fd >= 0) {
+			int fd = udp_socket_at(o.addr, l.port, d.netdev, false);
+			epoll_event ev{};
+			ev.events = EPOLLIN;
+			ev.data.fd = fd;
+			if (fd >= 0 && ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0) {
+				::close(fd);
+				fd = -1;
+			}
+			if (fd >= 0) {
+				o.fd = fd;
+				link_fds_[fd] = l.index;
+			}
+		}
+	}
+	l.others = std::move(next);
+}
+
+void Daemon::link_close_others(Link &l)
+{
+	for (auto &o : l.others) {
+		if (o.fd < 0)
+			continue;
+		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, o.fd, nullptr);
+		link_fds_.erase(o.fd);
+		::close(o.fd);
+	}
+	l.others.clear();
 }
 
 void Daemon::link_forget(unsigned index)
@@ -203,6 +279,7 @@ void Daemon::link_forget(unsigned index)
 	if (it == links_.end())
 		return;
 	steer_reset(it->second);
+	link_close_others(it->second);
 	if (it->second.fd >= 0) {
 		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
 		link_fds_.erase(it->second.fd);
@@ -291,9 +368,15 @@ void Daemon::on_link_readable(int fd)
 	if (li == link_fds_.end())
 		return;
 	Link &l = links_.at(li->second);
-	static std::uint8_t bufs[kRelayBatch][kRelayMax];
+	// The address this socket is bound to (the device's receive address,
+	// or another of its addresses).
+	const unsigned char *at = l.addr;
+	for (auto &o : l.others)
+		if (o.fd == fd)
+			at = o.addr;
+	static std::uint8_t bufs[kRelayBatch][kRelayBuf];
 	sockaddr_storage from[kRelayBatch];
-	alignas(cmsghdr) std::uint8_t ctl[kRelayBatch][64];
+	alignas(cmsghdr) std::uint8_t ctl[kRelayBatch][128];
 	iovec iov[kRelayBatch];
 	mmsghdr msgs[kRelayBatch];
 	for (int i = 0; i < kRelayBatch; i++) {
@@ -313,64 +396,86 @@ void Daemon::on_link_readable(int fd)
 		if (n <= 0)
 			return;
 		for (int i = 0; i < n; i++) {
-			const std::size_t len = msgs[i].msg_len;
-			// The BTH (12 bytes) and the ICRC at least; the rest is
-			// the receiving process's to check.
-			if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) || len < 16) {
+			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				l.rx_dropped++;
 				continue;
 			}
-			const std::uint8_t *b = bufs[i];
-			std::uint32_t qpn = (std::uint32_t(b[5]) << 16) | (std::uint32_t(b[6]) << 8) | b[7];
-			auto q = wire_qps_.find(qp_key(l.index, qpn));
-			if (qpn != 1 && (q == wire_qps_.end() || q->second->relay < 0)) {
-				l.rx_dropped++;
-				continue;
-			}
-			RelayHdr h{};
-			const sockaddr_storage &s = from[i];
-			if (s.ss_family == AF_INET6) {
-				const auto *a = reinterpret_cast<const sockaddr_in6 *>(&s);
-				h.v6 = 1;
-				h.src_port = ntohs(a->sin6_port);
-				std::memcpy(h.src, &a->sin6_addr, 16);
-			} else {
-				const auto *a = reinterpret_cast<const sockaddr_in *>(&s);
-				h.src_port = ntohs(a->sin_port);
-				std::memcpy(h.src, &a->sin_addr, 4);
-			}
-			h.dst_port = l.port;
-			std::memcpy(h.dst, h.v6 ? l.addr : l.addr + 12, h.v6 ? 16 : 4);
+			std::size_t seg = 0;
 			for (cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
-			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
-				if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-					in_pktinfo pi;
-					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-					std::memcpy(h.dst, &pi.ipi_addr, 4);
-				} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-					in6_pktinfo pi;
-					std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-					std::memcpy(h.dst, &pi.ipi6_addr, 16);
+			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c))
+				if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+					int g;
+					std::memcpy(&g, CMSG_DATA(c), sizeof(g));
+					seg = g > 0 ? std::size_t(g) : 0;
 				}
-			}
-			if (qpn == 1) {
-				cm_input(l, b, len, h); // QP1: the CM's
-				continue;
-			}
-			iovec out[2] = {{&h, sizeof(h)}, {bufs[i], len}};
-			msghdr mh{};
-			mh.msg_iov = out;
-			mh.msg_iovlen = 2;
-			// A process that does not read loses datagrams, as a
-			// full receive queue on a NIC would: never waited for.
-			if (::sendmsg(q->second->relay, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-				l.rx_dropped++;
-			else
-				l.rx_relayed++;
+			const std::size_t total = msgs[i].msg_len;
+			if (!seg || seg > total)
+				seg = total ? total : 1;
+			for (std::size_t off = 0; off < total || (!total && !off); off += seg)
+				relay_one(l, at, bufs[i] + off, std::min(seg, total - off), msgs[i].msg_hdr,
+					  from[i]);
 		}
 		if (n < kRelayBatch)
 			return;
 	}
+}
+
+// One datagram of the port's socket (@mh: its control messages, @s: its
+// source), to the connection that owns its QP, or to the CM (QP1).
+void Daemon::relay_one(Link &l, const unsigned char *at, const std::uint8_t *b, std::size_t len,
+		       const msghdr &mh0, const sockaddr_storage &s)
+{
+	// The BTH (12 bytes) and the ICRC at least; the rest is
+	// the receiving process's to check.
+	if (len < 16) {
+		l.rx_dropped++;
+		return;
+	}
+	std::uint32_t qpn = (std::uint32_t(b[5]) << 16) | (std::uint32_t(b[6]) << 8) | b[7];
+	auto q = wire_qps_.find(qp_key(l.index, qpn));
+	if (qpn != 1 && (q == wire_qps_.end() || q->second->relay < 0)) {
+		l.rx_dropped++;
+		return;
+	}
+	RelayHdr h{};
+	if (s.ss_family == AF_INET6) {
+		const auto *a = reinterpret_cast<const sockaddr_in6 *>(&s);
+		h.v6 = 1;
+		h.src_port = ntohs(a->sin6_port);
+		std::memcpy(h.src, &a->sin6_addr, 16);
+	} else {
+		const auto *a = reinterpret_cast<const sockaddr_in *>(&s);
+		h.src_port = ntohs(a->sin_port);
+		std::memcpy(h.src, &a->sin_addr, 4);
+	}
+	h.dst_port = l.port;
+	std::memcpy(h.dst, h.v6 ? at : at + 12, h.v6 ? 16 : 4);
+	msghdr &m = const_cast<msghdr &>(mh0);
+	for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			in_pktinfo pi;
+			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			std::memcpy(h.dst, &pi.ipi_addr, 4);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			in6_pktinfo pi;
+			std::memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			std::memcpy(h.dst, &pi.ipi6_addr, 16);
+		}
+	}
+	if (qpn == 1) {
+		cm_input(l, b, len, h); // QP1: the CM's
+		return;
+	}
+	iovec out[2] = {{&h, sizeof(h)}, {const_cast<std::uint8_t *>(b), len}};
+	msghdr mh{};
+	mh.msg_iov = out;
+	mh.msg_iovlen = 2;
+	// A process that does not read loses datagrams, as a
+	// full receive queue on a NIC would: never waited for.
+	if (::sendmsg(q->second->relay, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		l.rx_dropped++;
+	else
+		l.rx_relayed++;
 }
 
 bool Daemon::do_links(Conn &c)
@@ -685,7 +790,8 @@ unsigned env_uint(const char *name, unsigned dflt, unsigned max)
 
 // The core's CM gets uabid's links for QP1 and one timer.  Test knobs:
 // UABI_CM_RESPONSE_TIMEOUT (0..31, 4.096 us * 2^t; 20 as Linux's
-// rdma_cm) and UABI_CM_RETRIES (0..15; 15).
+// rdma_cm), UABI_CM_RETRIES (0..15; 15) and UABI_CM_MRA_TIMEOUT (0..31;
+// 24, the MRA's service timeout, as Linux's rdma_cm).
 void Daemon::cm_open()
 {
 	cm_timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -699,6 +805,7 @@ void Daemon::cm_open()
 	::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, cm_timer_fd_, &ev);
 	uabi_cm_wire_set_timeouts(env_uint("UABI_CM_RESPONSE_TIMEOUT", 20, 31),
 				  env_uint("UABI_CM_RETRIES", 15, 15));
+	uabi_cm_wire_set_mra_timeout(env_uint("UABI_CM_MRA_TIMEOUT", 24, 31));
 	g_cm_daemon = this;
 	uabi_cm_wire_register(&kCmOps);
 }
@@ -725,9 +832,15 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 		return -ENETDOWN;
 	Link &l = it->second;
 	const bool v6 = !v4_mapped(dgid);
-	// The socket is bound to the device's receive address: a MAD from
-	// another address of the interface cannot leave from it.
-	if (v6 == v4_mapped(l.addr) || std::memcmp(sgid, l.addr, 16))
+	// From the socket bound to @sgid: the device's receive address or
+	// another of its addresses; none (gone, or not bound): lost.
+	int fd = -1;
+	if (!std::memcmp(sgid, l.addr, 16))
+		fd = l.fd;
+	for (auto &o : l.others)
+		if (!std::memcmp(sgid, o.addr, 16))
+			fd = o.fd;
+	if (fd < 0 || v6 == v4_mapped(sgid))
 		return -EADDRNOTAVAIL;
 	namespace w = uabi::wire;
 	w::Packet p;
@@ -744,7 +857,7 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 	std::memcpy(b.payload_room(len), mad, len);
 	w::IpInfo ip;
 	ip.v6 = v6;
-	std::memcpy(ip.src, v6 ? l.addr : l.addr + 12, v6 ? 16 : 4);
+	std::memcpy(ip.src, v6 ? sgid : sgid + 12, v6 ? 16 : 4);
 	std::memcpy(ip.dst, v6 ? dgid : dgid + 12, v6 ? 16 : 4);
 	ip.src_port = l.port;
 	ip.dst_port = l.port;
@@ -758,6 +871,8 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons(l.port);
 		std::memcpy(&a->sin6_addr, dgid, 16);
+		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
+			a->sin6_scope_id = l.ifindex;
 		sl = sizeof(*a);
 	} else {
 		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
@@ -766,7 +881,7 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 		std::memcpy(&a->sin_addr, dgid + 12, 4);
 		sl = sizeof(*a);
 	}
-	if (::sendto(l.fd, buf, n, MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&ss), sl) < 0)
+	if (::sendto(fd, buf, n, MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&ss), sl) < 0)
 		return -errno;
 	return 0;
 }

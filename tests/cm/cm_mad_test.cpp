@@ -272,6 +272,20 @@ Mad peer_req(std::uint32_t comm_id, std::uint16_t port)
 	return m;
 }
 
+// The next event of @s, running the CM's timer until it comes (at most
+// 5 s: the time-wait is 512 ms).
+uabi_cm_event wait_event(Side &s)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (auto ev = s.event())
+			return *ev;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		uabi_cm_wire_timeout();
+	}
+	ADD_FAILURE() << "no event";
+	return uabi_cm_event{};
+}
+
 class CmMad : public ::testing::Test
 {
       protected:
@@ -285,6 +299,7 @@ class CmMad : public ::testing::Test
 	{
 		g_sent.clear();
 		uabi_cm_wire_set_timeouts(20, 15);
+		uabi_cm_wire_set_mra_timeout(24);
 	}
 	uabi_cm_wire_stats stats()
 	{
@@ -383,6 +398,8 @@ TEST_F(CmMad, ActiveSideRequestReplyReadyDisconnect)
 	put32(drep, 28, ours);
 	feed(drep);
 	EXPECT_EQ(need(c.event()).event, UABI_CM_EVENT_DISCONNECTED);
+	// Then the IB CM's time-wait (512 ms): TIMEWAIT_EXIT.
+	EXPECT_EQ(wait_event(c).event, UABI_CM_EVENT_TIMEWAIT_EXIT);
 	c.destroy(id);
 }
 
@@ -402,16 +419,26 @@ TEST_F(CmMad, PassiveSideRequestAcceptReadyDisconnect)
 	EXPECT_EQ(0, std::memcmp(info.dgid, kPeer.data(), 16));
 	EXPECT_EQ(info.dst.bytes[2] << 8 | info.dst.bytes[3], 5555) << "the peer's port";
 	EXPECT_EQ(info.src.bytes[2] << 8 | info.src.bytes[3], 7001);
-	// A repeated REQ while it is not answered: nothing.
+	// A repeated REQ while it is not answered: an MRA (as Linux's
+	// rdma_cm answers a repeat its consumer has not answered), so that
+	// the requester waits; no second request.
 	feed(peer_req(0x5151, 7001));
 	EXPECT_FALSE(s.event());
-	EXPECT_TRUE(g_sent.empty());
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Mad mra = g_sent[0].mad;
+	EXPECT_EQ(mra[16] << 8 | mra[17], 0x11) << "an MRA";
+	EXPECT_EQ(get64(mra, 8), 0x1122334455667788ull) << "the REQ's transaction ID";
+	EXPECT_EQ(get32(mra, 28), 0x5151u) << "the requester's communication ID";
+	EXPECT_EQ(mra[32] >> 6, 0) << "message MRAed: the REQ";
+	EXPECT_EQ(mra[33] >> 3, 24) << "service timeout: Linux's rdma_cm's (68.7 s)";
+	g_sent.clear();
 
 	ASSERT_TRUE(s.conn(id, UABI_CM_ID_ACCEPT, 0x321, "ok"));
 	ASSERT_EQ(g_sent.size(), 1u);
 	const Mad rep = g_sent[0].mad;
 	EXPECT_EQ(rep[17], 0x13);
 	const std::uint32_t ours = get32(rep, 24);
+	EXPECT_EQ(get32(mra, 24), ours) << "the MRA named our side as the REP does";
 	EXPECT_EQ(get32(rep, 28), 0x5151u);
 	EXPECT_EQ(get24(rep, 36), 0x321u);
 	uabi_cm_qp_attr rtr = s.qp_attr(id, UABI_QPS_RTR), rts = s.qp_attr(id, UABI_QPS_RTS);
@@ -437,6 +464,10 @@ TEST_F(CmMad, PassiveSideRequestAcceptReadyDisconnect)
 	EXPECT_EQ(need(s.event()).event, UABI_CM_EVENT_DISCONNECTED);
 	ASSERT_EQ(g_sent.size(), 3u);
 	EXPECT_EQ(g_sent[2].mad[17], 0x16) << "the DREP";
+	// Our DISCONNECT after the peer's (where Linux sends its DREP and
+	// enters time-wait): TIMEWAIT_EXIT after the time-wait.
+	ASSERT_TRUE(s.simple(id, UABI_CM_ID_DISCONNECT));
+	EXPECT_EQ(wait_event(s).event, UABI_CM_EVENT_TIMEWAIT_EXIT);
 	s.destroy(id);
 	s.destroy(l);
 }
@@ -451,6 +482,125 @@ TEST_F(CmMad, NoListenerIsRejectedReason8)
 	EXPECT_EQ(rej[32] >> 6, 0) << "the REQ is rejected";
 	EXPECT_EQ(rej[34] << 8 | rej[35], 8) << "invalid service ID";
 	EXPECT_EQ(g_sent[0].dgid, kPeer);
+}
+
+// A REQ repeated before the listener even took it: an MRA too (Linux's
+// rdma_cm has handed the request to its consumer by then), and the
+// request is reported once.
+TEST_F(CmMad, RepeatedRequestNotYetTakenGetsAnMra)
+{
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7010));
+	feed(peer_req(0x6161, 7010));
+	EXPECT_TRUE(g_sent.empty());
+	feed(peer_req(0x6161, 7010));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Mad mra = g_sent[0].mad;
+	EXPECT_EQ(mra[17], 0x11);
+	EXPECT_EQ(get32(mra, 28), 0x6161u);
+	EXPECT_NE(get32(mra, 24), 0u);
+	EXPECT_EQ(mra[32] >> 6, 0);
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_FALSE(s.event()) << "one request";
+	ASSERT_TRUE(s.conn(ev.handle, UABI_CM_ID_ACCEPT, 0x322, ""));
+	ASSERT_EQ(g_sent.size(), 2u);
+	EXPECT_EQ(g_sent[1].mad[17], 0x13);
+	EXPECT_EQ(get32(g_sent[1].mad, 24), get32(mra, 24)) << "the REP names the side the MRA named";
+	s.destroy(ev.handle);
+	s.destroy(l);
+}
+
+// A REP repeated while our consumer has not sent the RTU (ACCEPT): an MRA
+// for the REP.
+TEST_F(CmMad, RepeatedReplyBeforeOurRtuGetsAnMra)
+{
+	Side c;
+	Handle id = c.remote_id(7011);
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x125, ""));
+	const std::uint32_t ours = get32(g_sent[0].mad, 24);
+	Mad rep = mad(0x13);
+	put32(rep, 24, 0xbeef);
+	put32(rep, 28, ours);
+	put24(rep, 36, 0x457);
+	put24(rep, 44, 0x778);
+	feed(rep);
+	EXPECT_EQ(need(c.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	feed(rep);
+	ASSERT_EQ(g_sent.size(), 2u);
+	const Mad mra = g_sent[1].mad;
+	EXPECT_EQ(mra[17], 0x11);
+	EXPECT_EQ(get32(mra, 24), ours);
+	EXPECT_EQ(get32(mra, 28), 0xbeefu);
+	EXPECT_EQ(mra[32] >> 6, 1) << "message MRAed: the REP";
+	EXPECT_FALSE(c.event()) << "no second CONNECT_RESPONSE";
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_ACCEPT, 0x125, ""));
+	ASSERT_EQ(g_sent.size(), 3u);
+	EXPECT_EQ(g_sent[2].mad[17], 0x14) << "then the RTU";
+	c.destroy(id);
+}
+
+// An MRA for our REP: the REP waits the MRA's service timeout instead of
+// its own (4 us here), so it is not sent again at once.
+TEST_F(CmMad, AnMraForOurReplyStretchesItsWait)
+{
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7012));
+	Mad req = peer_req(0x7171, 7012);
+	req[71] = 0 << 3 | 7; // the requester's CM response timeout: 4 us
+	req[75] = 1 << 4;     // one retry
+	feed(req);
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_TRUE(s.conn(ev.handle, UABI_CM_ID_ACCEPT, 0x323, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const std::uint32_t ours = get32(g_sent[0].mad, 24);
+	Mad mra = mad(0x11);
+	put32(mra, 24, 0x7171);
+	put32(mra, 28, ours);
+	mra[32] = 1 << 6; // the REP
+	mra[33] = 31 << 3; // 2.4 hours
+	feed(mra);
+	for (int i = 0; i < 20; i++) {
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+		uabi_cm_wire_timeout();
+	}
+	EXPECT_EQ(g_sent.size(), 1u) << "the REP was not sent again";
+	EXPECT_FALSE(s.event()) << "not timed out";
+	Mad rtu = mad(0x14);
+	put32(rtu, 24, 0x7171);
+	put32(rtu, 28, ours);
+	feed(rtu);
+	EXPECT_EQ(need(s.event()).event, UABI_CM_EVENT_ESTABLISHED);
+	s.destroy(ev.handle);
+	s.destroy(l);
+}
+
+// An MRA for our REQ: as Linux's ib_cm, the wait becomes the MRA's service
+// timeout plus the path's ACK timeout (4.096 us * 2^18, 1.07 s), so even an
+// MRA of 4 us keeps a REQ whose own wait is 4 us from going again at once.
+TEST_F(CmMad, AnMraForOurRequestAddsTheAckTimeout)
+{
+	uabi_cm_wire_set_timeouts(0, 1); // 4 us, one retry
+	Side c;
+	Handle id = c.remote_id(7013);
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x126, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	Mad mra = mad(0x11);
+	put32(mra, 24, 0x8181);
+	put32(mra, 28, get32(g_sent[0].mad, 24));
+	mra[32] = 0 << 6; // the REQ
+	mra[33] = 0 << 3; // 4 us
+	feed(mra);
+	for (int i = 0; i < 20; i++) {
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+		uabi_cm_wire_timeout();
+	}
+	EXPECT_EQ(g_sent.size(), 1u) << "the REQ was not sent again";
+	EXPECT_FALSE(c.event()) << "not timed out";
+	c.destroy(id);
 }
 
 TEST_F(CmMad, RequestTimesOutAfterItsRetries)

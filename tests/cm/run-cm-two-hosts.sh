@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #
 # The connection manager across hosts (docs/cm.md, "Across hosts"): two
-# network namespaces joined by a veth pair (10.66.0.1 and 10.66.0.2, made
-# and removed here; no other address is involved), each with a uabid of
+# network namespaces joined by a veth pair (10.66.0.1 and 10.66.0.2, and
+# fd66::1 and fd66::2 on the same ends; made and removed here; no other
+# address is involved), each with a uabid of
 # its own holding a RoCE device on its end (`uabi link add roce0 netdev
 # IF`).  Unmodified librdmacm programs under `uabi run` connect across:
 # their CM MADs go over QP1 as RoCEv2, their data over the RC QPs the CM
 # moved to RTS.
 #
-#   rping -v -C 10 each way (payload checked on both sides), ucmatose
-#   (4 connections, data, disconnect), udaddy (UD, SIDR), perftest's
+#   rping -v -C 10 each way (payload checked on both sides), the same
+#   with 20 pings over IPv6, ucmatose (4 connections, data, disconnect)
+#   over IPv4 and over IPv6, rstream over IPv6 (64 KiB transfers,
+#   verified), udaddy (UD, SIDR) over both, perftest's
 #   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
@@ -28,7 +31,10 @@ for p in ip rping ucmatose timeout; do
 	command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
 done
 
-A=hBa-$$ B=hBb-$$
+# UABI_TEST_NETNS_TAG: a word in the namespaces' names (several runs on
+# one machine tell theirs apart).
+tag=${UABI_TEST_NETNS_TAG:+$UABI_TEST_NETNS_TAG-}
+A=hBa-$tag$$ B=hBb-$tag$$
 log=$(mktemp -d /tmp/uabi-cm-two.XXXXXX)
 cleanup() {
 	for n in $A $B; do
@@ -41,6 +47,9 @@ trap cleanup EXIT
 ip netns add $A && ip netns add $B || { echo "FAIL: ip netns add"; exit 1; }
 ip -n $A link add hBv1 type veth peer name hBv2 netns $B || { echo "FAIL: veth"; exit 1; }
 ip -n $A addr add 10.66.0.1/24 dev hBv1 && ip -n $B addr add 10.66.0.2/24 dev hBv2
+# IPv6 beside IPv4 on the same devices (no DAD: usable at once); the
+# devices receive at their IPv4 address and answer at every other one.
+ip -n $A addr add fd66::1/64 dev hBv1 nodad && ip -n $B addr add fd66::2/64 dev hBv2 nodad
 for n in $A $B; do ip -n "$n" link set lo up; done
 ip -n $A link set hBv1 up && ip -n $B link set hBv2 up
 
@@ -114,43 +123,79 @@ rping_pair() {
 
 rping_pair rping_a_to_b $B 10.66.0.2 $A 25500 10
 rping_pair rping_b_to_a $A 10.66.0.1 $B 25501 10
+# IPv6, on the same devices (they have IPv4 too): the CM's MADs and the
+# data go between the IPv6 addresses.
+rping_pair rping6_a_to_b $B fd66::2 $A 25510 20
+rping_pair rping6_b_to_a $A fd66::1 $B 25511 20
 
-# ucmatose: 4 connections, 10 messages each way on each, disconnect.
-on $B timeout 60 ucmatose -p 25502 -c 4 -C 10 >"$log/ucmatose.server.out" 2>&1 &
-spid=$!
-for try in $(seq 40); do
-	sleep 0.25
-	on $A timeout 60 ucmatose -s 10.66.0.2 -p 25502 -c 4 -C 10 >"$log/ucmatose.client.out" 2>&1
-	crc=$?
-	((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'REJECTED' "$log/ucmatose.client.out" || break
-done
-wait $spid
-src=$?
-if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/ucmatose.client.out" &&
-	grep -q 'disconnecting' "$log/ucmatose.server.out"; then
-	pass "ucmatose (4 connections, 10 messages each way)"
-else
-	fail "ucmatose (client $crc, server $src)" "$log"/ucmatose.*
+# ucmatose_pair NAME SERVER-ADDR PORT: 4 connections from A to B's
+# server bound to SERVER-ADDR, 10 messages each way on each, disconnect.
+ucmatose_pair() {
+	local name=$1 saddr=$2 port=$3 spid crc src try
+	on $B timeout 60 ucmatose -b "$saddr" -p "$port" -c 4 -C 10 >"$log/$name.server.out" 2>&1 &
+	spid=$!
+	for try in $(seq 40); do
+		sleep 0.25
+		on $A timeout 60 ucmatose -s "$saddr" -p "$port" -c 4 -C 10 >"$log/$name.client.out" 2>&1
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'REJECTED' "$log/$name.client.out" || break
+	done
+	wait $spid
+	src=$?
+	if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/$name.client.out" &&
+		grep -q 'disconnecting' "$log/$name.server.out"; then
+		pass "$name (4 connections, 10 messages each way)"
+	else
+		fail "$name (client $crc, server $src)" "$log/$name".*
+	fi
+}
+ucmatose_pair ucmatose 10.66.0.2 25502
+ucmatose_pair ucmatose6 fd66::2 25512
+
+# rsockets over IPv6: 200 transfers of 64 KiB each way, verified (-T v):
+# messages of many packets from the device's IPv6 source.
+if command -v rstream >/dev/null; then
+	on $B timeout 60 rstream -b fd66::2 -p 25513 -T v -S 65536 -C 200 >"$log/rstream6.server.out" 2>&1 &
+	spid=$!
+	for try in $(seq 40); do
+		sleep 0.25
+		on $A timeout 60 rstream -s fd66::2 -p 25513 -T v -S 65536 -C 200 >"$log/rstream6.client.out" 2>&1
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null || break
+	done
+	wait $spid
+	src=$?
+	if ((crc == 0 && src == 0)) && grep -q '^custom  *64k  *200' "$log/rstream6.client.out"; then
+		pass "rstream6 (200 x 64 KiB each way, verified)"
+	else
+		fail "rstream6 (client $crc, server $src)" "$log"/rstream6.*
+	fi
 fi
 
 # udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then
 # datagrams both ways on 2 "connections").
-if command -v udaddy >/dev/null; then
-	on $B timeout 60 udaddy -c 2 -C 10 >"$log/udaddy.server.out" 2>&1 &
+# udaddy_pair NAME SERVER-ADDR: the server bound to SERVER-ADDR on B.
+udaddy_pair() {
+	local name=$1 saddr=$2 spid crc src try
+	on $B timeout 60 udaddy -b "$saddr" -c 2 -C 10 >"$log/$name.server.out" 2>&1 &
 	spid=$!
 	for try in $(seq 40); do
 		sleep 0.25
-		on $A timeout 60 udaddy -s 10.66.0.2 -c 2 -C 10 >"$log/udaddy.client.out" 2>&1
+		on $A timeout 60 udaddy -s "$saddr" -c 2 -C 10 >"$log/$name.client.out" 2>&1
 		crc=$?
-		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'UNREACHABLE' "$log/udaddy.client.out" || break
+		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'UNREACHABLE' "$log/$name.client.out" || break
 	done
 	wait $spid
 	src=$?
-	if ((crc == 0 && src == 0)) && grep -q 'return status 0' "$log/udaddy.client.out"; then
-		pass "udaddy (SIDR, 2 connections, 10 datagrams each way)"
+	if ((crc == 0 && src == 0)) && grep -q 'return status 0' "$log/$name.client.out"; then
+		pass "$name (SIDR, 2 connections, 10 datagrams each way)"
 	else
-		fail "udaddy (client $crc, server $src)" "$log"/udaddy.*
+		fail "$name (client $crc, server $src)" "$log/$name".*
 	fi
+}
+if command -v udaddy >/dev/null; then
+	udaddy_pair udaddy 10.66.0.2
+	udaddy_pair udaddy6 fd66::2
 	# no UD listener: the SIDR REP says "unsupported" (status 1)
 	on $A timeout 30 udaddy -s 10.66.0.2 -c 1 -C 1 >"$log/udaddy-none.out" 2>&1
 	crc=$?

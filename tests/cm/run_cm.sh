@@ -19,6 +19,12 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; cat "$f"; done; exit 1; }
 need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed (rdmacm-utils, perftest)"; exit 77; }; }
 
+# timeouts: short CM timeouts in this case's uabid (a response timeout of
+# 2^14 * 4.096 us, 67 ms; 2 retries; MRAs of 2^15 * 4.096 us, 134 ms), so
+# that a stuck peer is given up in about 0.3 s.
+if [[ $case == timeouts ]]; then
+	export UABI_CM_RESPONSE_TIMEOUT=14 UABI_CM_RETRIES=2 UABI_CM_MRA_TIMEOUT=15
+fi
 if [[ $UABI_BACKEND == daemon ]] &&
    ! "$tool" --socket "$UABI_SOCKET" daemon start >"$dir/daemon.out" 2>&1; then
 	fail "cannot start uabid"
@@ -284,6 +290,20 @@ mckey)
 		joined=$(grep 'mckey: joined' "$dir/server.out")
 		[[ -n $joined && $joined == "$(grep 'mckey: joined' "$dir/client.out")" ]] ||
 			fail "$group: the two joined different groups"
+	done
+	no_objects
+	;;
+timeouts)
+	# Inside one core, a listener that never takes its request and a
+	# requester that never sends its RTU are timed out as the IB CM's REQ
+	# and REP are (UNREACHABLE, -ETIMEDOUT; the peer REJECTED, 1).  And
+	# a disconnect is followed by TIMEWAIT_EXIT after the IB CM's
+	# time-wait, for each side once it has sent its DREP.
+	for mode in listener rtu timewait; do
+		timeout 60 "$tool" run -- "$prog" 7060 $mode >"$dir/$mode.out" 2>"$dir/$mode.err"
+		rc=$?
+		((rc == 0)) && grep -qx ok "$dir/$mode.out" || fail "$mode: exit $rc"
+		echo "$mode: $(tr "\n" ";" <"$dir/$mode.out")"
 	done
 	no_objects
 	;;

@@ -20,8 +20,8 @@
 #         ICRCs, short and random MADs, CM MADs with random bodies)
 #   guest rping client  -> host rping server  (10 pings, payload checked)
 #   the same two over IPv6 (fd91::2 and fd91::1, each side's IPv4
-#   address removed meanwhile: uabid receives at a device's first IPv4
-#   address when it has one), then IPv4 back
+#   address removed meanwhile: the module's device receives at its first
+#   IPv4 address when it has one), then IPv4 back
 #
 # The module must count the garbage as dropped (its `uabi link`) and
 # still connect afterwards.
@@ -235,9 +235,10 @@ else
 	fails+=("host $name (see $work/$name.err)")
 	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
 fi
-# IPv6: this side's device moves to fd91::1 (the IPv4 address goes: uabid
-# receives at the first IPv4 address when there is one), the guest's to
-# fd91::2; the same two runs.  Then IPv4 back for the flood.
+# IPv6: this side's device moves to fd91::1, the guest's to fd91::2 (its
+# IPv4 address goes: the module's device receives at its first IPv4
+# address when it has one); the same two runs.  Then IPv4 back for the
+# flood.
 ip -n "$ns" addr del 10.91.0.1/24 dev "$tap"
 ip -n "$ns" -6 addr add fd91::1/64 dev "$tap" nodad
 for try in $(seq 1 50); do

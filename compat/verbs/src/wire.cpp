@@ -529,6 +529,18 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 		w->port = port;
 		w->relayed = &t;
 		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay, steered);
+		// A device with both families: the other family's first address
+		// sends to peers of that family (uabid receives at every address
+		// of the device and relays: docs/cm.md, "Every address").
+		union ibv_gid other;
+		for (int i = 0; w->ep && i < 16; i++) {
+			static const union ibv_gid zero{};
+			if (ibv_query_gid(ctx, 1, i, &other) || !std::memcmp(&other, &zero, sizeof(other)) ||
+			    v4_mapped(other.raw) == v4_mapped(gid.raw))
+				continue;
+			(void)w->ep->add_source(addr_of(other.raw, 0, ifindex_of(other.raw)));
+			break;
+		}
 	} else if (relay.error() == EOPNOTSUPP) {
 		w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
 	} else {
@@ -544,8 +556,17 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 
 } // namespace
 
+// UABI_WIRE_POLLER=0: pollers leave receiving to the receive thread
+// (for comparison; docs/wire.md).
+static const bool kPollerReceives = [] {
+	const char *e = std::getenv("UABI_WIRE_POLLER");
+	return !e || std::strcmp(e, "0") != 0;
+}();
+
 bool wire_progress(ContextImpl *impl)
 {
+	if (!kPollerReceives)
+		return false;
 	wire::Endpoint *ep = impl->wire_ep.load(std::memory_order_acquire);
 	return ep && ep->progress();
 }

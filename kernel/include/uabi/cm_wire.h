@@ -56,6 +56,11 @@ void uabi_cm_wire_get_stats(struct uabi_cm_wire_stats *out);
  * CM response timeout (4.096 us * 2^@timeout, 0..31) and the retries of a
  * REQ, REP or DREQ (0..15) of the connections made from now on. */
 void uabi_cm_wire_set_timeouts(unsigned timeout, unsigned retries);
+/* Test knob (uabid's UABI_CM_MRA_TIMEOUT): the service timeout (0..31)
+ * of the MRAs this core sends, and of the waits of connections inside
+ * it once their peer is known to be there; 24 (68.7 s), as Linux's
+ * rdma_cm. */
+void uabi_cm_wire_set_mra_timeout(unsigned timeout);
 
 #ifdef __cplusplus
 }

@@ -222,6 +222,8 @@ Endpoint::~Endpoint()
 		thread_.join();
 	if (fd_ >= 0)
 		close(fd_);
+	if (fd_other_ >= 0)
+		close(fd_other_);
 	if (relay_fd_ >= 0)
 		close(relay_fd_);
 	if (wake_fd_ >= 0)
@@ -351,11 +353,39 @@ void Endpoint::unregister_qp(Qp *qp)
 	detach_all_mcast(qp->qpn());
 }
 
+int Endpoint::add_source(const PeerAddr &local)
+{
+	if (relay_fd_ < 0 || fd_other_ >= 0 || local.v6() == local_.v6())
+		return EINVAL;
+	const int fam = local.v6() ? AF_INET6 : AF_INET;
+	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int one = 1, pmtu = IP_PMTUDISC_DO, buf = 4 << 20;
+	if (fam == AF_INET) {
+		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	} else {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (bind(fd, reinterpret_cast<const sockaddr *>(&local.ss), local.len) < 0) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	local_other_.len = sizeof(local_other_.ss);
+	getsockname(fd, reinterpret_cast<sockaddr *>(&local_other_.ss), &local_other_.len);
+	fd_other_ = fd;
+	return 0;
+}
+
 IpInfo Endpoint::ip_to(const PeerAddr &to) const
 {
 	IpInfo ip;
-	ip.v6 = local_.v6();
-	addr_bytes(local_, ip.src, &ip.src_port);
+	const PeerAddr &src = fd_other_ >= 0 && to.v6() != local_.v6() ? local_other_ : local_;
+	ip.v6 = src.v6();
+	addr_bytes(src, ip.src, &ip.src_port);
 	addr_bytes(to, ip.dst, &ip.dst_port);
 	return ip;
 }
@@ -408,8 +438,9 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 void Endpoint::flush_run(TxRun &r)
 {
 	const auto *dst = reinterpret_cast<const sockaddr *>(&r.to.ss);
+	const int fd = fd_to(r.to);
 	if (r.n == 1) {
-		(void)sendto(fd_, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
+		(void)sendto(fd, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
 	} else {
 		iovec iov{r.buf, r.off};
 		alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
@@ -426,7 +457,7 @@ void Endpoint::flush_run(TxRun &r)
 		c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
 		std::uint16_t seg = std::uint16_t(r.seg);
 		std::memcpy(CMSG_DATA(c), &seg, sizeof(seg));
-		if (sendmsg(fd_, &m, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
+		if (sendmsg(fd, &m, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
 		    errno != EMSGSIZE) {
 			// The route's device cannot segment (EIO), or the
 			// kernel refuses these segments: one send each from
@@ -439,7 +470,7 @@ void Endpoint::flush_run(TxRun &r)
 				std::uint32_t crc = icrc(ip, {pkt, len - kIcrcBytes});
 				for (int i = 0; i < 4; i++)
 					pkt[len - kIcrcBytes + i] = std::uint8_t(crc >> (8 * i));
-				(void)sendto(fd_, pkt, len, MSG_DONTWAIT, dst, r.to.len);
+				(void)sendto(fd, pkt, len, MSG_DONTWAIT, dst, r.to.len);
 			}
 		}
 	}
@@ -469,7 +500,7 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
 		// retransmission recovers it.
-		(void)sendto(fd_, d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+		(void)sendto(fd_to(to), d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
 	};
 	std::unique_lock<std::mutex> g(tx_lock_);
 	if (tx_hook_) {
@@ -498,6 +529,13 @@ constexpr std::uint64_t kHandoffNs = 1000000;
 
 bool Endpoint::progress()
 {
+	// Relayed only (no socket of our own to read): what comes for us
+	// passes uabid first, and a poller spinning on every CPU kept it
+	// waiting — on a loaded 2-CPU machine past RC's timeouts (seen:
+	// ib_send_lat through the relay failing 1 run in 5 at load 5; none
+	// with the receive thread).  The receive thread keeps the relay.
+	if (!receive_fd_ && !relay_reads_)
+		return false;	// (the module's relay is the kernel's queue: no third party)
 	polled_ns_.store(now_ns(), std::memory_order_relaxed);
 	std::unique_lock<std::mutex> g(rx_lock_, std::try_to_lock);
 	if (!g.owns_lock())
@@ -505,7 +543,10 @@ bool Endpoint::progress()
 	int n = 0;
 	if (receive_fd_)
 		n += receive_socket();
-	if (relay_fd_ >= 0)
+	// Steered, uabid's relay brings only what steering could not place
+	// (QPs past its limits): looked at every 16th turn, not a second
+	// system call on every one.  The module's relay is all there is.
+	if (relay_fd_ >= 0 && (relay_reads_ || !(relay_turn_++ & 15)))
 		n += receive_relayed();
 	return n > 0;
 }

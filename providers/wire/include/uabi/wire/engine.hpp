@@ -380,6 +380,12 @@ public:
 	// failure.
 	static std::unique_ptr<Endpoint> open_relayed(const PeerAddr &local, int relay_fd, int steered_fd = -1);
 	~Endpoint();
+	// A relayed endpoint's source of the other IP family (a RoCE device
+	// with IPv4 and IPv6 addresses): datagrams to peers of @local's
+	// family leave from a socket bound to it (port 0: any), and the ICRC
+	// covers it; what comes back arrives through the relay.  Once, before
+	// the first QP.  0 or errno.
+	int add_source(const PeerAddr &local);
 	const PeerAddr &local() const { return local_; }
 	Counters &counters() { return counters_; }
 
@@ -467,6 +473,9 @@ private:
 	void transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
 			     std::size_t bytes, const PeerAddr &to);
 	IpInfo ip_to(const PeerAddr &to) const;
+	// The socket a datagram to @to leaves from (add_source()'s for the
+	// other family).
+	int fd_to(const PeerAddr &to) const { return fd_other_ >= 0 && to.v6() != local_.v6() ? fd_other_ : fd_; }
 	void register_qp(Qp *qp);
 	void unregister_qp(Qp *qp);
 	void wake();
@@ -475,6 +484,8 @@ private:
 	void timer_armed(std::uint64_t deadline);
 
 	int fd_ = -1;
+	int fd_other_ = -1; // add_source(): sends to the other family
+	PeerAddr local_other_;
 	int relay_fd_ = -1; // open_relayed(): where datagrams come from
 	bool receive_fd_ = true; // datagrams come on fd_ too (not relayed, or steered)
 	bool relay_reads_ = false; // relay_fd_ is no socket: read() it
@@ -489,6 +500,7 @@ private:
 	std::atomic<bool> gso_{false};		// UDP_SEGMENT works on fd_
 	std::mutex rx_lock_;			// one thread receives at a time, in order
 	std::atomic<std::uint64_t> polled_ns_{0};	// last progress() by a poller; 0: none
+	unsigned relay_turn_ = 0;			// progress(), under rx_lock_
 	std::atomic<std::uint64_t> wake_by_ns_{0};	// the receive thread wakes by then; 0: deciding
 	bool gro_ = false;			// UDP_GRO is on for fd_
 	std::thread thread_;

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+// A peer alive but stuck, on one host (docs/cm.md, "Timeouts inside one
+// core"), through Debian's unmodified librdmacm: a client and a server in
+// this one process, each on an event channel of its own, 127.0.0.1:PORT.
+//
+//   listener: the server listens and never takes the request; the client's
+//             CONNECT must end in UNREACHABLE (-ETIMEDOUT), and the server,
+//             reading at last, finds the request, whose accept then fails
+//             with EINVAL (the requester's REJ came first; Linux's ucma
+//             reports nothing on an ID not accepted yet).
+//   rtu:      the server accepts; the client takes CONNECT_RESPONSE (no QP:
+//             librdmacm leaves the RTU to it) and never sends the RTU; the
+//             server's accepted ID must end in UNREACHABLE (-ETIMEDOUT) and
+//             the client's in REJECTED (status 1).
+//   timewait: a connection made (the client completes it with
+//             rdma_establish(), having no QP), then the client disconnects:
+//             DISCONNECTED on both sides, then TIMEWAIT_EXIT for the
+//             client; the server's rdma_disconnect() after its
+//             DISCONNECTED (where Linux's CM sends its DREP) brings its
+//             own TIMEWAIT_EXIT.
+//
+// Prints one line per event seen; exits 0 when all came as above.  The
+// CM's timeouts are uabid's (UABI_CM_RESPONSE_TIMEOUT, UABI_CM_RETRIES,
+// UABI_CM_MRA_TIMEOUT); alarm() bounds the run.
+//
+//   ucma_timeouts PORT listener|rtu|timewait
+//
+// librdmacm's development header is not needed: the few calls and the
+// leading members of the structures they use are declared below, as
+// librdmacm's rdma_cma.h has them (its ABI, unchanged since librdmacm 1).
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct rdma_event_channel {
+	int fd;
+};
+struct rdma_cm_id; // opaque here
+struct rdma_cm_event {
+	struct rdma_cm_id *id;
+	struct rdma_cm_id *listen_id;
+	int event; // enum rdma_cm_event_type
+	int status;
+	// param follows
+};
+struct rdma_conn_param {
+	const void *private_data;
+	uint8_t private_data_len;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint32_t qp_num;
+};
+enum {
+	ADDR_RESOLVED = 0,
+	ROUTE_RESOLVED = 2,
+	CONNECT_REQUEST = 4,
+	CONNECT_RESPONSE = 5,
+	UNREACHABLE = 7,
+	REJECTED = 8,
+	ESTABLISHED = 9,
+	DISCONNECTED = 10,
+	TIMEWAIT_EXIT = 15,
+	RDMA_PS_TCP = 0x0106,
+};
+
+struct rdma_event_channel *rdma_create_event_channel(void);
+void rdma_destroy_event_channel(struct rdma_event_channel *channel);
+int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context, int ps);
+int rdma_destroy_id(struct rdma_cm_id *id);
+int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr);
+int rdma_listen(struct rdma_cm_id *id, int backlog);
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *dst, int timeout_ms);
+int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param);
+int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param);
+int rdma_establish(struct rdma_cm_id *id);
+int rdma_disconnect(struct rdma_cm_id *id);
+int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);
+int rdma_ack_cm_event(struct rdma_cm_event *event);
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+// The next event of @ch; exits unless it is @want (with @status, when
+// @check).  Returns its ID.
+static struct rdma_cm_id *expect(const char *who, struct rdma_event_channel *ch, int want, int check,
+				 int status)
+{
+	struct rdma_cm_event *ev;
+	if (rdma_get_cm_event(ch, &ev))
+		die("rdma_get_cm_event");
+	struct rdma_cm_id *id = ev->id;
+	int e = ev->event, s = ev->status;
+	rdma_ack_cm_event(ev);
+	printf("%s: event %d, status %d\n", who, e, s);
+	fflush(stdout);
+	if (e != want || (check && s != status)) {
+		printf("%s: wanted event %d, status %d\n", who, want, status);
+		exit(1);
+	}
+	return id;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char m[] = "timed out waiting (no CM timeout came)\n";
+	(void)!write(1, m, sizeof(m) - 1);
+	_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || (strcmp(argv[2], "listener") && strcmp(argv[2], "rtu") &&
+			  strcmp(argv[2], "timewait")))
+		return 2;
+	const int rtu = !strcmp(argv[2], "rtu"), timewait = !strcmp(argv[2], "timewait");
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)atoi(argv[1]));
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+
+	struct rdma_event_channel *sch = rdma_create_event_channel(), *cch = rdma_create_event_channel();
+	if (!sch || !cch)
+		die("rdma_create_event_channel");
+	struct rdma_cm_id *l, *c;
+	if (rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) || rdma_create_id(cch, &c, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (rdma_bind_addr(l, (struct sockaddr *)&a) || rdma_listen(l, 4))
+		die("listen");
+	if (rdma_resolve_addr(c, NULL, (struct sockaddr *)&a, 2000))
+		die("rdma_resolve_addr");
+	expect("client", cch, ADDR_RESOLVED, 1, 0);
+	if (rdma_resolve_route(c, 2000))
+		die("rdma_resolve_route");
+	expect("client", cch, ROUTE_RESOLVED, 1, 0);
+	struct rdma_conn_param p;
+	memset(&p, 0, sizeof(p));
+	p.retry_count = 7;
+	p.rnr_retry_count = 7;
+	p.qp_num = 0x123; // no QP: the CM needs only its number
+	if (rdma_connect(c, &p))
+		die("rdma_connect");
+	if (timewait) {
+		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+		p.qp_num = 0x456;
+		if (rdma_accept(n, &p))
+			die("rdma_accept");
+		expect("client", cch, CONNECT_RESPONSE, 1, 0);
+		if (rdma_establish(c))
+			die("rdma_establish");
+		expect("server", sch, ESTABLISHED, 1, 0);
+		if (rdma_disconnect(c))
+			die("rdma_disconnect");
+		expect("client", cch, DISCONNECTED, 1, 0);
+		expect("server", sch, DISCONNECTED, 1, 0);
+		expect("client", cch, TIMEWAIT_EXIT, 1, 0);
+		if (rdma_disconnect(n))
+			die("rdma_disconnect (server)");
+		expect("server", sch, TIMEWAIT_EXIT, 1, 0);
+		rdma_destroy_id(n);
+	} else if (!rtu) {
+		// The server never looks: the client's REQ times out.
+		expect("client", cch, UNREACHABLE, 1, -110);
+		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+		p.qp_num = 0x456;
+		errno = 0;
+		int r = rdma_accept(n, &p);
+		printf("server: rdma_accept %d (%s)\n", r, strerror(errno));
+		if (r == 0 || errno != EINVAL)
+			return 1;
+		rdma_destroy_id(n);
+	} else {
+		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+		p.qp_num = 0x456;
+		if (rdma_accept(n, &p))
+			die("rdma_accept");
+		// The client takes the REP and never sends its RTU.
+		expect("client", cch, CONNECT_RESPONSE, 1, 0);
+		expect("server", sch, UNREACHABLE, 1, -110);
+		expect("client", cch, REJECTED, 1, 1);
+		rdma_destroy_id(n);
+	}
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(sch);
+	printf("ok\n");
+	return 0;
+}
