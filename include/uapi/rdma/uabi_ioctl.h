@@ -76,8 +76,10 @@ struct uabi_link_info {
 	__u16 port;		/* ... at this UDP port (4791) */
 	__u16 reserved0;
 	__s32 relay_error;	/* -errno of the last bind, 0: bound */
-	__aligned_u64 rx_relayed; /* datagrams queued to a context */
-	__aligned_u64 rx_dropped; /* runts, unbound QPs, full queues */
+	__aligned_u64 rx_relayed; /* datagrams queued to a context, and
+				   * QP1 MADs given to the CM */
+	__aligned_u64 rx_dropped; /* runts, unbound QPs, full queues, QP1
+				   * datagrams the CM refused */
 };
 UABI_ASSERT_SIZE(struct uabi_link_info, 144);
 

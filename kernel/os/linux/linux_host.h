@@ -53,9 +53,23 @@ void uabi_kevq_release(void *wait);
 /* Wait objects still allocated; must be 0 at module exit. */
 int uabi_kevq_live(void);
 
-/* The CM's timer (cm_timer.c): registered at module init, gone at exit. */
+/* The CM across hosts on the RoCE devices (roce_cm.c): its hooks are
+ * registered at module init, gone at exit (after uabi_kroce_exit()). */
 void uabi_kcm_init(void);
 void uabi_kcm_exit(void);
+struct uabi_device;
+struct socket;
+struct sock;
+struct sk_buff;
+/* roce.c, under its roce_lock: @dev's socket is bound at @addr (a GID) /
+ * is about to be released. */
+void uabi_kcm_attach(struct uabi_device *dev, struct socket *sock, const u8 *addr, int ifindex,
+		     atomic64_t *rx_relayed, atomic64_t *rx_dropped);
+void uabi_kcm_detach(struct uabi_device *dev);
+/* roce.c's encap hook, in softirq: a datagram for QP1 of @dev.  true: it
+ * is taken (queued for the CM, or dropped and counted); false: the device
+ * has no CM link, the caller drops it. */
+bool uabi_kcm_rcv(struct uabi_device *dev, struct sock *sk, struct sk_buff *skb);
 
 /*
  * One open file of /dev/rdma_uabi (main.c): its context, on uabi_sw0 from

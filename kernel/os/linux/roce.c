@@ -193,6 +193,8 @@ static int roce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	    skb_copy_bits(skb, sizeof(struct udphdr) + 4, bth, sizeof(bth)))
 		goto drop;
 	qpn = ((u32)bth[1] << 16) | ((u32)bth[2] << 8) | bth[3];
+	if (qpn == 1 && uabi_kcm_rcv(r->dev, sk, skb))	/* QP1: the CM's (roce_cm.c) */
+		return 0;
 	q = xa_load(&r->qps, qpn);
 	if (!q || skb_queue_len(&q->queue) >= RELAY_MAX_SKBS ||
 	    atomic_read(&q->bytes) + (int)skb->truesize > RELAY_MAX_BYTES)
@@ -254,6 +256,7 @@ static void roce_unbind(struct uabi_kroce *r)
 {
 	if (!r->sock)
 		return;
+	uabi_kcm_detach(r->dev);
 	rcu_assign_sk_user_data(r->sock->sk, NULL);
 	kernel_sock_shutdown(r->sock, SHUT_RDWR);
 	sock_release(r->sock);
@@ -321,6 +324,7 @@ static void roce_bind(struct uabi_kroce *r, const struct uabi_sw_link *l)
 	r->sock = sock;
 	memcpy(r->addr, addr, 16);
 	r->bind_err = 0;
+	uabi_kcm_attach(r->dev, sock, addr, r->ifindex, &r->rx_relayed, &r->rx_dropped);
 }
 
 /* ------------------------------------------------------------------ link */

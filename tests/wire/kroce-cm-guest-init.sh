@@ -1,0 +1,134 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+# /init of the guest of tests/wire/run-kroce-cm.sh (busybox): loads
+# rdma_uabi.ko, adds the module's own RoCE device kroce0 on eth0
+# (10.91.0.2), then runs Debian's unmodified rping under
+# `uabi --backend kernel run` (librdmacm's file served by the ucma shim)
+# against the host's uabid at 10.91.0.1: as server first (the host's
+# client connects once we print UABI-KCM-LISTEN, retrying while the
+# listener is not up yet: REJECTED), then as client (retrying while the
+# host's listener is not up: REJECTED).  Then, while the host floods QP1,
+# the device is deleted and added again 10 times and the module unloads
+# with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
+# output between "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and a
+# last "UABI-KCM-RESULT".
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+exec 0</dev/console 1>/dev/console 2>&1
+/bin/busybox --install -s /bin
+export PATH=/bin:/usr/bin:/sbin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tmpfs tmpfs /tmp
+fail=0
+step() {
+	echo "UABI-KCM-STEP: $1 $2"
+	[ "$2" = PASS ] || fail=1
+}
+show() {
+	echo "UABI-OUT-BEGIN $1"
+	cat "$2"
+	echo "UABI-OUT-END $1"
+}
+finish() {
+	[ $fail = 0 ] && echo "UABI-KCM-RESULT: PASS" || echo "UABI-KCM-RESULT: FAIL"
+	poweroff -f
+}
+export UABI_VERBS_LIB=/kcm/lib/libibverbs.so.1 UABI_UMAD_LIB=/kcm/lib/libuabi_umad.so
+export UABI_RDMACM_LIB=/kcm/lib/libuabi_rdmacm.so
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+U="/kcm/uabi --backend kernel"
+
+ok=1
+for ko in $(cat /modules); do
+	insmod "$ko" || { echo "insmod $ko failed"; ok=0; }
+done
+dmesg -c >/tmp/boot.dmesg	# the boot's messages: not judged below
+insmod /rdma_uabi.ko || ok=0
+ip link set lo up
+ip link set eth0 up && ip addr add 10.91.0.2/24 dev eth0 || ok=0
+$U link add kroce0 netdev eth0 || ok=0
+$U link | grep -q "link kroce0/1 state ACTIVE .*receives 10.91.0.2:4791" || ok=0
+$U link
+[ $ok = 1 ] && step setup PASS || { step setup FAIL; finish; }
+
+# The guest serves: the host connects once it sees UABI-KCM-LISTEN.
+echo "UABI-KCM-LISTEN"
+if timeout 300 $U run -- /kcm/rping -s -a 10.91.0.2 -p 27001 -v -C 10 >/tmp/out 2>&1; then
+	step rping-server PASS
+else
+	step rping-server FAIL
+fi
+show rping-server /tmp/out
+
+# The guest connects: retried while the host's listener is not up.
+tries=0
+while :; do
+	timeout 300 $U run -- /kcm/rping -c -a 10.91.0.1 -p 27002 -v -C 10 >/tmp/out 2>&1
+	rc=$?
+	[ $rc = 0 ] && break
+	grep -qE "REJECTED" /tmp/out && [ $tries -lt 200 ] || break
+	tries=$((tries + 1))
+	sleep 0.5
+done
+[ $rc = 0 ] && step rping-client PASS || step rping-client FAIL
+show rping-client /tmp/out
+
+# IPv6: the interface's IPv4 address goes, fd91::2 comes (the module
+# receives there once its work moved the socket), and the same two runs
+# against the host's fd91::1; then IPv4 back.
+await() {	# what, then a pattern `uabi link` must show for kroce0 (20 s)
+	i=0
+	while [ $i -lt 100 ]; do
+		$U link | grep "^link kroce0/" | grep -qE "$2" && return 0
+		i=$((i + 1))
+		sleep 0.2
+	done
+	$U link
+	return 1
+}
+ip addr del 10.91.0.2/24 dev eth0
+ip -6 addr add fd91::2/64 dev eth0	# (busybox: no nodad; the module binds after DAD)
+if await v6 "receives \[fd91::2\]:4791"; then step v6-address PASS; else step v6-address FAIL; fi
+echo "UABI-KCM-LISTEN6"
+if timeout 300 $U run -- /kcm/rping -s -a fd91::2 -p 27003 -v -C 10 >/tmp/out 2>&1; then
+	step rping6-server PASS
+else
+	step rping6-server FAIL
+fi
+show rping6-server /tmp/out
+tries=0
+while :; do
+	timeout 300 $U run -- /kcm/rping -c -a fd91::1 -p 27004 -v -C 10 >/tmp/out 2>&1
+	rc=$?
+	[ $rc = 0 ] && break
+	grep -qE "REJECTED|UNREACHABLE|ADDR_ERROR" /tmp/out && [ $tries -lt 200 ] || break
+	tries=$((tries + 1))
+	sleep 0.5
+done
+[ $rc = 0 ] && step rping6-client PASS || step rping6-client FAIL
+show rping6-client /tmp/out
+ip addr add 10.91.0.2/24 dev eth0
+ip -6 addr del fd91::2/64 dev eth0
+if await v4 "receives 10.91.0.2:4791"; then step v4-back PASS; else step v4-back FAIL; fi
+
+# What the module counted.  Then the device goes and comes back 10 times
+# while the host floods its QP1 (from UABI-KCM-FLOOD until
+# UABI-KCM-FLOOD-END), and the module unloads with the device still
+# there: datagrams queued for the CM or in flight meet every teardown.
+$U link
+echo "UABI-KCM-FLOOD"
+sleep 1
+ok=1 i=0
+while [ $i -lt 10 ]; do
+	$U link del kroce0 || ok=0
+	$U link add kroce0 netdev eth0 >/dev/null || ok=0
+	sleep 0.2
+	i=$((i + 1))
+done
+[ $ok = 1 ] && step link-del-add PASS || step link-del-add FAIL
+$U link | grep "^link kroce0/"
+if rmmod rdma_uabi; then step rmmod PASS; else step rmmod FAIL; fi
+echo "UABI-KCM-FLOOD-END"
+dmesg | grep -iE "rdma_uabi|bug|warn|leak" | tail -20
+if dmesg | grep -qiE "BUG|WARNING|leak|Oops"; then step dmesg FAIL; else step dmesg PASS; fi
+finish

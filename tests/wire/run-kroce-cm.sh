@@ -1,0 +1,351 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+#
+# The connection manager across hosts on the kernel module's own RoCE
+# device (docs/cm.md, "Across hosts"; docs/wire.md, "The kernel module's
+# own RoCE device"): builds rdma_uabi.ko (W=1, warnings fail), boots
+# Debian's kernel under qemu (TCG) with a virtio NIC on a tap device in a
+# network namespace this script makes (host side 10.91.0.1, guest
+# 10.91.0.2; no other address is involved).  The guest loads the module,
+# runs `uabi link add kroce0 netdev eth0` and Debian's unmodified rping
+# under `uabi --backend kernel run` (tests/wire/kroce-cm-guest-init.sh);
+# in the namespace, a uabid holds `uabi link add roce0 netdev <tap>` and
+# rping runs under `uabi run`.  Their CM MADs cross as RoCEv2 on QP1
+# between the module's CM (the core's, in the kernel) and uabid's, their
+# data between the module's device and uabid's.
+#
+#   guest rping server  <- host rping client  (10 pings, payload checked)
+#   host: 3000 garbage datagrams at QP1 of the module's device (the
+#         --garbage program, cm_garbage: random bytes, wrong Q_Keys, bad
+#         ICRCs, short and random MADs, CM MADs with random bodies)
+#   guest rping client  -> host rping server  (10 pings, payload checked)
+#   the same two over IPv6 (fd91::2 and fd91::1, each side's IPv4
+#   address removed meanwhile: the module's device receives at its first
+#   IPv4 address when it has one), then IPv4 back
+#
+# The module must count the garbage as dropped (its `uabi link`) and
+# still connect afterwards.
+# Then, while this side floods the module's QP1 with garbage, the guest
+# deletes and adds its device 10 times and unloads the module with the
+# device still there (no warning in dmesg).  The tap is captured (WORK/tap-{1,2}.pcap, before and after the
+# garbage): every RoCEv2 packet must
+# have its ICRC right over the real IP header, IPv4 ID included (the
+# --pcap-check program, pcap_icrc), and the module's own MADs (from
+# 10.91.0.2, UDP source port 4791: only the kernel's socket sends from
+# it) must be among them.  The host's programs trace their wire
+# (UABI_WIRE_TRACE) into WORK/trace-NAME.log.
+#
+# Usage: run-kroce-cm.sh --tool UABI --verbs-lib LIB --umad-lib LIB
+#                        --rdmacm-lib LIB --pcap-check BIN --garbage BIN
+#                        [--work-dir DIR] [--timeout SECONDS]
+# Exit status 0 only if every step passed on both sides.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tool="" verbs="" umad="" rdmacm="" pcap_check="" garbage="" work=""
+timeout_s=${UABI_KROCE_TIMEOUT:-800}
+die() {
+	echo "run-kroce-cm: FAIL: $*" >&2
+	exit 1
+}
+while (($#)); do
+	case $1 in
+	--tool) tool=$2; shift 2 ;;
+	--verbs-lib) verbs=$2; shift 2 ;;
+	--umad-lib) umad=$2; shift 2 ;;
+	--rdmacm-lib) rdmacm=$2; shift 2 ;;
+	--pcap-check) pcap_check=$2; shift 2 ;;
+	--garbage) garbage=$2; shift 2 ;;
+	--work-dir) work=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check && -x $garbage ]] ||
+	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib, --pcap-check and --garbage are required"
+[[ $(id -u) == 0 ]] || die "needs root (a network namespace and a tap device)"
+work=${work:-$root/build/tests/wire/kroce-cm}
+mkdir -p "$work" || die "mkdir $work"
+work=$(cd "$work" && pwd)
+for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd ldconfig strip timeout rping \
+	dumpcap tshark; do
+	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
+done
+busybox=/bin/busybox
+[[ -x $busybox ]] || die "missing busybox (static)"
+vmlinuz=""
+for v in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+	[[ -f /lib/modules/${v##*/vmlinuz-}/build/Makefile ]] && vmlinuz=$v && break
+done
+[[ -n $vmlinuz ]] || die "no /boot/vmlinuz-* with its headers (linux-image-amd64, linux-headers-amd64)"
+kver=${vmlinuz#/boot/vmlinuz-}
+t_start=$(date +%s)
+
+# ------------------------------------------------------------- the module
+src=$work/src
+rm -rf "$src"
+mkdir -p "$src/kernel/os" "$src/include/uapi"
+cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" "$root/kernel/include" \
+	"$src/kernel/" && cp -r "$root/kernel/os/linux" "$src/kernel/os/" &&
+	cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the module's sources"
+make -C "/lib/modules/$kver/build" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1 ||
+	{ cat "$work/kbuild.log"; die "Kbuild failed"; }
+grep -E 'warning:|error:' "$work/kbuild.log" && die "Kbuild W=1 printed warnings"
+
+# ------------------------------------------------------------- initramfs
+rfs=$work/initramfs
+rm -rf "$rfs"
+mkdir -p "$rfs"/{bin,dev,proc,sys,tmp,lib/modules,kcm/lib}
+cp "$busybox" "$rfs/bin/busybox"
+ln -s busybox "$rfs/bin/sh"
+cp "$here/kroce-cm-guest-init.sh" "$rfs/init"
+chmod 755 "$rfs/init"
+strip --strip-debug -o "$rfs/rdma_uabi.ko" "$src/kernel/rdma_uabi.ko" || die "strip the module"
+: >"$rfs/modules"
+for m in virtio_pci virtio_net; do
+	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
+		while read -r ko; do
+			grep -qxF "/lib/modules/${ko##*/}" "$rfs/modules" && continue
+			cp "$ko" "$rfs/lib/modules/" || exit 1
+			echo "/lib/modules/${ko##*/}" >>"$rfs/modules"
+		done || die "modules for $m"
+done
+# A program at @dest (default: its own path) with its shared libraries at
+# the paths they resolve to here.
+pack() {
+	local f=$1 dest=${2:-$1} lib
+	mkdir -p "$rfs$(dirname "$dest")"
+	cp -L "$f" "$rfs$dest" || die "copy $f"
+	for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		[[ -e $rfs$lib ]] && continue
+		mkdir -p "$rfs$(dirname "$lib")"
+		cp -L "$lib" "$rfs$lib" || die "copy $lib"
+	done
+}
+pack "$(command -v rping)" /kcm/rping
+# pthread_exit() loads libgcc_s at run time (rping's threads end so)
+pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
+pack "$tool" /kcm/uabi
+pack "$verbs" /kcm/lib/libibverbs.so.1
+pack "$umad" /kcm/lib/libuabi_umad.so
+pack "$rdmacm" /kcm/lib/libuabi_rdmacm.so
+for f in uabi lib/libibverbs.so.1 lib/libuabi_umad.so lib/libuabi_rdmacm.so; do
+	strip --strip-debug "$rfs/kcm/$f" || die "strip $f"
+done
+(cd "$rfs" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) \
+	>"$work/initramfs.cpio.gz" || die "cpio"
+
+# ---------------------------------------------------- the host's side
+ns=kcm9-kroce-cm-$$
+tap=kcm9tap0
+sock=$work/uabid/uabid.sock
+mkdir -p "$work/uabid"
+hs() { ip netns exec "$ns" env UABI_SOCKET="$sock" UABI_IDLE_EXIT=0 UABI_BACKEND=daemon "$@"; }
+cleanup() {
+	hs "$tool" daemon stop >/dev/null 2>&1
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+}
+trap cleanup EXIT
+ip netns add "$ns" || die "ip netns add"
+ip -n "$ns" link set lo up
+ip -n "$ns" tuntap add dev "$tap" mode tap || die "tuntap"
+ip -n "$ns" addr add 10.91.0.1/24 dev "$tap"
+ip -n "$ns" link set "$tap" up
+hs "$tool" daemon stop >/dev/null 2>&1
+hs "$tool" link add roce0 netdev "$tap" >"$work/link.log" 2>&1 || die "uabi link add: $(cat "$work/link.log")"
+
+echo "run-kroce-cm: booting $vmlinuz (TCG) with rdma_uabi.ko; host side 10.91.0.1 in netns $ns"
+ip netns exec "$ns" timeout --foreground -k 10 "$timeout_s" \
+	qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic -no-reboot \
+	-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:91:00:02 \
+	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init" </dev/null 2>&1 |
+	sed -u 's/\r//g' >"$work/guest.log" &
+qemu=$!
+log=$work/guest.log
+# The tap's RoCEv2 traffic, in two captures: before the garbage and
+# between it and the flood (the garbage's bad ICRCs are meant to be wrong).
+cap_start() {
+	rm -f "$work/tap-$1.pcap"
+	ip netns exec "$ns" dumpcap -q -P -i "$tap" -f "udp port 4791" -w "$work/tap-$1.pcap" \
+		2>"$work/dumpcap-$1.err" &
+	dumpcap=$!
+}
+cap_start 1
+
+fails=()
+rping_expect() {
+	awk -v n="$1" -v prefix="$2" 'BEGIN {
+		start = 65
+		for (p = 0; p < n; p++) {
+			s = sprintf("rdma-ping-%d: ", p); c = start
+			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
+			print prefix s
+			start++; if (start > 122) start = 65
+		}
+	}'
+}
+# The guest's output of step NAME.
+guest_out() { awk -v n="$1" '$0 == "UABI-OUT-BEGIN " n {on = 1; next} $0 == "UABI-OUT-END " n {on = 0} on' "$log"; }
+
+# The guest serves: wait (bounded by qemu's life) until it says it
+# listens, then connect, again while REJECTED (not listening yet).
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN|^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+name=rping-client rc=1
+if grep -q '^UABI-KCM-LISTEN' "$log"; then
+	for try in $(seq 1 200); do
+		hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
+			rping -c -a 10.91.0.2 -p 27001 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"
+		rc=$?
+		((rc == 0)) && break
+		grep -q 'REJECTED' "$work/$name.err" "$work/$name.out" || break
+		kill -0 "$qemu" 2>/dev/null || break
+		sleep 0.5
+	done
+fi
+if ((rc == 0)); then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+# Garbage at the module's QP1 (from this side's address, not its port
+# 4791), before the guest connects.
+sleep 2	# (what the capture has not read yet)
+kill "$dumpcap" 2>/dev/null
+wait "$dumpcap" 2>/dev/null
+if ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 3000 9 >"$work/garbage.log" 2>&1; then
+	echo "run-kroce-cm: garbage: $(tail -n 1 "$work/garbage.log")"
+else
+	fails+=("cm_garbage (see $work/garbage.log)")
+fi
+cap_start 2
+# The guest connects (retrying while this listener is not up).
+name=rping-server
+if kill -0 "$qemu" 2>/dev/null &&
+	hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 300 "$tool" run -- \
+		rping -s -a 10.91.0.1 -p 27002 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"; then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+# IPv6: this side's device moves to fd91::1, the guest's to fd91::2 (its
+# IPv4 address goes: the module's device receives at its first IPv4
+# address when it has one); the same two runs.  Then IPv4 back for the
+# flood.
+ip -n "$ns" addr del 10.91.0.1/24 dev "$tap"
+ip -n "$ns" -6 addr add fd91::1/64 dev "$tap" nodad
+for try in $(seq 1 50); do
+	hs "$tool" link 2>/dev/null | grep "^link roce0/" | grep -qF "receives [fd91::1]:4791" && break
+	sleep 0.2
+done
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN6|^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+name=rping6-client rc=1
+if grep -q '^UABI-KCM-LISTEN6' "$log"; then
+	for try in $(seq 1 200); do
+		hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
+			rping -c -a fd91::2 -p 27003 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"
+		rc=$?
+		((rc == 0)) && break
+		grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR' "$work/$name.err" "$work/$name.out" || break
+		kill -0 "$qemu" 2>/dev/null || break
+		sleep 0.5
+	done
+fi
+if ((rc == 0)); then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+name=rping6-server
+if kill -0 "$qemu" 2>/dev/null &&
+	hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 300 "$tool" run -- \
+		rping -s -a fd91::1 -p 27004 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"; then
+	echo "run-kroce-cm: host $name: PASS"
+else
+	fails+=("host $name (see $work/$name.err)")
+	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+ip -n "$ns" addr add 10.91.0.1/24 dev "$tap"
+ip -n "$ns" -6 addr del fd91::1/64 dev "$tap"
+
+# The flood while the guest deletes and adds its device and unloads the
+# module: bursts of 500 until it says it is done (at most 60).
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-FLOOD$|^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+sleep 2
+kill "$dumpcap" 2>/dev/null	# (the garbage's ICRCs are meant to be wrong)
+wait "$dumpcap" 2>/dev/null
+bursts=0
+while ((bursts < 60)) && kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-FLOOD-END|^UABI-KCM-RESULT' "$log"; do
+	ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 500 $((100 + bursts)) >/dev/null 2>&1
+	bursts=$((bursts + 1))
+	sleep 0.2
+done
+echo "run-kroce-cm: flood: $bursts bursts of 500 garbage datagrams during the teardowns"
+((bursts > 0)) || fails+=("no flood during the teardowns")
+hs "$tool" link >"$work/link-end.log" 2>&1
+cat "$work/link-end.log"
+hs "$tool" daemon stop >/dev/null 2>&1
+wait "$qemu"
+# Every packet's ICRC over its real header; the module's MADs among them.
+for c in 1 2; do
+	cap=$work/tap-$c.pcap
+	if "$pcap_check" "$cap" >"$work/pcap_icrc-$c.log" 2>&1; then
+		echo "run-kroce-cm: capture $c: $(head -1 "$work/pcap_icrc-$c.log")"
+	else
+		fails+=("capture $c: not every RoCEv2 packet right (see $work/pcap_icrc-$c.log)")
+		tail -n 5 "$work/pcap_icrc-$c.log"
+	fi
+	kmads=$(tshark -r "$cap" -Y "ip.src == 10.91.0.2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
+	echo "run-kroce-cm: capture $c: $kmads datagrams from the module's socket (10.91.0.2:4791)"
+	((kmads > 0)) || fails+=("capture $c: no datagram from the module's socket (10.91.0.2:4791)")
+done
+kmads=$(tshark -r "$work/tap-2.pcap" -Y "ipv6.src == fd91::2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
+echo "run-kroce-cm: capture 2: $kmads datagrams from the module's socket ([fd91::2]:4791)"
+((kmads > 0)) || fails+=("capture 2: no datagram from the module's socket ([fd91::2]:4791)")
+grep -E '^UABI-KCM-STEP: |^link ' "$log"
+while read -r _ name verdict; do
+	[[ $verdict == PASS ]] || fails+=("guest step $name: $verdict")
+done < <(grep '^UABI-KCM-STEP: ' "$log")
+grep -q '^UABI-KCM-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-KCM-RESULT: PASS")
+grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the guest")
+# The module's count after the rpings: the garbage dropped.
+kcount=$(sed -n '/^UABI-KCM-FLOOD$/q; /^link kroce0\//p' "$log" | tail -n 1 | grep -oE 'relayed [0-9]+ dropped [0-9]+')
+kdropped=${kcount##* }
+echo "run-kroce-cm: the module's kroce0 at the end: $kcount"
+((${kdropped:-0} > 0)) || fails+=("the module counted no garbage as dropped")
+# rping's payload, both sides of both runs.
+diff <(grep '^ping data: ' "$work/rping-client.out") <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("host rping-client: payload not what rping sent")
+diff <(grep '^server ping data: ' "$work/rping-server.out") <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("host rping-server: payload not what rping sent")
+diff <(guest_out rping-server | grep '^server ping data: ') <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("guest rping-server: payload not what rping sent")
+diff <(guest_out rping-client | grep '^ping data: ') <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("guest rping-client: payload not what rping sent")
+diff <(grep '^ping data: ' "$work/rping6-client.out") <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("host rping6-client: payload not what rping sent")
+diff <(grep '^server ping data: ' "$work/rping6-server.out") <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("host rping6-server: payload not what rping sent")
+diff <(guest_out rping6-server | grep '^server ping data: ') <(rping_expect 10 "server ping data: ") >/dev/null ||
+	fails+=("guest rping6-server: payload not what rping sent")
+diff <(guest_out rping6-client | grep '^ping data: ') <(rping_expect 10 "ping data: ") >/dev/null ||
+	fails+=("guest rping6-client: payload not what rping sent")
+echo "run-kroce-cm: whole run $(($(date +%s) - t_start))s"
+if ((${#fails[@]})); then
+	for f in "${fails[@]}"; do echo "run-kroce-cm: FAILED: $f"; done
+	echo "run-kroce-cm: guest log: $log"
+	exit 1
+fi
+echo "run-kroce-cm: PASS"
