@@ -8,6 +8,12 @@
 //   udp_probe echo PORT COUNT                answers COUNT datagrams
 //   udp_probe ping ADDR PORT SIZE COUNT      prints the median half round trip (us)
 //
+// UDP_PROBE_SPIN=1: echo and ping wait by polling the socket without
+// sleeping (MSG_DONTWAIT in a loop, still bounded in time), as perftest
+// waits for its completions: a side that sleeps is woken by the
+// scheduler, and on a virtual machine whose CPUs halt when idle that
+// wake-up can cost tens of microseconds.
+//
 // The sink measures from its first datagram to its last, so a sender that
 // outruns the link is measured at what got through.  Every wait is
 // bounded (SECONDS, or 5 s without a datagram).
@@ -56,8 +62,18 @@ sockaddr_in peer(const char *addr, unsigned port)
 	return a;
 }
 
+bool g_spin = false;
+
 bool wait_in(int s, int ms)
 {
+	if (g_spin) {
+		const auto until = Clock::now() + std::chrono::milliseconds(ms);
+		char b;
+		while (Clock::now() < until)
+			if (::recv(s, &b, 1, MSG_DONTWAIT | MSG_PEEK) >= 0)
+				return true;
+		return false;
+	}
 	pollfd p{s, POLLIN, 0};
 	return ::poll(&p, 1, ms) == 1;
 }
@@ -76,6 +92,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const std::string mode = argv[1];
+	const char *spin = std::getenv("UDP_PROBE_SPIN");
+	g_spin = spin && !std::strcmp(spin, "1");
 	std::vector<char> buf(65536);
 	if (mode == "sink" && argc == 4) {
 		int s = udp_socket(unsigned(std::atoi(argv[2])));

@@ -1216,7 +1216,13 @@ def main():
           "stream and ping-pong on the veth against perftest across RoCE devices, on "
           "the in-process backend and on uabid (each host's uabid owns port 4791 and "
           "either steers each QP's datagrams straight to its process's socket or, with "
-          "UABI_WIRE_STEER=0, relays them; docs/wire.md). `scripts/bench_wire.sh`.")
+          "UABI_WIRE_STEER=0, relays them; docs/wire.md). `scripts/bench_wire.sh`. "
+          "The UDP ping-pong runs twice: with both sides sleeping in `recv` (the "
+          "yardstick the target was first measured against) and with both spinning on "
+          "their sockets, as perftest spins on its CQ; on an idle virtual machine the "
+          "sleeping one pays for waking a halted CPU on every message, so the spinning "
+          "one is the stricter comparison. The engine sends an RC ACK for every message "
+          "that UDP does not.")
         w("")
         with open(wire) as f:
             for line in f.read().rstrip().splitlines():
