@@ -34,7 +34,6 @@ namespace {
 constexpr std::uint16_t kRoceV2Port = 4791;
 constexpr int kRelayBatch = 32;
 // The largest RoCEv2 datagram: headers, a 4096-byte MTU payload, ICRC.
-constexpr std::size_t kRelayMax = 4096 + 256;
 // A buffer of the port's socket: with UDP_GRO, what the kernel coalesced
 // (at most one IP datagram's length).
 constexpr std::size_t kRelayBuf = 65536;
