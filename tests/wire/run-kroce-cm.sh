@@ -83,15 +83,9 @@ kver=${vmlinuz#/boot/vmlinuz-}
 t_start=$(date +%s)
 
 # ------------------------------------------------------------- the module
-src=$work/src
-rm -rf "$src"
-mkdir -p "$src/kernel/os" "$src/include/uapi"
-cp -r "$root/kernel/Kbuild" "$root/kernel/core" "$root/kernel/drivers" "$root/kernel/include" \
-	"$src/kernel/" && cp -r "$root/kernel/os/linux" "$src/kernel/os/" &&
-	cp -r "$root/include/uapi/rdma" "$src/include/uapi/" || die "staging the module's sources"
-make -C "/lib/modules/$kver/build" M="$src/kernel" W=1 -j"$(nproc)" modules >"$work/kbuild.log" 2>&1 ||
-	{ cat "$work/kbuild.log"; die "Kbuild failed"; }
-grep -E 'warning:|error:' "$work/kbuild.log" && die "Kbuild W=1 printed warnings"
+# Staged and built at W=1 as every guest script does (sets ko).
+. "$root/scripts/qemu-lib.sh"
+qemu_build_module "$work" "$kver"
 
 # ------------------------------------------------------------- initramfs
 rfs=$work/initramfs
@@ -101,7 +95,7 @@ cp "$busybox" "$rfs/bin/busybox"
 ln -s busybox "$rfs/bin/sh"
 cp "$here/kroce-cm-guest-init.sh" "$rfs/init"
 chmod 755 "$rfs/init"
-strip --strip-debug -o "$rfs/rdma_uabi.ko" "$src/kernel/rdma_uabi.ko" || die "strip the module"
+strip --strip-debug -o "$rfs/rdma_uabi.ko" "$ko" || die "strip the module"
 : >"$rfs/modules"
 for m in virtio_pci virtio_net; do
 	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}' |
