@@ -7,6 +7,10 @@
 # transfer has begun).
 #
 #   run_peer_death.sh LIB UABI_TOOL PORT SECONDS RUNNING_REGEX PROG [ARGS...]
+#
+# With SERVER_ENV (VAR=VALUE, given to the server only), the server is
+# expected to die by itself (UABI_TEST_KILL_AFTER_ARM: a SIGKILL at a chosen
+# moment of the data path, docs/datapath.md) instead of being killed.
 set -u
 lib=$1 tool=$2 port=$3 secs=$4 running=$5
 shift 5
@@ -26,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$tool" --socket "$UABI_SOCKET" daemon start >/dev/null 2>&1 || { echo "FAIL: uabid"; exit 1; }
-LD_PRELOAD=$lib "$prog" -p "$port" "$@" >"$dir/server.out" 2>&1 &
+LD_PRELOAD=$lib ${SERVER_ENV:+env "$SERVER_ENV"} "$prog" -p "$port" "$@" >"$dir/server.out" 2>&1 &
 spid=$!
 for _ in $(seq 100); do
 	ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
@@ -39,13 +43,26 @@ for _ in $(seq 600); do
 	kill -0 "$cpid" 2>/dev/null || break
 	sleep 0.05
 done
-sleep 0.5
-if ! kill -0 "$cpid" 2>/dev/null; then
-	echo "FAIL: the client ended before the server was killed"; cat "$dir/client.out"; exit 1
+if [[ -n ${SERVER_ENV:-} ]]; then
+	start=$(date +%s)
+	while kill -0 "$spid" 2>/dev/null && (($(date +%s) - start < secs)); do
+		sleep 0.05
+	done
+	wait "$spid" 2>/dev/null
+	src=$?
+	spid=
+	if ((src != 137)); then
+		echo "FAIL: the server did not die of SIGKILL (status $src)"; cat "$dir/server.out"; exit 1
+	fi
+else
+	sleep 0.5
+	if ! kill -0 "$cpid" 2>/dev/null; then
+		echo "FAIL: the client ended before the server was killed"; cat "$dir/client.out"; exit 1
+	fi
+	kill -9 "$spid"
+	wait "$spid" 2>/dev/null
+	spid=
 fi
-kill -9 "$spid"
-wait "$spid" 2>/dev/null
-spid=
 start=$(date +%s)
 while kill -0 "$cpid" 2>/dev/null && (($(date +%s) - start < secs)); do
 	sleep 0.1

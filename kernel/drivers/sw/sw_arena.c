@@ -431,8 +431,15 @@ int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 	return 0;
 }
 
-/* Raises the completion event of CQ @cqn of @dom if it is armed (the
- * control half's own call; the data path asks with NOTIFY_CQ). */
+/*
+ * Raises the completion event of CQ @cqn of @dom for a QP the control half
+ * moved to ERR (the data path asks with NOTIFY_CQ), armed or not.  An arm
+ * that is not set any more may have been fired by a producer of the process
+ * that just died, killed between taking the arm and raising its event: its
+ * consumer sleeps in ibv_get_cq_event() for an event nobody will raise.  So
+ * the event is raised whatever the arm says; a consumer that was awake gets
+ * one spare event, polls, and finds its flushed work requests.
+ */
 static void wake_cq(struct sw_domain *dom, u32 cqn)
 {
 	struct uabi_sw_cq_rw *w;
@@ -444,8 +451,8 @@ static void wake_cq(struct sw_domain *dom, u32 cqn)
 	WRITE_ONCE(w->flush, 1u);
 	smp_mb();
 	armed = READ_ONCE(w->armed);
-	if (armed == UABI_SW_CQ_ARM_NONE || cmpxchg(&w->armed, armed, 0u) != armed)
-		return;
+	if (armed != UABI_SW_CQ_ARM_NONE && cmpxchg(&w->armed, armed, 0u) != armed)
+		return;	/* a live producer fired the arm: its event comes */
 	mutex_lock(&dom->lock);
 	if (dom->cq_table[cqn - 1])
 		uabi_cq_comp_event(dom->cq_table[cqn - 1]);

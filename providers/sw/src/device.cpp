@@ -437,6 +437,20 @@ bool Device::push_small(std::uint32_t cqn, const Cqe &e, pid_t owner, const uabi
 	return true;
 }
 
+// UABI_TEST_KILL_AFTER_ARM=N (tests only, docs/datapath.md): the N-th arm
+// this process takes, it dies (SIGKILL) before raising the event, as a
+// producer killed in that window would.  Read once.
+static void test_kill_after_arm()
+{
+	static const unsigned long at = [] {
+		const char *v = std::getenv("UABI_TEST_KILL_AFTER_ARM");
+		return v ? std::strtoul(v, nullptr, 10) : 0ul;
+	}();
+	static std::atomic<unsigned long> taken{0};
+	if (at && taken.fetch_add(1, std::memory_order_relaxed) + 1 == at)
+		::kill(::getpid(), SIGKILL);
+}
+
 void Device::after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e)
 {
 	// Pairs with the fence of Cq::arm(): either the consumer sees this
@@ -446,9 +460,11 @@ void Device::after_push(uabi_sw_cq_rw *w, std::uint32_t cqn, const Cqe &e)
 	if (armed == UABI_SW_CQ_ARM_NEXT ||
 	    (armed == UABI_SW_CQ_ARM_SOLICITED && (e.solicited || e.status != kWcSuccess))) {
 		if (__atomic_compare_exchange_n(&w->armed, &armed, std::uint32_t(UABI_SW_CQ_ARM_NONE),
-						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED) &&
-		    !raise_direct(w, cqn))
-			notify(cqn);
+						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			test_kill_after_arm();
+			if (!raise_direct(w, cqn))
+				notify(cqn);
+		}
 	}
 }
 
