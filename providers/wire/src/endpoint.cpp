@@ -3,11 +3,13 @@
 // (docs/wire.md, "Who receives").
 #include <uabi/wire/engine.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <mutex>
 #include <netinet/udp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -91,7 +93,38 @@ bool env_off(const char *name)
 	return v && !std::strcmp(v, "0");
 }
 
+// Every open endpoint, for the ACKs pollers hold when the process exits
+// without closing its device (exit() runs send_held_acks() on each).
+// Never destroyed: atexit handlers and other threads may run after
+// static destructors.
+std::mutex &live_lock()
+{
+	static auto *m = new std::mutex;
+	return *m;
+}
+std::vector<Endpoint *> &live_endpoints()
+{
+	static auto *v = new std::vector<Endpoint *>;
+	return *v;
+}
+void send_all_held_acks()
+{
+	// A forked child exits with copies of its parent's endpoints, whose
+	// locks another thread may have held at the fork: it sends nothing,
+	// and never waits for the list.
+	if (!live_lock().try_lock())
+		return;
+	for (Endpoint *ep : live_endpoints())
+		if (ep->owner() == getpid())
+			ep->send_held_acks();
+	live_lock().unlock();
+}
+
 } // namespace
+
+// A poller that called progress() within this time receives for the
+// receive thread, which then sleeps on the wake-up and the timers only.
+constexpr std::uint64_t kHandoffNs = 1000000;
 
 // The packets a thread holds while a Batch lives (one per thread).
 struct Endpoint::TxRun {
@@ -196,6 +229,15 @@ std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_f
 	ep->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ep->wake_fd_ < 0)
 		return nullptr;
+	ep->hold_acks_ = !env_off("UABI_WIRE_HOLD_ACKS");
+	{
+		static std::once_flag once;
+		std::call_once(once, [] { std::atexit(send_all_held_acks); });
+		std::lock_guard<std::mutex> g(live_lock());
+		live_endpoints().push_back(ep.get());
+		ep->live_ = true;
+		ep->owner_ = getpid();
+	}
 	ep->thread_ = std::thread([p = ep.get()] { p->run(); });
 	return ep;
 }
@@ -216,6 +258,12 @@ std::unique_ptr<Endpoint> Endpoint::open_relayed(const PeerAddr &local, int rela
 
 Endpoint::~Endpoint()
 {
+	if (live_) {
+		std::lock_guard<std::mutex> g(live_lock());
+		auto &v = live_endpoints();
+		v.erase(std::remove(v.begin(), v.end(), this), v.end());
+	}
+	send_held_acks();
 	stop_ = true;
 	wake();
 	if (thread_.joinable())
@@ -521,12 +569,6 @@ void Endpoint::transmit(const Packet &hdr, std::span<const std::uint8_t> payload
 	transmit_gather(hdr, parts, payload.size(), to);
 }
 
-namespace {
-// A poller that called progress() within this time receives for the
-// receive thread, which then sleeps on the wake-up and the timers only.
-constexpr std::uint64_t kHandoffNs = 1000000;
-} // namespace
-
 bool Endpoint::progress()
 {
 	// Relayed only (no socket of our own to read): what comes for us
@@ -537,22 +579,25 @@ bool Endpoint::progress()
 	if (!receive_fd_ && !relay_reads_)
 		return false;	// (the module's relay is the kernel's queue: no third party)
 	polled_ns_.store(now_ns(), std::memory_order_relaxed);
+	// What the last turn held and no send took along goes now.
+	send_held_acks();
 	std::unique_lock<std::mutex> g(rx_lock_, std::try_to_lock);
 	if (!g.owns_lock())
 		return false;
 	int n = 0;
 	if (receive_fd_)
-		n += receive_socket();
+		n += receive_socket(true);
 	// Steered, uabid's relay brings only what steering could not place
 	// (QPs past its limits): looked at every 16th turn, not a second
 	// system call on every one.  The module's relay is all there is.
 	if (relay_fd_ >= 0 && (relay_reads_ || !(relay_turn_++ & 15)))
-		n += receive_relayed();
+		n += receive_relayed(true);
 	return n > 0;
 }
 
 void Endpoint::consumer_sleeps()
 {
+	send_held_acks();
 	if (polled_ns_.exchange(0, std::memory_order_relaxed))
 		wake();
 }
@@ -569,6 +614,9 @@ void Endpoint::run()
 	std::vector<int> groups;
 	std::vector<pollfd> p;
 	while (!stop_) {
+		// ACKs a poller held: they go at the latest when this thread
+		// wakes, which it does within kHandoffNs of the last poll.
+		send_held_acks();
 		int timeout = -1;
 		wake_by_ns_.store(0);	// deciding: a timer armed now wakes us (timer_armed())
 		{
@@ -658,16 +706,36 @@ void Endpoint::inject(std::span<std::uint8_t> pkt, const PeerAddr &from, bool fi
 	flush_acks();
 }
 
-void Endpoint::flush_acks()
+void Endpoint::flush_acks(bool hold)
 {
 	// ACK coalescing: one ACK per QP for everything received since the
-	// last flush (the caller holds qps_lock_).
-	for (auto &[qpn, qp] : qps_) {
-		std::lock_guard<std::mutex> q(qp->lock_);
-		if (qp->ack_due_) {
-			qp->ack_due_ = false;
-			qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
+	// last flush (the caller holds qps_lock_).  A poller holds them: the
+	// QP's next send takes its ACK along in the same system call
+	// (Qp::pump_locked()), else the next turn sends it.
+	hold = hold && hold_acks_;
+	bool held = false;
+	{
+		Batch batch(*this);
+		for (auto &[qpn, qp] : qps_) {
+			std::lock_guard<std::mutex> q(qp->lock_);
+			if (!qp->ack_due_)
+				continue;
+			if (hold)
+				held = true;
+			else
+				qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
 		}
+	}
+	// The receive thread sends them if nothing else did by the end of
+	// the hand-over (it wakes within 1 to 2 ms of the last poll: its
+	// timeout is in whole ms).  Woken now only if it sleeps longer
+	// than that, as it does until it first sees a poll (a datagram a
+	// poller took first does not wake it); woken always, it would send
+	// them at once and no send would take one along.
+	if (held && !acks_held_.exchange(true)) {
+		std::uint64_t by = wake_by_ns_.load();
+		if (by && by > now_ns() + 3 * kHandoffNs)
+			wake();
 	}
 	for (auto &[qpn, qp] : qps_) {
 		std::lock_guard<std::mutex> q(qp->lock_);
@@ -678,7 +746,20 @@ void Endpoint::flush_acks()
 	}
 }
 
-int Endpoint::receive_socket()
+void Endpoint::send_held_acks()
+{
+	if (!acks_held_.load(std::memory_order_relaxed) || !acks_held_.exchange(false))
+		return;
+	std::lock_guard<std::mutex> g(qps_lock_);
+	Batch batch(*this);
+	for (auto &[qpn, qp] : qps_) {
+		std::lock_guard<std::mutex> q(qp->lock_);
+		if (qp->ack_due_)
+			qp->send_ack_locked(kAckOk | 0x1f, psn_add(qp->epsn_, kPsnMask), qp->ack_to_);
+	}
+}
+
+int Endpoint::receive_socket(bool poller)
 {
 	// Without UDP_GRO a datagram per buffer; with it, a buffer may hold
 	// several of one size (the last one shorter), as the UDP_GRO control
@@ -731,14 +812,14 @@ int Endpoint::receive_socket()
 				break;
 		}
 	}
-	flush_acks();
+	flush_acks(poller);
 	return n;
 }
 
 // Datagrams from the relay: each behind the RelayHdr its owner of the port
 // received it with.  The relay is the daemon's; what it says is believed
 // as a socket's msg_name and IP_PKTINFO would be.
-int Endpoint::receive_relayed()
+int Endpoint::receive_relayed(bool poller)
 {
 	static thread_local std::uint8_t bufs[kBatch][kMaxPacket + 64];
 	RelayHdr hdr[kBatch];
@@ -799,7 +880,7 @@ int Endpoint::receive_relayed()
 		PeerAddr src = PeerAddr::from(reinterpret_cast<sockaddr *>(&ss), len);
 		deliver({bufs[i], msgs[i].msg_len - sizeof(RelayHdr)}, src, ip);
 	}
-	flush_acks();
+	flush_acks(poller);
 	return n;
 }
 

@@ -40,6 +40,12 @@ Qp::Qp(Endpoint &ep, std::uint32_t qpn, std::uint32_t type, Memory &mem, CqSink 
 
 Qp::~Qp()
 {
+	{
+		// An ACK a poller held goes before the QP does.
+		std::lock_guard<std::mutex> g(lock_);
+		if (ack_due_)
+			send_ack_locked(kAckOk | 0x1f, psn_add(epsn_, kPsnMask), ack_to_);
+	}
 	ep_.unregister_qp(this);
 }
 
@@ -181,7 +187,7 @@ void Qp::pump_locked(std::uint64_t now)
 	for (std::size_t i = 0; i < send_idx_ && i < sq_.size(); i++)
 		if (sq_[i]->rd && !sq_[i]->done)
 			rd_out++;
-	bool ran_local = false;
+	bool ran_local = false, sent = false;
 	while (send_idx_ < sq_.size()) {
 		SendQe &q = *sq_[send_idx_];
 		if (q.failed)
@@ -214,6 +220,7 @@ void Qp::pump_locked(std::uint64_t now)
 			if (psn_diff(q.first_psn, una_psn_) >= std::int32_t(kWindow))
 				break;
 			send_rd_request_locked(q);
+			sent = true;
 			rd_out++;
 			send_idx_++;
 			continue;
@@ -222,8 +229,10 @@ void Qp::pump_locked(std::uint64_t now)
 		while (q.sent < q.npkts && !full) {
 			if (reliable() && psn_diff(psn_add(q.first_psn, q.sent), una_psn_) >= std::int32_t(kWindow))
 				full = true;
-			else
+			else {
 				send_packet_locked(q, now);
+				sent = true;
+			}
 		}
 		if (full)
 			break;
@@ -233,6 +242,13 @@ void Qp::pump_locked(std::uint64_t now)
 	}
 	if (ran_local)
 		complete_ready_locked();
+	// An ACK a poller held (Endpoint::flush_acks()) leaves with the
+	// packets sent here: after them, so that it joins their run as its
+	// shorter (or equal) last packet — one system call for both.  (Not
+	// when nothing was sent: an ACK received in the same batch runs this
+	// too, and the held ACK would leave alone, before the next post.)
+	if (sent && ack_due_)
+		send_ack_locked(kAckOk | 0x1f, psn_add(epsn_, kPsnMask), ack_to_);
 }
 
 void Qp::send_packet_locked(SendQe &q, std::uint64_t now)

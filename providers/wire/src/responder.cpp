@@ -114,6 +114,9 @@ std::uint8_t *Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint6
 
 void Qp::send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAddr &to)
 {
+	// Every ACK or NAK names the expected PSN or the one before it, so
+	// it covers what a coalesced ACK was due for.
+	ack_due_ = false;
 	Packet p;
 	p.bth.opcode = opcode(transport(), kAck);
 	p.bth.dest_qp = attr_.dest_qpn;

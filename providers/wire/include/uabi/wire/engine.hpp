@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <netinet/in.h>
+#include <sys/types.h>
 #include <sys/socket.h>
 #include <thread>
 #include <vector>
@@ -448,8 +449,10 @@ private:
 	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd, int steered_fd,
 						   bool relay_reads = false);
 	void run();
-	int receive_socket();	// the caller holds rx_lock_; datagrams taken
-	int receive_relayed();	// the same
+	// The caller holds rx_lock_; datagrams taken.  @poller: an
+	// application thread receives (progress()): ACKs are held.
+	int receive_socket(bool poller = false);
+	int receive_relayed(bool poller = false);
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
 	// UD multicast (mcast.cpp).
 	void deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo &ip);
@@ -467,7 +470,16 @@ private:
 	std::vector<Group> groups_;
 	std::vector<int> dead_fds_;	// left groups: closed by the receive thread
 	void timers();
-	void flush_acks();
+	// ACK coalescing: one ACK per QP for what a batch brought, then the
+	// batch's receive completions.  @hold (a poller): the ACKs stay due
+	// and leave with the QP's next send, or at the next turn of whoever
+	// receives (send_held_acks()) — docs/wire.md, "Held ACKs".
+	void flush_acks(bool hold = false);
+public:
+	// Sends the ACKs pollers held (also at exit, for every endpoint).
+	void send_held_acks();
+	pid_t owner() const { return owner_; }
+private:
 	// Builds and sends one packet of @qp to @to.
 	void transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to);
 	void transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
@@ -503,6 +515,10 @@ private:
 	unsigned relay_turn_ = 0;			// progress(), under rx_lock_
 	std::atomic<std::uint64_t> wake_by_ns_{0};	// the receive thread wakes by then; 0: deciding
 	bool gro_ = false;			// UDP_GRO is on for fd_
+	bool hold_acks_ = true;			// pollers hold ACKs (UABI_WIRE_HOLD_ACKS=0: not)
+	std::atomic<bool> acks_held_{false};	// a poller left ACKs due
+	bool live_ = false;			// in the list send_all_held_acks() walks at exit
+	pid_t owner_ = 0;			// the process that opened it
 	std::thread thread_;
 	std::atomic<bool> stop_{false};
 	// UABI_WIRE_TRACE=FILE: one line per packet in and out (debugging).
