@@ -576,10 +576,12 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	// from its AV's source GID, and one that names none from the first
 	// address of its peer's family (docs/wire.md, "Every address").
 	// Relayed, what peers send back to them comes through the relay
-	// (uabid or the module receives at each); in-process, the endpoint
-	// receives at each itself.  (An address added to the device later
-	// is added when a QP names it: source_of().)
-	for (int i = 0; i < 16; i++) {
+	// (uabid or the module receives at each), and the sockets are made
+	// now.  In-process the endpoint receives at each itself: a socket
+	// is made when a QP names its address (WireQp::source_of()), so that
+	// pollers read no socket nobody uses.  (Relayed too, an address
+	// added to the device later is added so.)
+	for (int i = 0; w->relayed && i < 16; i++) {
 		union ibv_gid other;
 		static const union ibv_gid zero{};
 		if (i != found && !ibv_query_gid(ctx, 1, i, &other) && std::memcmp(&other, &zero, sizeof(other)))
