@@ -17,7 +17,8 @@
 #   their connection's address, not the device's first of its family),
 #   ucmatose (4 connections, data, disconnect)
 #   over IPv4 and over IPv6, rstream over IPv6 (64 KiB transfers,
-#   verified), udaddy (UD, SIDR) over both, perftest's
+#   verified), rdma_xserver/rdma_xclient (RC and XRC), udaddy (UD,
+#   SIDR) over both, perftest's
 #   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
@@ -188,6 +189,38 @@ if command -v rstream >/dev/null; then
 	else
 		fail "rstream6 (client $crc, server $src)" "$log"/rstream6.*
 	fi
+fi
+
+# rdma_xserver/rdma_xclient (PS_IB): RC, then XRC (the client's XRC_SEND
+# QP to the server's XRC_RECV one, the SRQ number in the REP's private
+# data; the REQ says XRC, the REP carries the target's QPN).  One
+# 16-byte message each, which the server receives.
+if command -v rdma_xserver >/dev/null && command -v rdma_xclient >/dev/null; then
+	port=24110
+	for mode in r x; do
+		port=$((port + 1))
+		on $B timeout 60 rdma_xserver -c $mode -p $port >"$log/xrc-$mode.server.out" 2>&1 &
+		spid=$!
+		for try in $(seq 40); do
+			sleep 0.25
+			rm -f "$log/xrc-$mode.trace"
+			on $A env UABI_WIRE_TRACE="$log/xrc-$mode.trace" timeout 30 \
+				rdma_xclient -c $mode -s 10.66.0.2 -p $port >"$log/xrc-$mode.client.out" 2>&1
+			crc=$?
+			((crc != 0)) && kill -0 $spid 2>/dev/null || break
+		done
+		wait $spid
+		src=$?
+		# the message on the wire: RC SEND_ONLY (0x04), XRC SEND_ONLY (0xa4)
+		op=$([[ $mode == x ]] && echo a4 || echo 04)
+		if ((crc == 0 && src == 0)) && grep -q 'rdma_xclient: end 0' "$log/xrc-$mode.client.out" &&
+			grep -q 'rdma_xserver: end 0' "$log/xrc-$mode.server.out" &&
+			grep -q " tx op $op " "$log/xrc-$mode.trace"; then
+			pass "rdma_xserver/rdma_xclient -c $mode"
+		else
+			fail "rdma_xserver/rdma_xclient -c $mode (client $crc, server $src)" "$log"/xrc-$mode.*
+		fi
+	done
 fi
 
 # udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then
