@@ -23,9 +23,9 @@
  *   with.
  * - The timer: delayed work (the arm hook).
  *
- * Locking: kcm_lock (a mutex) guards the socket of each link for the
- *   senders; roce.c attaches and detaches a device's socket under its
- *   roce_lock, so the order is roce_lock, then kcm_lock, and the CM's
+ * Locking: kcm_lock (a mutex) guards the sockets of each link for the
+ *   senders; roce.c attaches and detaches a device, and sets its sockets,
+ *   under its roce_lock, so the order is roce_lock, then kcm_lock, and the CM's
  *   device mutex, then kcm_lock (the send hook).  Nothing calls into the
  *   core with kcm_lock held.  The softirq finds a device's link under
  *   RCU; a link is freed by RCU once detached.  Detaching waits for the
