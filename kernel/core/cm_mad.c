@@ -66,6 +66,11 @@
 #define REQ_PKEY B(48)
 #define REQ_B50 B(50)			/* path MTU:4, RDC exists:1, RNR retry count:3 */
 #define REQ_B51 B(51)			/* max CM retries:4, SRQ:1, ext. transport:3 */
+/* XRC in a REQ: transport service type 3, extended transport type 1
+ * (IBTA vol. 1, 12.6.5; as Linux's ib_cm sends it for an XRC initiator). */
+#define CM_TRANSPORT_UC 1
+#define CM_TRANSPORT_XRC 3
+#define CM_EXT_TRANSPORT_XRC 1
 #define REQ_LOCAL_LID B(52)
 #define REQ_REMOTE_LID B(54)
 #define REQ_LOCAL_GID B(56)
@@ -82,6 +87,7 @@
 #define REP_LOCAL_COMM_ID B(0)
 #define REP_REMOTE_COMM_ID B(4)
 #define REP_LOCAL_QPN B(12)
+#define REP_LOCAL_EECN B(16)		/* 24 bits: an XRC target's QPN */
 #define REP_PSN B(20)
 #define REP_RESP_RES B(24)
 #define REP_INIT_DEPTH B(25)
@@ -518,8 +524,10 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 		return -ENODEV;
 	if (id->qp_type == UABI_QPT_UD)
 		return sidr_connect(id, c);
-	if (id->qp_type != UABI_QPT_RC && id->qp_type != UABI_QPT_UC)
-		return -EOPNOTSUPP;	/* XRC across hosts: not done (docs/cm.md) */
+	/* RC, UC, and XRC from its initiator (XRC_SEND) to a target */
+	if (id->qp_type != UABI_QPT_RC && id->qp_type != UABI_QPT_UC &&
+	    id->qp_type != UABI_QPT_XRC_SEND)
+		return -EOPNOTSUPP;
 	if (c->private_data_len > REQ_PRIVATE_LEN - CMA_HDR_LEN)
 		return -EINVAL;
 	id->remote = true;
@@ -535,7 +543,10 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	put24(m + REQ_LOCAL_QPN, id->qpn);
 	m[REQ_RESP_RES] = id->responder_resources;
 	m[REQ_INIT_DEPTH] = id->initiator_depth;
-	m[REQ_B43] = (u8)(cm_timeout << 3 | (id->qp_type == UABI_QPT_UC ? 1 : 0) << 1 |
+	m[REQ_B43] = (u8)(cm_timeout << 3 |
+			  (id->qp_type == UABI_QPT_UC	      ? CM_TRANSPORT_UC
+			   : id->qp_type == UABI_QPT_XRC_SEND ? CM_TRANSPORT_XRC
+							      : 0) << 1 |
 			  (c->flow_control ? 1 : 0));
 	/* The starting PSN a REQ or REP carries is the one its sender
 	 * receives at (the peer's first send), as Linux's ib_cm reads it:
@@ -545,7 +556,8 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	m[REQ_B47] = (u8)(cm_timeout << 3 | (id->retry_count & 7));
 	put16(m + REQ_PKEY, 0xffff);
 	m[REQ_B50] = (u8)(id->mtu << 4 | (id->rnr_retry_count & 7));
-	m[REQ_B51] = (u8)(cm_retries << 4 | (c->srq ? 1 : 0) << 3);
+	m[REQ_B51] = (u8)(cm_retries << 4 | (c->srq ? 1 : 0) << 3 |
+			  (id->qp_type == UABI_QPT_XRC_SEND ? CM_EXT_TRANSPORT_XRC : 0));
 	/* RoCE: no LIDs (the permissive LID, as Linux sends a routed path) */
 	put16(m + REQ_LOCAL_LID, 0xffff);
 	put16(m + REQ_REMOTE_LID, 0xffff);
@@ -593,6 +605,10 @@ int cm_wire_accept(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 		put32(m + REP_LOCAL_COMM_ID, id->local_comm_id);
 		put32(m + REP_REMOTE_COMM_ID, id->remote_comm_id);
 		put24(m + REP_LOCAL_QPN, id->qpn);
+		/* An XRC target's QPN goes in the local EE context's place
+		 * too, where an XRC initiator (Linux's too) reads it. */
+		if (id->qp_type == UABI_QPT_XRC_RECV || id->qp_type == UABI_QPT_XRC_SEND)
+			put24(m + REP_LOCAL_EECN, id->qpn);
 		put24(m + REP_PSN, id->peer_psn);	/* what we receive at */
 		m[REP_RESP_RES] = c->responder_resources;
 		m[REP_INIT_DEPTH] = c->initiator_depth;
@@ -800,6 +816,7 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	u64 sid = get64(m + REQ_SERVICE_ID);
 	u32 theirs = get32(m + REQ_LOCAL_COMM_ID);
 	u8 transport = (m[REQ_B43] >> 1) & 3, ipver = h[1] >> 4;
+	bool xrc = transport == CM_TRANSPORT_XRC && (m[REQ_B51] & 7) == CM_EXT_TRANSPORT_XRC;
 	struct uabi_cm_addr src, dst;
 	struct uabi_cm_conn_param conn;
 	struct uabi_device *link = link_of(in->link_dev);
@@ -811,7 +828,7 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	u8 mtu;
 
 	if ((sid & CMA_SID_MASK) != CMA_SID_PREFIX ||
-	    (ps != UABI_CM_PS_TCP && ps != UABI_CM_PS_IB) || transport > 1 || !theirs ||
+	    (ps != UABI_CM_PS_TCP && ps != UABI_CM_PS_IB) || (transport > 1 && !xrc) || !theirs ||
 	    h[0] != CMA_VERSION || (ipver != 4 && ipver != 6) || !link)
 		return false;
 	gid_index = link_gid_index(link, in->dgid);
@@ -840,10 +857,11 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
 		if (l->state == UABI_CM_LISTEN && l->ps == ps && cm_addr_port(&l->src) == port &&
 		    cm_addr_covers(&l->src, &dst) &&
-		    (transport == 1 ? l->qp_type == UABI_QPT_UC
-				    : (l->qp_type == UABI_QPT_RC ||
-				       l->qp_type == UABI_QPT_XRC_RECV ||
-				       l->qp_type == UABI_QPT_XRC_SEND))) {
+		    (transport == CM_TRANSPORT_UC ? l->qp_type == UABI_QPT_UC
+		     : xrc ? (l->qp_type == UABI_QPT_XRC_RECV || l->qp_type == UABI_QPT_XRC_SEND)
+			   : (l->qp_type == UABI_QPT_RC ||
+			      l->qp_type == UABI_QPT_XRC_RECV ||
+			      l->qp_type == UABI_QPT_XRC_SEND))) {
 			found = l;
 			break;
 		}
@@ -1028,7 +1046,7 @@ static bool on_rep(struct uabi_device *dev, const struct mad_in *in)
 		return false;
 	stop_wait(id);
 	id->remote_comm_id = get32(m + REP_LOCAL_COMM_ID);
-	id->peer_qpn = get24(m + REP_LOCAL_QPN);
+	id->peer_qpn = get24(m + (id->qp_type == UABI_QPT_XRC_SEND ? REP_LOCAL_EECN : REP_LOCAL_QPN));
 	id->psn = get24(m + REP_PSN);	/* the PSN the peer receives at: we send so */
 	/* what the peer offers is what this side may use */
 	id->responder_resources = m[REP_INIT_DEPTH];

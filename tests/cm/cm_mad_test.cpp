@@ -145,12 +145,13 @@ struct Side {
 		k.add_out<std::int32_t>(UABI_ATTR_CM_CHANNEL_FD, kMandatory | UABI_ATTR_F_FD);
 		ch = need(ctx.call(std::move(k))).result(0).out_handle;
 	}
-	Handle create(std::uint16_t ps = UABI_CM_PS_TCP)
+	// @qp_type 0: the port space's (UD for UDP, else RC)
+	Handle create(std::uint16_t ps = UABI_CM_PS_TCP, std::uint32_t qp_type = 0)
 	{
 		uabi_cm_id_create c{};
 		c.uid = 7;
 		c.ps = ps;
-		c.qp_type = ps == UABI_CM_PS_UDP ? UABI_QPT_UD : UABI_QPT_RC;
+		c.qp_type = qp_type ? qp_type : ps == UABI_CM_PS_UDP ? std::uint32_t(UABI_QPT_UD) : std::uint32_t(UABI_QPT_RC);
 		Command k(UABI_OBJ_CM_ID, UABI_METHOD_CREATE);
 		k.add_handle(UABI_ATTR_CM_ID_CHANNEL, ch).add_in(UABI_ATTR_CM_ID_CREATE, c);
 		return need(ctx.call(std::move(k))).result(0).out_handle;
@@ -232,9 +233,9 @@ struct Side {
 		need(ctx.call(std::move(k)));
 	}
 	// An ID resolved (address and route) to 127.0.0.2:port through the link.
-	Handle remote_id(std::uint16_t port, std::uint16_t ps = UABI_CM_PS_TCP)
+	Handle remote_id(std::uint16_t port, std::uint16_t ps = UABI_CM_PS_TCP, std::uint32_t qp_type = 0)
 	{
-		Handle id = create(ps);
+		Handle id = create(ps, qp_type);
 		need(resolve_remote(id, port));
 		EXPECT_EQ(need(event()).event, UABI_CM_EVENT_ADDR_RESOLVED);
 		need(simple(id, UABI_CM_ID_RESOLVE_ROUTE));
@@ -470,6 +471,70 @@ TEST_F(CmMad, PassiveSideRequestAcceptReadyDisconnect)
 	EXPECT_EQ(wait_event(s).event, UABI_CM_EVENT_TIMEWAIT_EXIT);
 	s.destroy(id);
 	s.destroy(l);
+}
+
+// XRC across hosts: the REQ of an initiator (XRC_SEND) says transport
+// service type 3, extended transport type 1; the target's REP carries its
+// QPN in the local EE context's place too, where the initiator reads it
+// (Linux's ib_cm writes and reads them there).  (Made to fail: before,
+// CONNECT of an XRC ID through a RoCE device answered EOPNOTSUPP and an
+// XRC REQ was dropped as malformed.)
+TEST_F(CmMad, XrcRequestAndReplyCarryTheTransportAndTheTargetQpn)
+{
+	Side c;
+	// (XRC is PS_IB's, as rdma_xclient's: the TCP port space is RC)
+	Handle id = c.remote_id(7010, UABI_CM_PS_IB, UABI_QPT_XRC_SEND);
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x123, "hi"));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const Mad req = g_sent[0].mad;
+	EXPECT_EQ(req[17], 0x10);
+	EXPECT_EQ((req[67] >> 1) & 3, 3) << "transport service type: XRC";
+	EXPECT_EQ(req[75] & 7, 1) << "extended transport type: XRC";
+	EXPECT_EQ(get24(req, 56), 0x123u);
+	Mad rep = mad(0x13);
+	put32(rep, 24, 0xabce);
+	put32(rep, 28, get32(req, 24));
+	put24(rep, 40, 0x456);	// the local EECN: the target's QPN (LOCAL_QPN 0)
+	put24(rep, 44, 0x777);
+	feed(rep);
+	uabi_cm_event ev = need(c.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	EXPECT_EQ(ev.conn.qp_num, 0x456u);
+	EXPECT_EQ(c.qp_attr(id, UABI_QPS_RTR).attr.dest_qp_num, 0x456u);
+	c.destroy(id);
+	g_sent.clear();
+
+	// The passive side: an XRC REQ reaches an XRC target's listener,
+	// not an RC one (which answers REJ, reason 8).
+	Side s;
+	Handle rc = s.create(UABI_CM_PS_IB, UABI_QPT_RC);
+	ASSERT_TRUE(s.listen(rc, 7011));
+	Mad xreq = peer_req(0x6161, 7011);
+	put64(xreq, 32, 0x00000000013f0000ull | 7011);	// PS_IB's service ID
+	xreq[67] = 20 << 3 | 3 << 1 | 1;
+	xreq[75] = 15 << 4 | 1;
+	feed(xreq);
+	EXPECT_FALSE(s.event());
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_EQ(g_sent[0].mad[17], 0x12) << "a REJ";
+	g_sent.clear();
+	Handle l = s.create(UABI_CM_PS_IB, UABI_QPT_XRC_RECV);
+	ASSERT_TRUE(s.listen(l, 7012));
+	xreq = peer_req(0x6162, 7012);
+	put64(xreq, 32, 0x00000000013f0000ull | 7012);
+	xreq[67] = 20 << 3 | 3 << 1 | 1;
+	xreq[75] = 15 << 4 | 1;
+	feed(xreq);
+	ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_TRUE(s.conn(ev.handle, UABI_CM_ID_ACCEPT, 0x321, "ok"));
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_EQ(g_sent[0].mad[17], 0x13);
+	EXPECT_EQ(get24(g_sent[0].mad, 40), 0x321u) << "the target's QPN as the local EECN";
+	EXPECT_EQ(get24(g_sent[0].mad, 36), 0x321u) << "and as the local QPN";
+	s.destroy(ev.handle);
+	s.destroy(l);
+	s.destroy(rc);
 }
 
 TEST_F(CmMad, NoListenerIsRejectedReason8)

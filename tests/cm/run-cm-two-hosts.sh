@@ -2,18 +2,23 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #
 # The connection manager across hosts (docs/cm.md, "Across hosts"): two
-# network namespaces joined by a veth pair (10.66.0.1 and 10.66.0.2, and
-# fd66::1 and fd66::2 on the same ends; made and removed here; no other
-# address is involved), each with a uabid of
+# network namespaces joined by a veth pair (10.66.0.1 and 10.66.0.2,
+# 10.66.1.1 and 10.66.1.2, fd66::1 and fd66::2, fe80::66:1 and fe80::66:2
+# on the same ends; made and removed here; no other address is
+# involved), each with a uabid of
 # its own holding a RoCE device on its end (`uabi link add roce0 netdev
 # IF`).  Unmodified librdmacm programs under `uabi run` connect across:
 # their CM MADs go over QP1 as RoCEv2, their data over the RC QPs the CM
 # moved to RTS.
 #
 #   rping -v -C 10 each way (payload checked on both sides), the same
-#   with 20 pings over IPv6, ucmatose (4 connections, data, disconnect)
+#   with 20 pings over IPv6, and each way between the second IPv4
+#   addresses and between the IPv6 link-local ones (the QPs send from
+#   their connection's address, not the device's first of its family),
+#   ucmatose (4 connections, data, disconnect)
 #   over IPv4 and over IPv6, rstream over IPv6 (64 KiB transfers,
-#   verified), udaddy (UD, SIDR) over both, perftest's
+#   verified), rdma_xserver/rdma_xclient (RC and XRC), udaddy (UD,
+#   SIDR) over both, perftest's
 #   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
@@ -50,6 +55,10 @@ ip -n $A addr add 10.66.0.1/24 dev hBv1 && ip -n $B addr add 10.66.0.2/24 dev hB
 # IPv6 beside IPv4 on the same devices (no DAD: usable at once); the
 # devices receive at their IPv4 address and answer at every other one.
 ip -n $A addr add fd66::1/64 dev hBv1 nodad && ip -n $B addr add fd66::2/64 dev hBv2 nodad
+# A second IPv4 address, and link-local IPv6 ones of our choosing (no
+# DAD), each not the first of its family in the devices' GID tables.
+ip -n $A addr add 10.66.1.1/24 dev hBv1 && ip -n $B addr add 10.66.1.2/24 dev hBv2
+ip -n $A addr add fe80::66:1/64 dev hBv1 nodad && ip -n $B addr add fe80::66:2/64 dev hBv2 nodad
 for n in $A $B; do ip -n "$n" link set lo up; done
 ip -n $A link set hBv1 up && ip -n $B link set hBv2 up
 
@@ -89,9 +98,11 @@ rping_expect() {
 		}
 	}'
 }
-# rping_pair NAME SERVER-NS SERVER-ADDR CLIENT-NS PORT COUNT
+# rping_pair NAME SERVER-NS SERVER-ADDR CLIENT-NS PORT COUNT [CLIENT'S ADDR]
+# (the server's address as the client names it, if not SERVER-ADDR: a
+# link-local one's scope is the client's interface)
 rping_pair() {
-	local name=$1 sns=$2 saddr=$3 cns=$4 port=$5 count=$6
+	local name=$1 sns=$2 saddr=$3 cns=$4 port=$5 count=$6 caddr=${7:-$3}
 	on "$sns" timeout 60 rping -s -a "$saddr" -p "$port" -v -C "$count" \
 		>"$log/$name.server.out" 2>"$log/$name.server.err" &
 	local spid=$! crc=1 try
@@ -99,7 +110,7 @@ rping_pair() {
 	# it is not yet, and the client tries again (bounded)
 	for try in $(seq 40); do
 		sleep 0.25
-		on "$cns" timeout 60 rping -c -a "$saddr" -p "$port" -v -C "$count" \
+		on "$cns" timeout 60 rping -c -a "$caddr" -p "$port" -v -C "$count" \
 			>"$log/$name.client.out" 2>"$log/$name.client.err"
 		crc=$?
 		((crc != 0)) && kill -0 $spid 2>/dev/null &&
@@ -127,6 +138,14 @@ rping_pair rping_b_to_a $A 10.66.0.1 $B 25501 10
 # data go between the IPv6 addresses.
 rping_pair rping6_a_to_b $B fd66::2 $A 25510 20
 rping_pair rping6_b_to_a $A fd66::1 $B 25511 20
+# Addresses that are not the first of their family on the device: the
+# CM's MADs leave from them, and so must the QPs' data (made to fail:
+# with a context sending from the first address of each family only,
+# these four failed and the rest passed).
+rping_pair rping_second_a_to_b $B 10.66.1.2 $A 24100 10
+rping_pair rping_second_b_to_a $A 10.66.1.1 $B 24101 10
+rping_pair rping_ll_a_to_b $B fe80::66:2%hBv2 $A 24102 10 fe80::66:2%hBv1
+rping_pair rping_ll_b_to_a $A fe80::66:1%hBv1 $B 24103 10 fe80::66:1%hBv2
 
 # ucmatose_pair NAME SERVER-ADDR PORT: 4 connections from A to B's
 # server bound to SERVER-ADDR, 10 messages each way on each, disconnect.
@@ -170,6 +189,38 @@ if command -v rstream >/dev/null; then
 	else
 		fail "rstream6 (client $crc, server $src)" "$log"/rstream6.*
 	fi
+fi
+
+# rdma_xserver/rdma_xclient (PS_IB): RC, then XRC (the client's XRC_SEND
+# QP to the server's XRC_RECV one, the SRQ number in the REP's private
+# data; the REQ says XRC, the REP carries the target's QPN).  One
+# 16-byte message each, which the server receives.
+if command -v rdma_xserver >/dev/null && command -v rdma_xclient >/dev/null; then
+	port=24110
+	for mode in r x; do
+		port=$((port + 1))
+		on $B timeout 60 rdma_xserver -c $mode -p $port >"$log/xrc-$mode.server.out" 2>&1 &
+		spid=$!
+		for try in $(seq 40); do
+			sleep 0.25
+			rm -f "$log/xrc-$mode.trace"
+			on $A env UABI_WIRE_TRACE="$log/xrc-$mode.trace" timeout 30 \
+				rdma_xclient -c $mode -s 10.66.0.2 -p $port >"$log/xrc-$mode.client.out" 2>&1
+			crc=$?
+			((crc != 0)) && kill -0 $spid 2>/dev/null || break
+		done
+		wait $spid
+		src=$?
+		# the message on the wire: RC SEND_ONLY (0x04), XRC SEND_ONLY (0xa4)
+		op=$([[ $mode == x ]] && echo a4 || echo 04)
+		if ((crc == 0 && src == 0)) && grep -q 'rdma_xclient: end 0' "$log/xrc-$mode.client.out" &&
+			grep -q 'rdma_xserver: end 0' "$log/xrc-$mode.server.out" &&
+			grep -q " tx op $op " "$log/xrc-$mode.trace"; then
+			pass "rdma_xserver/rdma_xclient -c $mode"
+		else
+			fail "rdma_xserver/rdma_xclient -c $mode (client $crc, server $src)" "$log"/xrc-$mode.*
+		fi
+	done
 fi
 
 # udaddy (UD: SIDR REQ and REP resolve the server's QPN and Q_Key; then

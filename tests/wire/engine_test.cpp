@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1069,4 +1070,219 @@ TEST(WireUd, MulticastLoopsBackToTheSenderUnlessItBlocksIt)
 	ASSERT_NO_FATAL_FAILURE(send());
 	EXPECT_EQ(b.rcq.wait().wr_id, 21u);
 	EXPECT_EQ(a.rcq.wait(100ms).status, 0xffffu) << "blocked";
+}
+
+// ------------------------------------------------ every address of a device
+// (docs/wire.md, "Every address"): a QP sends from its own source address,
+// whichever of the endpoint's it is, relayed (uabid, the module) or not
+// (the in-process host), and what its peer sends back to that address
+// reaches it.
+namespace {
+
+PeerAddr v4(const char *ip, std::uint16_t port)
+{
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a));
+}
+
+std::string ip_of(const PeerAddr &a)
+{
+	char s[INET6_ADDRSTRLEN] = {};
+	if (a.v6())
+		inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(&a.ss)->sin6_addr, s, sizeof(s));
+	else
+		inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(&a.ss)->sin_addr, s, sizeof(s));
+	return s;
+}
+
+// What a port's owner does for a relayed endpoint: a UDP socket at
+// @at whose datagrams go, behind a RelayHdr, into a socket pair whose
+// other end the endpoint reads.
+struct Relay {
+	int udp = -1, pair[2] = {-1, -1};
+	PeerAddr addr;
+	std::atomic<bool> stop{false};
+	std::thread t;
+	explicit Relay(const PeerAddr &at)
+	{
+		udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		EXPECT_EQ(bind(udp, reinterpret_cast<const sockaddr *>(&at.ss), at.len), 0) << strerror(errno);
+		addr.len = sizeof(addr.ss);
+		getsockname(udp, reinterpret_cast<sockaddr *>(&addr.ss), &addr.len);
+		EXPECT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair), 0);
+		timeval tv{0, 20000};
+		setsockopt(udp, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		t = std::thread([this] {
+			std::vector<std::uint8_t> buf(70000);
+			while (!stop) {
+				sockaddr_in from{};
+				socklen_t fl = sizeof(from);
+				ssize_t n = recvfrom(udp, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from), &fl);
+				if (n <= 0)
+					continue;
+				RelayHdr h{};
+				h.src_port = ntohs(from.sin_port);
+				h.dst_port = ntohs(reinterpret_cast<const sockaddr_in *>(&addr.ss)->sin_port);
+				std::memcpy(h.src, &from.sin_addr, 4);
+				std::memcpy(h.dst, &reinterpret_cast<const sockaddr_in *>(&addr.ss)->sin_addr, 4);
+				iovec iov[2] = {{&h, sizeof(h)}, {buf.data(), std::size_t(n)}};
+				msghdr m{};
+				m.msg_iov = iov;
+				m.msg_iovlen = 2;
+				(void)sendmsg(pair[1], &m, 0);
+			}
+		});
+	}
+	~Relay()
+	{
+		stop = true;
+		t.join();
+		close(udp);
+		close(pair[1]);
+	}
+};
+
+// A side whose endpoint is relayed: its own address 127.0.0.1, and
+// 127.0.0.2 and 127.0.0.3 to send from; what comes to 127.0.0.3 is
+// relayed to it.
+struct RelayedSide {
+	Relay relay{v4("127.0.0.3", 0)};
+	std::unique_ptr<Endpoint> ep;
+	Mem mem;
+	Cq scq, rcq;
+	std::unique_ptr<Qp> qp;
+	std::vector<std::uint8_t> buf;
+	std::uint32_t key = 0;
+	RelayedSide(std::uint32_t qpn, std::uint32_t type)
+	{
+		ep = Endpoint::open_relayed(v4("127.0.0.1", 0), relay.pair[0]);
+		EXPECT_TRUE(ep) << strerror(errno);
+		EXPECT_EQ(ep->add_source(v4("127.0.0.2", 0)), 0);
+		EXPECT_EQ(ep->add_source(v4("127.0.0.3", 0)), 0);
+		EXPECT_EQ(ep->add_source(v4("127.0.0.3", 0)), 0);	// once only
+		EXPECT_EQ(ep->sources().size(), 2u);
+		qp = ep->create_qp(qpn, type, mem, scq.sink(), rcq.sink());
+		buf.assign(1 << 20, 0);
+		key = mem.reg(buf.data(), buf.size(), kAll);
+	}
+	std::uint64_t at(std::size_t off) { return reinterpret_cast<std::uint64_t>(buf.data() + off); }
+};
+
+} // namespace
+
+TEST(WireSources, RcFromASecondAddressRelayed)
+{
+	RelayedSide a(0x51, kQptRc);
+	Side b(0x52, kQptRc);
+	for (std::uint32_t s : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(s, b, 0x52), y = attr(s, b, 0x51);
+		x.src = v4("127.0.0.3", 4791);	// the AV's source GID
+		y.dest = a.relay.addr;		// b answers 127.0.0.3 (at the relay's port)
+		ASSERT_EQ(a.qp->modify(x), 0);
+		ASSERT_EQ(b.qp->modify(y), 0);
+	}
+	// 64 KiB: a batch of packets (each ICRC for its IPv4 ID) from the
+	// second address; then a WRITE and a READ.
+	std::mt19937 r(3);
+	for (std::size_t i = 0; i < 65536; i++)
+		a.buf[i] = std::uint8_t(r());
+	ASSERT_EQ(b.qp->post_recv(7, {{b.at(0), 65536, b.key}}), 0);
+	SendWr w;
+	w.wr_id = 1;
+	w.opcode = kWrSend;
+	w.flags = kSendFlagSignaled;
+	w.sges = {{a.at(0), 65536, a.key}};
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	Completion c = b.rcq.wait();
+	ASSERT_EQ(c.status, kWcOk);
+	EXPECT_EQ(c.byte_len, 65536u);
+	EXPECT_TRUE(!std::memcmp(a.buf.data(), b.buf.data(), 65536));
+	w.wr_id = 2;
+	w.opcode = kWrRead;
+	w.sges = {{a.at(100000), 5000, a.key}};
+	w.remote_addr = b.at(1000);
+	w.rkey = b.key;
+	ASSERT_EQ(a.qp->post_send(w), 0);
+	EXPECT_EQ(a.scq.wait().status, kWcOk);
+	EXPECT_TRUE(!std::memcmp(a.buf.data() + 100000, b.buf.data() + 1000, 5000));
+	// Nothing reached b from another address (it would drop it).
+	EXPECT_EQ(b.ep->counters().rx_bad_state.load(), 0u);
+	EXPECT_EQ(b.ep->counters().rx_icrc.load(), 0u);
+}
+
+TEST(WireSources, UdFromTheAddressOfItsAddressHandle)
+{
+	RelayedSide a(0x53, kQptUd);
+	Side b(0x54, kQptUd);
+	for (std::uint32_t s : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(s, b, 0), y = attr(s, b, 0);
+		x.dest = y.dest = {};
+		ASSERT_EQ(a.qp->modify(x), 0);
+		ASSERT_EQ(b.qp->modify(y), 0);
+	}
+	for (const char *src : {"127.0.0.2", "127.0.0.3", ""}) {
+		ASSERT_EQ(b.qp->post_recv(4, {{b.at(0), 2000, b.key}}), 0);
+		SendWr w;
+		w.wr_id = 1;
+		w.flags = kSendFlagSignaled;
+		w.sges = {{a.at(0), 100, a.key}};
+		w.ud_dest = b.ep->local();
+		w.ud_qpn = 0x54;
+		w.ud_qkey = 0x11111111;
+		if (*src)
+			w.ud_src = v4(src, 4791);
+		ASSERT_EQ(a.qp->post_send(w), 0);
+		EXPECT_EQ(a.scq.wait().status, kWcOk);
+		ASSERT_EQ(b.rcq.wait().status, kWcOk);
+		// The GRH's last 20 bytes are the IPv4 header: its source.
+		char got[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, b.buf.data() + 20 + 12, got, sizeof(got));
+		EXPECT_STREQ(got, *src ? src : "127.0.0.1");
+	}
+}
+
+TEST(WireSources, InProcessSendsAndReceivesAtASecondAddress)
+{
+	// Not relayed: the endpoint owns its sockets at every address.
+	Side b(0x56, kQptRc);
+	Mem mem;
+	Cq scq, rcq;
+	auto ep = Endpoint::open(v4("127.0.0.1", 0));
+	ASSERT_TRUE(ep);
+	ASSERT_EQ(ep->add_source(v4("127.0.0.4", 0)), 0);
+	ASSERT_EQ(ep->sources().size(), 1u);
+	EXPECT_EQ(ip_of(ep->sources()[0]), "127.0.0.4");
+	auto qp = ep->create_qp(0x55, kQptRc, mem, scq.sink(), rcq.sink());
+	std::vector<std::uint8_t> buf(1 << 16);
+	std::uint32_t key = mem.reg(buf.data(), buf.size(), kAll);
+	for (std::uint32_t s : {kInit, kRtr, kRts}) {
+		QpAttr x = attr(s, b, 0x56), y = attr(s, b, 0x55);
+		x.src = ep->sources()[0];
+		y.dest = ep->sources()[0];
+		ASSERT_EQ(qp->modify(x), 0);
+		ASSERT_EQ(b.qp->modify(y), 0);
+	}
+	for (std::size_t i = 0; i < 8192; i++)
+		buf[i] = std::uint8_t(i * 7);
+	ASSERT_EQ(b.qp->post_recv(9, {{b.at(0), 8192, b.key}}), 0);
+	ASSERT_EQ(qp->post_recv(10, {{reinterpret_cast<std::uint64_t>(buf.data() + 16384), 8192, key}}), 0);
+	SendWr w;
+	w.wr_id = 1;
+	w.flags = kSendFlagSignaled;
+	w.sges = {{reinterpret_cast<std::uint64_t>(buf.data()), 8192, key}};
+	ASSERT_EQ(qp->post_send(w), 0);
+	EXPECT_EQ(scq.wait().status, kWcOk);
+	ASSERT_EQ(b.rcq.wait().status, kWcOk);
+	EXPECT_TRUE(!std::memcmp(buf.data(), b.buf.data(), 8192));
+	// b's SEND back to 127.0.0.4 arrives on the endpoint's second socket.
+	ASSERT_EQ(b.qp->post_send(wr(kWrSend, 2, b, 0, 8192)), 0);
+	EXPECT_EQ(b.scq.wait().status, kWcOk);
+	ASSERT_EQ(rcq.wait().status, kWcOk);
+	EXPECT_TRUE(!std::memcmp(buf.data() + 16384, b.buf.data(), 8192));
+	EXPECT_EQ(b.ep->counters().rx_bad_state.load(), 0u);
+	qp.reset();
 }

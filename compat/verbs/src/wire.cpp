@@ -340,6 +340,8 @@ public:
 		}
 		if (wr.ah) {
 			w.ud_dest = addr_of(wr.ah->dgid, ep_->port, ep_->ifindex);
+			if (wr.ah->is_global)
+				w.ud_src = ud_source_of(wr.ah->sgid_index);
 			w.ud_qpn = wr.remote_qpn;
 			w.ud_qkey = wr.remote_qkey;
 		}
@@ -373,8 +375,10 @@ public:
 				local_ = false;
 			set_on_wire(!local_);
 		}
-		if (m.mask & IBV_QP_AV)
+		if (m.mask & IBV_QP_AV) {
 			attr_.dest = addr_of(m.dgid, ep_->port, ep_->ifindex);
+			attr_.src = m.is_global ? source_of(m.sgid_index) : wire::PeerAddr{};
+		}
 		if (m.mask & IBV_QP_DEST_QPN)
 			attr_.dest_qpn = m.dest_qpn;
 		if (m.mask & IBV_QP_RQ_PSN)
@@ -419,6 +423,38 @@ public:
 	}
 
 private:
+	// The address of GID @index of the device, made a source of the
+	// endpoint if it is not one yet (an address added after the
+	// endpoint opened); len 0 if there is no such GID.
+	wire::PeerAddr source_of(unsigned index)
+	{
+		union ibv_gid g;
+		static const union ibv_gid zero{};
+		if (index >= 16 || ibv_query_gid(ctx_, 1, int(index), &g) || !std::memcmp(&g, &zero, sizeof(g)))
+			return {};
+		wire::PeerAddr a = addr_of(g.raw, ep_->port, ifindex_of(g.raw));
+		if (ep_->ep->add_source(a))
+			return {};
+		return a;
+	}
+	// The same for a UD send's address handle, remembered per index (a
+	// query per post would cost a round trip to the core).
+	const wire::PeerAddr &ud_source_of(unsigned index)
+	{
+		static const wire::PeerAddr none{};
+		if (index >= 16)
+			return none;
+		std::lock_guard<std::mutex> g(ud_src_lock_);
+		if (!(ud_src_known_ & (1u << index))) {
+			ud_src_[index] = source_of(index);
+			ud_src_known_ |= 1u << index;
+		}
+		return ud_src_[index];
+	}
+	std::mutex ud_src_lock_;
+	std::uint32_t ud_src_known_ = 0;
+	wire::PeerAddr ud_src_[16];
+
 	// Counted in the context's wire_active while its packets may come
 	// on the wire: not a peer by shared memory.  (A peer that decided
 	// for the wire alone still reaches it: the receive thread watches
@@ -529,18 +565,6 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 		w->port = port;
 		w->relayed = &t;
 		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay, steered);
-		// A device with both families: the other family's first address
-		// sends to peers of that family (uabid receives at every address
-		// of the device and relays: docs/cm.md, "Every address").
-		union ibv_gid other;
-		for (int i = 0; w->ep && i < 16; i++) {
-			static const union ibv_gid zero{};
-			if (ibv_query_gid(ctx, 1, i, &other) || !std::memcmp(&other, &zero, sizeof(other)) ||
-			    v4_mapped(other.raw) == v4_mapped(gid.raw))
-				continue;
-			(void)w->ep->add_source(addr_of(other.raw, 0, ifindex_of(other.raw)));
-			break;
-		}
 	} else if (relay.error() == EOPNOTSUPP) {
 		w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
 	} else {
@@ -548,6 +572,21 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	}
 	if (!w->ep)
 		return errno ? errno : EIO;
+	// Every other address of the device is a source too: a QP sends
+	// from its AV's source GID, and one that names none from the first
+	// address of its peer's family (docs/wire.md, "Every address").
+	// Relayed, what peers send back to them comes through the relay
+	// (uabid or the module receives at each), and the sockets are made
+	// now.  In-process the endpoint receives at each itself: a socket
+	// is made when a QP names its address (WireQp::source_of()), so that
+	// pollers read no socket nobody uses.  (Relayed too, an address
+	// added to the device later is added so.)
+	for (int i = 0; w->relayed && i < 16; i++) {
+		union ibv_gid other;
+		static const union ibv_gid zero{};
+		if (i != found && !ibv_query_gid(ctx, 1, i, &other) && std::memcmp(&other, &zero, sizeof(other)))
+			(void)w->ep->add_source(addr_of(other.raw, w->port, ifindex_of(other.raw)));
+	}
 	impl->wire = w;
 	impl->wire_ep.store(w->ep.get(), std::memory_order_release);
 	out = w;
@@ -604,6 +643,7 @@ sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t stat
 	if (mask & IBV_QP_AV) {
 		std::memcpy(m.dgid, a.ah_attr.grh.dgid.raw, 16);
 		m.is_global = a.ah_attr.is_global;
+		m.sgid_index = a.ah_attr.grh.sgid_index;
 	}
 	if (mask & IBV_QP_DEST_QPN)
 		m.dest_qpn = a.dest_qp_num;

@@ -61,10 +61,15 @@ struct uabi_device;
 struct socket;
 struct sock;
 struct sk_buff;
-/* roce.c, under its roce_lock: @dev's socket is bound at @addr (a GID) /
- * is about to be released. */
-void uabi_kcm_attach(struct uabi_device *dev, struct socket *sock, const u8 *addr, int ifindex,
-		     atomic64_t *rx_relayed, atomic64_t *rx_dropped);
+/* roce.c, under its roce_lock: @dev receives (attach; no socket yet) /
+ * its sockets are now @socks, bound at @addrs (GIDs), and those it had
+ * before no sender uses once this returns (set_socks) / it receives no
+ * more, its sockets are about to be released (detach). */
+#define UABI_KCM_SOCKS 16
+void uabi_kcm_attach(struct uabi_device *dev, int ifindex, atomic64_t *rx_relayed,
+		     atomic64_t *rx_dropped);
+void uabi_kcm_set_socks(struct uabi_device *dev, struct socket *const *socks, const u8 (*addrs)[16],
+			u32 n);
 void uabi_kcm_detach(struct uabi_device *dev);
 /* roce.c's encap hook, in softirq: a datagram for QP1 of @dev.  true: it
  * is taken (queued for the CM, or dropped and counted); false: the device

@@ -11,8 +11,9 @@
  *   every device's interface again and rebinds its socket when the
  *   receive address changed.
  * - Receiving: a kernel UDP socket on the device's first IPv4 address
- *   (else its first IPv6 one) at port 4791, with an encap_rcv hook as a
- *   tunnel driver has.  The hook, in softirq, reads only the BTH's
+ *   (else its first IPv6 one: the receive address) at port 4791, and one
+ *   at port 4791 of every other address of its GID table, each with an
+ *   encap_rcv hook as a tunnel driver has.  The hook, in softirq, reads only the BTH's
  *   destination QP (after checking that the datagram holds a BTH and an
  *   ICRC) and queues the skb to the relay of the context that bound that
  *   QPN (UABI_IOCTL_WIRE_BIND), with the addresses and ports in skb->cb
@@ -87,6 +88,12 @@ struct uabi_kroce {
 	struct socket *sock;		/* NULL: no address to receive at */
 	u8 addr[16];			/* where sock is bound */
 	int bind_err;
+	/* Sockets at the other addresses of the GID table (while sock is
+	 * bound); others_missing: one could not be bound yet. */
+	struct socket *osock[UABI_SW_LINK_GIDS];
+	u8 oaddr[UABI_SW_LINK_GIDS][16];
+	u32 nothers;
+	bool others_missing;
 	struct xarray qps;		/* QPN -> struct uabi_krelay */
 	atomic64_t rx_relayed;
 	atomic64_t rx_dropped;
@@ -251,45 +258,25 @@ static bool receive_addr(const struct uabi_sw_link *l, u8 out[16])
 	return false;
 }
 
-/* Caller holds roce_lock. */
-static void roce_unbind(struct uabi_kroce *r)
+static void roce_sock_close(struct socket *sock)
 {
-	if (!r->sock)
-		return;
-	uabi_kcm_detach(r->dev);
-	rcu_assign_sk_user_data(r->sock->sk, NULL);
-	kernel_sock_shutdown(r->sock, SHUT_RDWR);
-	sock_release(r->sock);
-	r->sock = NULL;
-	memset(r->addr, 0, sizeof(r->addr));
-	/* No softirq still uses r through the old socket after this. */
-	synchronize_rcu();
+	rcu_assign_sk_user_data(sock->sk, NULL);
+	kernel_sock_shutdown(sock, SHUT_RDWR);
+	sock_release(sock);
 }
 
-/* (Re)binds the device's socket to its receive address, when that
- * changed.  Caller holds roce_lock. */
-static void roce_bind(struct uabi_kroce *r, const struct uabi_sw_link *l)
+/* A socket of @r at port 4791 of @addr (a GID), its datagrams to
+ * roce_udp_rcv().  0 or an errno. */
+static int roce_sock_open(struct uabi_kroce *r, const u8 *addr, struct socket **out)
 {
 	struct sockaddr_storage ss = {};
 	struct socket *sock;
-	u8 addr[16];
-	bool v6;
+	bool v6 = !v4_mapped(addr);
 	int ret, len;
 
-	if (!receive_addr(l, addr)) {
-		roce_unbind(r);
-		r->bind_err = -EADDRNOTAVAIL;
-		return;
-	}
-	if (r->sock && !memcmp(addr, r->addr, 16))
-		return;
-	roce_unbind(r);
-	v6 = !v4_mapped(addr);
 	ret = sock_create_kern(&init_net, v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, IPPROTO_UDP, &sock);
-	if (ret) {
-		r->bind_err = ret;
-		return;
-	}
+	if (ret)
+		return ret;
 	if (v6) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 
@@ -307,24 +294,145 @@ static void roce_bind(struct uabi_kroce *r, const struct uabi_sw_link *l)
 		a->sin_port = htons(ROCE_PORT);
 		memcpy(&a->sin_addr, addr + 12, 4);
 		len = sizeof(*a);
+		/* DF, hence IPv4 ID 0: the ID the ICRC of the CM's sends
+		 * from it has (roce_cm.c). */
+		ip_sock_set_mtu_discover(sock->sk, IP_PMTUDISC_DO);
 	}
 	ret = kernel_bind(sock, (struct sockaddr *)&ss, len);
 	if (ret) {
 		sock_release(sock);
-		r->bind_err = ret;
-		pr_warn("rdma_uabi: device %s: cannot receive at port %d of %s: %d\n",
-			r->dev->name, ROCE_PORT, r->ifname, ret);
-		return;
+		return ret;
 	}
 	/* A tunnel socket: every datagram goes to roce_udp_rcv(). */
 	rcu_assign_sk_user_data(sock->sk, r);
 	WRITE_ONCE(udp_sk(sock->sk)->encap_type, 1);
 	WRITE_ONCE(udp_sk(sock->sk)->encap_rcv, roce_udp_rcv);
 	udp_tunnel_encap_enable(sock->sk);
+	*out = sock;
+	return 0;
+}
+
+/* The CM sends from any of @r's sockets (the MAD's source address). */
+static void roce_kcm_sync(struct uabi_kroce *r)
+{
+	struct socket *socks[1 + UABI_SW_LINK_GIDS];
+	u8 addrs[1 + UABI_SW_LINK_GIDS][16];
+	u32 i, n = 0;
+
+	if (r->sock) {
+		socks[n] = r->sock;
+		memcpy(addrs[n++], r->addr, 16);
+	}
+	for (i = 0; i < r->nothers; i++) {
+		socks[n] = r->osock[i];
+		memcpy(addrs[n++], r->oaddr[i], 16);
+	}
+	uabi_kcm_set_socks(r->dev, socks, (const u8 (*)[16])addrs, n);
+}
+
+/* Sockets at every other address of the device's GID table, so that the
+ * CM answers at, and QPs receive at, any of them (docs/cm.md, "Every
+ * address of a device").  Those that stay are kept, those of addresses
+ * that went are closed, new ones opened (one that cannot be bound yet,
+ * an IPv6 address still tentative, is tried again: roce_retry_later()).
+ * Caller holds roce_lock; @r->sock is bound. */
+static void roce_bind_others(struct uabi_kroce *r, const struct uabi_sw_link *l)
+{
+	static const u8 zero[16];
+	struct socket *nsock[UABI_SW_LINK_GIDS], *gone[UABI_SW_LINK_GIDS];
+	u8 naddr[UABI_SW_LINK_GIDS][16];
+	u32 i, j, n = 0, ngone = 0;
+	bool missing = false, dup;
+
+	for (i = 0; i < l->num_gids && i < UABI_SW_LINK_GIDS; i++) {
+		const u8 *g = l->gids[i];
+
+		if (!memcmp(g, zero, 16) || !memcmp(g, r->addr, 16))
+			continue;
+		dup = false;
+		for (j = 0; j < n; j++)
+			dup = dup || !memcmp(naddr[j], g, 16);
+		if (dup)
+			continue;
+		nsock[n] = NULL;
+		for (j = 0; j < r->nothers; j++)
+			if (r->osock[j] && !memcmp(r->oaddr[j], g, 16)) {
+				nsock[n] = r->osock[j];
+				r->osock[j] = NULL;	/* kept */
+			}
+		if (!nsock[n] && roce_sock_open(r, g, &nsock[n])) {
+			missing = true;
+			continue;
+		}
+		memcpy(naddr[n++], g, 16);
+	}
+	for (j = 0; j < r->nothers; j++)
+		if (r->osock[j])
+			gone[ngone++] = r->osock[j];
+	for (i = 0; i < n; i++) {
+		r->osock[i] = nsock[i];
+		memcpy(r->oaddr[i], naddr[i], 16);
+	}
+	r->nothers = n;
+	r->others_missing = missing;
+	/* No sender uses a socket that goes after this, */
+	roce_kcm_sync(r);
+	for (j = 0; j < ngone; j++)
+		roce_sock_close(gone[j]);
+	/* nor a softirq. */
+	if (ngone)
+		synchronize_rcu();
+}
+
+/* Caller holds roce_lock. */
+static void roce_unbind(struct uabi_kroce *r)
+{
+	u32 i;
+
+	if (!r->sock)
+		return;
+	uabi_kcm_detach(r->dev);
+	for (i = 0; i < r->nothers; i++)
+		roce_sock_close(r->osock[i]);
+	r->nothers = 0;
+	r->others_missing = false;
+	roce_sock_close(r->sock);
+	r->sock = NULL;
+	memset(r->addr, 0, sizeof(r->addr));
+	/* No softirq still uses r through the old sockets after this. */
+	synchronize_rcu();
+}
+
+/* (Re)binds the device's socket to its receive address, when that
+ * changed, and those at its other addresses.  Caller holds roce_lock. */
+static void roce_bind(struct uabi_kroce *r, const struct uabi_sw_link *l)
+{
+	struct socket *sock;
+	u8 addr[16];
+	int ret;
+
+	if (!receive_addr(l, addr)) {
+		roce_unbind(r);
+		r->bind_err = -EADDRNOTAVAIL;
+		return;
+	}
+	if (r->sock && !memcmp(addr, r->addr, 16)) {
+		roce_bind_others(r, l);
+		return;
+	}
+	roce_unbind(r);
+	ret = roce_sock_open(r, addr, &sock);
+	if (ret) {
+		r->bind_err = ret;
+		pr_warn("rdma_uabi: device %s: cannot receive at port %d of %s: %d\n",
+			r->dev->name, ROCE_PORT, r->ifname, ret);
+		return;
+	}
 	r->sock = sock;
 	memcpy(r->addr, addr, 16);
 	r->bind_err = 0;
-	uabi_kcm_attach(r->dev, sock, addr, r->ifindex, &r->rx_relayed, &r->rx_dropped);
+	uabi_kcm_attach(r->dev, r->ifindex, &r->rx_relayed, &r->rx_dropped);
+	roce_bind_others(r, l);
 }
 
 /* ------------------------------------------------------------------ link */
@@ -387,7 +495,8 @@ static int roce_read_link(const char *ifname, struct uabi_sw_link *out, int *ifi
 static void roce_work_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(roce_work, roce_work_fn);
 
-/* A device with an address but no socket tries again every second: an
+/* A device with an address but no socket (or no socket yet at one of its
+ * other addresses) tries again every second: an
  * IPv6 address cannot be bound while it is tentative (duplicate address
  * detection), whose end no notifier reports, and a port another socket
  * holds (EADDRINUSE) may be freed.  Caller holds roce_lock. */
@@ -398,7 +507,8 @@ static void roce_retry_later(void)
 	u8 addr[16];
 
 	list_for_each_entry(r, &roce_list, node)
-		if (!r->sock && !uabi_sw_link_get(r->dev, &link) && receive_addr(&link, addr)) {
+		if ((r->sock && r->others_missing) ||
+		    (!r->sock && !uabi_sw_link_get(r->dev, &link) && receive_addr(&link, addr))) {
 			schedule_delayed_work(&roce_work, HZ);
 			return;
 		}

@@ -15,15 +15,17 @@
  *   anything else is dropped (rx_dropped).  The core judges the MAD.
  * - Sending (the send hook, called with the CM's mutex held): the MAD in
  *   a RoCEv2 UD SEND from QP1 to QP1 (BTH, DETH with the GSI's Q_Key, the
- *   MAD, the ICRC), sent from the device's own socket (its receive
- *   address, port 4791) with MSG_DONTWAIT.  IPv4 goes with DF set
- *   (IP_PMTUDISC_DO), so that Linux gives it IPv4 ID 0 (an unconnected
- *   socket), the ID the ICRC is computed with.
+ *   MAD, the ICRC), sent from the device's own socket at the MAD's source
+ *   address (roce.c has one at port 4791 of every address of the device:
+ *   the connection's source GID is one of them) with MSG_DONTWAIT.  IPv4
+ *   goes with DF set (IP_PMTUDISC_DO, set by roce.c), so that Linux gives
+ *   it IPv4 ID 0 (an unconnected socket), the ID the ICRC is computed
+ *   with.
  * - The timer: delayed work (the arm hook).
  *
- * Locking: kcm_lock (a mutex) guards the socket of each link for the
- *   senders; roce.c attaches and detaches a device's socket under its
- *   roce_lock, so the order is roce_lock, then kcm_lock, and the CM's
+ * Locking: kcm_lock (a mutex) guards the sockets of each link for the
+ *   senders; roce.c attaches and detaches a device, and sets its sockets,
+ *   under its roce_lock, so the order is roce_lock, then kcm_lock, and the CM's
  *   device mutex, then kcm_lock (the send hook).  Nothing calls into the
  *   core with kcm_lock held.  The softirq finds a device's link under
  *   RCU; a link is freed by RCU once detached.  Detaching waits for the
@@ -67,8 +69,11 @@
 struct kcm_link {
 	struct uabi_device *dev;	/* constant while attached */
 	u32 slot;			/* the device's index for the core */
-	struct socket *sock;		/* roce.c's; valid while attached */
-	u8 addr[16];			/* where sock is bound (a GID) */
+	/* roce.c's sockets, each bound at port 4791 of one address (a GID)
+	 * of the device; under kcm_lock (uabi_kcm_set_socks()). */
+	struct socket *sock[UABI_KCM_SOCKS];
+	u8 addr[UABI_KCM_SOCKS][16];
+	u32 nsocks;
 	int ifindex;
 	u32 psn;			/* of QP1's sends, under kcm_lock */
 	atomic64_t *rx_relayed;		/* roce.c's counters of the device */
@@ -173,10 +178,12 @@ static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned
 	u32 n = BTH_BYTES + DETH_BYTES + len, icrc;
 	struct sockaddr_storage ss = {};
 	struct msghdr msg = {};
+	struct socket *sock = NULL;
 	struct kcm_link *l;
 	struct kvec kv;
 	u8 iph[32];
 	bool v6;
+	u32 i;
 	int ret;
 
 	if (link >= KCM_LINKS || len != UABI_CM_MAD_SIZE)
@@ -187,10 +194,13 @@ static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned
 	ret = -ENETDOWN;
 	if (!l)
 		goto out;
-	/* The socket is bound to the device's receive address: a MAD from
-	 * another address of the interface cannot leave from it. */
+	/* The socket at the MAD's source address (none: the address went,
+	 * or it could not be bound yet). */
+	for (i = 0; i < l->nsocks && !sock; i++)
+		if (!memcmp(sgid, l->addr[i], 16))
+			sock = l->sock[i];
 	ret = -EADDRNOTAVAIL;
-	if (v6 == v4_mapped(l->addr) || memcmp(sgid, l->addr, 16))
+	if (!sock || v6 == v4_mapped(sgid))
 		goto out;
 	memset(buf, 0, BTH_BYTES + DETH_BYTES);
 	buf[0] = OP_UD_SEND_ONLY;
@@ -206,7 +216,7 @@ static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned
 	if (v6) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 
-		memcpy(iph, l->addr, 16);
+		memcpy(iph, sgid, 16);
 		memcpy(iph + 16, dgid, 16);
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons(ROCE_PORT);
@@ -223,7 +233,7 @@ static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned
 		put16(iph + 2, (u16)(20 + 8 + n + ICRC_BYTES));
 		put16(iph + 6, 0x4000);
 		iph[9] = IPPROTO_UDP;
-		memcpy(iph + 12, l->addr + 12, 4);
+		memcpy(iph + 12, sgid + 12, 4);
 		memcpy(iph + 16, dgid + 12, 4);
 		a->sin_family = AF_INET;
 		a->sin_port = htons(ROCE_PORT);
@@ -239,7 +249,7 @@ static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned
 	msg.msg_flags = MSG_DONTWAIT;
 	kv.iov_base = buf;
 	kv.iov_len = n + ICRC_BYTES;
-	ret = kernel_sendmsg(l->sock, &msg, &kv, 1, kv.iov_len);
+	ret = kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
 	ret = ret < 0 ? ret : 0;
 out:
 	mutex_unlock(&kcm_lock);
@@ -378,8 +388,8 @@ static void kcm_rx_fn(struct work_struct *work)
 }
 
 /* ------------------------------------------------------------- links */
-void uabi_kcm_attach(struct uabi_device *dev, struct socket *sock, const u8 *addr, int ifindex,
-		     atomic64_t *rx_relayed, atomic64_t *rx_dropped)
+void uabi_kcm_attach(struct uabi_device *dev, int ifindex, atomic64_t *rx_relayed,
+		     atomic64_t *rx_dropped)
 {
 	struct kcm_link *l;
 	u32 slot;
@@ -396,18 +406,35 @@ void uabi_kcm_attach(struct uabi_device *dev, struct socket *sock, const u8 *add
 	}
 	l->dev = dev;
 	l->slot = slot;
-	l->sock = sock;
-	memcpy(l->addr, addr, 16);
 	l->ifindex = ifindex;
 	l->rx_relayed = rx_relayed;
 	l->rx_dropped = rx_dropped;
 	get_random_bytes(&l->psn, sizeof(l->psn));
-	/* DF, hence IPv4 ID 0: the ID the ICRC of our sends has. */
-	if (sock->sk->sk_family == AF_INET)
-		ip_sock_set_mtu_discover(sock->sk, IP_PMTUDISC_DO);
 	mutex_lock(&kcm_lock);
 	WARN_ON(rcu_access_pointer(kcm_links[slot]));
 	rcu_assign_pointer(kcm_links[slot], l);
+	mutex_unlock(&kcm_lock);
+}
+
+void uabi_kcm_set_socks(struct uabi_device *dev, struct socket *const *socks, const u8 (*addrs)[16],
+			u32 n)
+{
+	struct kcm_link *l;
+	u32 slot, i;
+
+	mutex_lock(&kcm_lock);
+	for (slot = 0; slot < KCM_LINKS; slot++) {
+		l = rcu_dereference_protected(kcm_links[slot], lockdep_is_held(&kcm_lock));
+		if (!l || l->dev != dev)
+			continue;
+		l->nsocks = 0;
+		for (i = 0; i < n && i < UABI_KCM_SOCKS; i++) {
+			l->sock[i] = socks[i];
+			memcpy(l->addr[i], addrs[i], 16);
+			l->nsocks++;
+		}
+		break;
+	}
 	mutex_unlock(&kcm_lock);
 }
 

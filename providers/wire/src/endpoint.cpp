@@ -135,6 +135,7 @@ struct Endpoint::TxRun {
 	unsigned n = 0;		// packets held
 	bool closed = false;	// the last one held is shorter: nothing may follow
 	PeerAddr to;
+	int src = -1;		// the socket it leaves from (Endpoint::source_of())
 	alignas(8) std::uint8_t buf[kGsoBytes + kMaxPacket];
 };
 
@@ -270,8 +271,8 @@ Endpoint::~Endpoint()
 		thread_.join();
 	if (fd_ >= 0)
 		close(fd_);
-	if (fd_other_ >= 0)
-		close(fd_other_);
+	for (unsigned i = 0; i < nsrc_.load(); i++)
+		close(srcs_[i].fd);
 	if (relay_fd_ >= 0)
 		close(relay_fd_);
 	if (wake_fd_ >= 0)
@@ -401,10 +402,35 @@ void Endpoint::unregister_qp(Qp *qp)
 	detach_all_mcast(qp->qpn());
 }
 
+namespace {
+
+bool same_addr(const PeerAddr &a, const PeerAddr &b)
+{
+	if (a.v6() != b.v6())
+		return false;
+	if (a.v6())
+		return !std::memcmp(&reinterpret_cast<const sockaddr_in6 *>(&a.ss)->sin6_addr,
+				    &reinterpret_cast<const sockaddr_in6 *>(&b.ss)->sin6_addr, 16);
+	return reinterpret_cast<const sockaddr_in *>(&a.ss)->sin_addr.s_addr ==
+	       reinterpret_cast<const sockaddr_in *>(&b.ss)->sin_addr.s_addr;
+}
+
+} // namespace
+
 int Endpoint::add_source(const PeerAddr &local)
 {
-	if (relay_fd_ < 0 || fd_other_ >= 0 || local.v6() == local_.v6())
+	if (local.ss.ss_family != AF_INET && local.ss.ss_family != AF_INET6)
 		return EINVAL;
+	std::lock_guard<std::mutex> g(src_lock_);
+	const unsigned n = nsrc_.load(std::memory_order_relaxed);
+	if (same_addr(local, local_))
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		if (same_addr(local, srcs_[i].local))
+			return 0;
+	if (n == kMaxSources)
+		return ENOSPC;
+	const bool receives = relay_fd_ < 0;	// the in-process host: ours alone
 	const int fam = local.v6() ? AF_INET6 : AF_INET;
 	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -412,28 +438,79 @@ int Endpoint::add_source(const PeerAddr &local)
 	int one = 1, pmtu = IP_PMTUDISC_DO, buf = 4 << 20;
 	if (fam == AF_INET) {
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	} else {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	if (bind(fd, reinterpret_cast<const sockaddr *>(&local.ss), local.len) < 0) {
+	if (receives) {
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+		if (gro_)
+			setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+	}
+	PeerAddr at = local;
+	if (!receives) {
+		// Port 0: any (answers go to port 4791 of the address, uabid's
+		// or the module's, which relays them).
+		if (at.v6())
+			reinterpret_cast<sockaddr_in6 *>(&at.ss)->sin6_port = 0;
+		else
+			reinterpret_cast<sockaddr_in *>(&at.ss)->sin_port = 0;
+	}
+	if (bind(fd, reinterpret_cast<const sockaddr *>(&at.ss), at.len) < 0) {
 		int e = errno;
 		close(fd);
 		return e;
 	}
-	local_other_.len = sizeof(local_other_.ss);
-	getsockname(fd, reinterpret_cast<sockaddr *>(&local_other_.ss), &local_other_.len);
-	fd_other_ = fd;
+	Source &s = srcs_[n];
+	s.local.len = sizeof(s.local.ss);
+	getsockname(fd, reinterpret_cast<sockaddr *>(&s.local.ss), &s.local.len);
+	s.fd = fd;
+	nsrc_.store(n + 1, std::memory_order_release);
+	if (receives)
+		wake();	// the receive thread polls it from now on
 	return 0;
 }
 
-IpInfo Endpoint::ip_to(const PeerAddr &to) const
+std::vector<PeerAddr> Endpoint::sources() const
+{
+	std::vector<PeerAddr> v;
+	for (unsigned i = 0, n = nsrc_.load(std::memory_order_acquire); i < n; i++)
+		v.push_back(srcs_[i].local);
+	return v;
+}
+
+int Endpoint::source_of(const PeerAddr *from, const PeerAddr &to) const
+{
+	const unsigned n = nsrc_.load(std::memory_order_acquire);
+	// Multicast leaves from the socket set up for it (mcast.cpp), the
+	// first address of its family.
+	const bool mc = to.v6() ? reinterpret_cast<const sockaddr_in6 *>(&to.ss)->sin6_addr.s6_addr[0] == 0xff
+				: (ntohl(reinterpret_cast<const sockaddr_in *>(&to.ss)->sin_addr.s_addr) >> 28) == 0xe;
+	if (from && from->len && from->v6() == to.v6() && !mc) {
+		if (same_addr(*from, local_))
+			return -1;
+		for (unsigned i = 0; i < n; i++)
+			if (same_addr(*from, srcs_[i].local))
+				return int(i);
+	}
+	// None chosen (or none of ours): the first address of @to's family.
+	if (to.v6() == local_.v6())
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		if (srcs_[i].local.v6() == to.v6())
+			return int(i);
+	return -1;
+}
+
+IpInfo Endpoint::ip_to(const PeerAddr &to, int src) const
 {
 	IpInfo ip;
-	const PeerAddr &src = fd_other_ >= 0 && to.v6() != local_.v6() ? local_other_ : local_;
-	ip.v6 = src.v6();
-	addr_bytes(src, ip.src, &ip.src_port);
+	const PeerAddr &from = src < 0 ? local_ : srcs_[src].local;
+	ip.v6 = from.v6();
+	addr_bytes(from, ip.src, &ip.src_port);
 	addr_bytes(to, ip.dst, &ip.dst_port);
 	return ip;
 }
@@ -445,7 +522,7 @@ IpInfo Endpoint::ip_to(const PeerAddr &to) const
 // numbers the segments from the ID of a DF datagram of an unconnected
 // socket, 0), which the ICRC covers: it is computed for that ID.
 bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
-				std::size_t bytes, const PeerAddr &to)
+				std::size_t bytes, const PeerAddr &to, int src)
 {
 	TxRun *r = t_run.get();
 	if (!r || !r->depth || r->ep != this || !gso_.load(std::memory_order_relaxed) ||
@@ -456,7 +533,7 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 		if (!b.headers(hdr, bytes))
 			return true;
 		std::size_t len = b.size();
-		bool joins = !r->n || (same_peer(r->to, to) && !r->closed && len <= r->seg &&
+		bool joins = !r->n || (same_peer(r->to, to) && r->src == src && !r->closed && len <= r->seg &&
 				       r->n < kGsoSegments && r->off + len <= kGsoBytes);
 		if (!joins) {
 			flush_run(*r);
@@ -465,7 +542,7 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 		for (auto &p : parts)
 			if (std::uint8_t *room = b.payload_room(p.size()))
 				std::memcpy(room, p.data(), p.size());
-		IpInfo ip = ip_to(to);
+		IpInfo ip = ip_to(to, src);
 		ip.ip_id = std::uint16_t(r->n);
 		len = b.finish(ip);
 		if (!len)
@@ -473,6 +550,7 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 		counters_.tx_packets.fetch_add(1, std::memory_order_relaxed);
 		if (!r->n) {
 			r->to = to;
+			r->src = src;
 			r->seg = len;
 		} else if (len < r->seg) {
 			r->closed = true;
@@ -486,7 +564,7 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 void Endpoint::flush_run(TxRun &r)
 {
 	const auto *dst = reinterpret_cast<const sockaddr *>(&r.to.ss);
-	const int fd = fd_to(r.to);
+	const int fd = fd_of(r.src);
 	if (r.n == 1) {
 		(void)sendto(fd, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
 	} else {
@@ -511,7 +589,7 @@ void Endpoint::flush_run(TxRun &r)
 			// kernel refuses these segments: one send each from
 			// now on, each ICRC made again for the ID 0 it gets.
 			gso_ = false;
-			IpInfo ip = ip_to(r.to);
+			IpInfo ip = ip_to(r.to, r.src);
 			for (std::size_t off = 0; off < r.off; off += r.seg) {
 				std::size_t len = std::min(r.seg, r.off - off);
 				std::uint8_t *pkt = r.buf + off;
@@ -528,11 +606,12 @@ void Endpoint::flush_run(TxRun &r)
 }
 
 void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
-			       std::size_t bytes, const PeerAddr &to)
+			       std::size_t bytes, const PeerAddr &to, const PeerAddr *from)
 {
 	if (trace_)
 		trace("tx", hdr, bytes);
-	if (transmit_batched(hdr, parts, bytes, to))
+	const int src = source_of(from, to);
+	if (transmit_batched(hdr, parts, bytes, to, src))
 		return;
 	alignas(8) std::uint8_t buf[kMaxPacket];
 	Builder b(buf, sizeof(buf));
@@ -541,14 +620,14 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	for (auto &p : parts)
 		if (std::uint8_t *room = b.payload_room(p.size()))
 			std::memcpy(room, p.data(), p.size());
-	std::size_t len = b.finish(ip_to(to));
+	std::size_t len = b.finish(ip_to(to, src));
 	if (!len)
 		return;
 	counters_.tx_packets.fetch_add(1, std::memory_order_relaxed);
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
 		// retransmission recovers it.
-		(void)sendto(fd_to(to), d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+		(void)sendto(fd_of(src), d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
 	};
 	std::unique_lock<std::mutex> g(tx_lock_);
 	if (tx_hook_) {
@@ -561,12 +640,13 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	send(buf, len);
 }
 
-void Endpoint::transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to)
+void Endpoint::transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to,
+			const PeerAddr *from)
 {
 	std::vector<std::span<const std::uint8_t>> parts;
 	if (!payload.empty())
 		parts.push_back(payload);
-	transmit_gather(hdr, parts, payload.size(), to);
+	transmit_gather(hdr, parts, payload.size(), to, from);
 }
 
 bool Endpoint::progress()
@@ -651,9 +731,13 @@ void Endpoint::run()
 		// the receive thread always takes those).
 		groups.clear();
 		group_fds(groups);
+		// Not relayed, the sockets at the other addresses too.
+		const unsigned nsrc = relay_fd_ < 0 ? nsrc_.load(std::memory_order_acquire) : 0;
 		p.assign({{wake_fd_, POLLIN, 0},
 			  {receive_fd_ && !handed ? fd_ : -1, POLLIN, 0},
 			  {handed ? -1 : relay_fd_, POLLIN, 0}});
+		for (unsigned i = 0; i < nsrc; i++)
+			p.push_back({handed ? -1 : srcs_[i].fd, POLLIN, 0});
 		for (int g : groups)
 			p.push_back({g, POLLIN, 0});
 		wake_by_ns_.store(timeout < 0 ? ~0ull : now_ns() + std::uint64_t(timeout) * 1000000);
@@ -664,14 +748,17 @@ void Endpoint::run()
 			std::uint64_t v;
 			(void)!read(wake_fd_, &v, sizeof(v));
 		}
-		if (p[1].revents & POLLIN || p[2].revents & POLLIN) {
+		bool more = false;
+		for (unsigned i = 0; i < nsrc; i++)
+			more = more || (p[3 + i].revents & POLLIN);
+		if (p[1].revents & POLLIN || p[2].revents & POLLIN || more) {
 			std::lock_guard<std::mutex> g(rx_lock_);
-			if (p[1].revents & POLLIN)
+			if (p[1].revents & POLLIN || more)
 				receive_socket();
 			if (p[2].revents & POLLIN)
 				receive_relayed();
 		}
-		for (std::size_t i = 3; i < p.size(); i++)
+		for (std::size_t i = 3 + nsrc; i < p.size(); i++)
 			if (p[i].revents & POLLIN)
 				receive_group(p[i].fd);
 		timers();
@@ -761,6 +848,17 @@ void Endpoint::send_held_acks()
 
 int Endpoint::receive_socket(bool poller)
 {
+	int n = receive_socket(fd_, local_);
+	// Not relayed: the sockets at the device's other addresses are ours
+	// to read too (docs/wire.md, "Every address").
+	if (relay_fd_ < 0)
+		for (unsigned i = 0, k = nsrc_.load(std::memory_order_acquire); i < k; i++)
+			n += receive_socket(srcs_[i].fd, srcs_[i].local);
+	return n;
+}
+
+int Endpoint::receive_socket(int fd, const PeerAddr &local)
+{
 	// Without UDP_GRO a datagram per buffer; with it, a buffer may hold
 	// several of one size (the last one shorter), as the UDP_GRO control
 	// message says.
@@ -784,7 +882,7 @@ int Endpoint::receive_socket(bool poller)
 		msgs[i].msg_hdr.msg_control = ctl[i];
 		msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
 	}
-	int n = recvmmsg(fd_, msgs, batch, MSG_DONTWAIT, nullptr);
+	int n = recvmmsg(fd, msgs, batch, MSG_DONTWAIT, nullptr);
 	if (n <= 0)
 		return 0;
 	std::lock_guard<std::mutex> g(qps_lock_);
@@ -799,7 +897,7 @@ int Endpoint::receive_socket(bool poller)
 		ip.v6 = src.v6();
 		ip.ip_id_unknown = !ip.v6;
 		addr_bytes(src, ip.src, &ip.src_port);
-		addr_bytes(local_, ip.dst, &ip.dst_port);
+		addr_bytes(local, ip.dst, &ip.dst_port);
 		std::size_t seg = read_cmsgs(&msgs[i].msg_hdr, ip.dst);
 		std::size_t len = msgs[i].msg_len;
 		if (!seg || seg > len)

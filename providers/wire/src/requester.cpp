@@ -281,11 +281,14 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 	p.bth.ack_req = reliable() && (last || (q.sent + 1) % kAckEvery == 0);
 	p.imm = wr.imm;
 	PeerAddr to = attr_.dest;
+	const PeerAddr *from = &attr_.src;
 	if (type_ == kQptUd) {
 		p.bth.dest_qp = wr.ud_qpn;
 		p.deth.qkey = wr.ud_qkey & 0x80000000u ? attr_.qkey : wr.ud_qkey;
 		p.deth.src_qp = qpn_;
 		to = wr.ud_dest;
+		if (wr.ud_src.len)
+			from = &wr.ud_src;
 	} else {
 		p.bth.dest_qp = attr_.dest_qpn;
 	}
@@ -314,7 +317,7 @@ void Qp::send_packet_locked(SendQe &q, std::uint64_t now)
 		want -= n;
 		skip = 0;
 	}
-	ep_.transmit_gather(p, parts, len, to);
+	ep_.transmit_gather(p, parts, len, to, from);
 	q.sent++;
 	if (reliable()) {
 		if (psn_diff(psn_add(p.bth.psn, 1), sent_psn_) > 0)
@@ -355,7 +358,7 @@ void Qp::send_rd_request_locked(SendQe &q)
 		p.atomic.swap_add = wr.opcode == kWrCmpSwap ? wr.swap : wr.compare_add;
 		p.atomic.compare = wr.opcode == kWrCmpSwap ? wr.compare_add : 0;
 	}
-	ep_.transmit(p, {}, attr_.dest);
+	ep_.transmit(p, {}, attr_.dest, &attr_.src);
 	q.sent = 1;
 	std::uint32_t end = psn_add(q.first_psn, q.npkts);
 	if (psn_diff(end, sent_psn_) > 0)

@@ -123,7 +123,7 @@ void Qp::send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAdd
 	p.bth.psn = psn;
 	p.aeth.syndrome = syndrome;
 	p.aeth.msn = msn_;
-	ep_.transmit(p, {}, to);
+	ep_.transmit(p, {}, to, &attr_.src);
 }
 
 void Qp::nak_locked(std::uint8_t code, std::uint32_t psn)
@@ -155,7 +155,7 @@ bool Qp::respond_read_locked(const Packet &p)
 		r.aeth.msn = msn_;
 		std::uint32_t off = i * mtu;
 		std::uint32_t sz = std::min(mtu, len - std::min(len, off));
-		ep_.transmit(r, {src + (len ? off : 0), sz}, attr_.dest);
+		ep_.transmit(r, {src + (len ? off : 0), sz}, attr_.dest, &attr_.src);
 	}
 	return true;
 }
@@ -172,7 +172,7 @@ bool Qp::respond_atomic_locked(const Packet &p, bool duplicate)
 			if (s.valid && s.psn == p.bth.psn) {
 				r.aeth.msn = msn_;
 				r.atomic_orig = s.orig;
-				ep_.transmit(r, {}, attr_.dest);
+				ep_.transmit(r, {}, attr_.dest, &attr_.src);
 				return true;
 			}
 		return false;	// too old to answer: the requester times out
@@ -199,7 +199,7 @@ bool Qp::respond_atomic_locked(const Packet &p, bool duplicate)
 	msn_ = (msn_ + 1) & 0xffffff;
 	r.aeth.msn = msn_;
 	r.atomic_orig = orig;
-	ep_.transmit(r, {}, attr_.dest);
+	ep_.transmit(r, {}, attr_.dest, &attr_.src);
 	return true;
 }
 

@@ -146,6 +146,9 @@ struct SendWr {
 	std::uint64_t swap = 0;
 	// UD
 	PeerAddr ud_dest;
+	// The address it leaves from (the AH's source GID; len 0: as
+	// QpAttr::src).
+	PeerAddr ud_src;
 	std::uint32_t ud_qpn = 0;
 	std::uint32_t ud_qkey = 0;
 	// XRC send: the SRQ at the target (the XRCETH)
@@ -166,6 +169,11 @@ struct QpAttr {
 	std::uint32_t access = 0;		// qp_access_flags
 	std::uint32_t qkey = 0;			// UD
 	PeerAddr dest;				// RC/UC: from the AV's GID
+	// The address this QP sends from: the AV's source GID (its port is
+	// not used).  One of the endpoint's (Endpoint::add_source()); len 0,
+	// or an address the endpoint has no socket at: the endpoint's first
+	// address of the destination's family.
+	PeerAddr src;
 	std::uint32_t dest_qpn = 0;
 	std::uint32_t rq_psn = 0;
 	std::uint32_t sq_psn = 0;
@@ -381,12 +389,21 @@ public:
 	// failure.
 	static std::unique_ptr<Endpoint> open_relayed(const PeerAddr &local, int relay_fd, int steered_fd = -1);
 	~Endpoint();
-	// A relayed endpoint's source of the other IP family (a RoCE device
-	// with IPv4 and IPv6 addresses): datagrams to peers of @local's
-	// family leave from a socket bound to it (port 0: any), and the ICRC
-	// covers it; what comes back arrives through the relay.  Once, before
-	// the first QP.  0 or errno.
+	// Another address of the device to send from (docs/wire.md, "Every
+	// address"): a socket bound to @local, from which go the datagrams of
+	// QPs whose QpAttr::src (or SendWr::ud_src) is that address, and
+	// those to peers of its family when no address of that family was
+	// added before (nor is the endpoint's own).  Each packet's ICRC covers
+	// the address it leaves from.  Relayed, the socket only sends (port
+	// 0: any) and what comes back arrives through the relay; not relayed
+	// (the in-process host), it is bound to @local's port and received
+	// from as the endpoint's own socket is.  Any time, from any thread;
+	// an address the endpoint already has is 0 at once.  0 or errno
+	// (ENOSPC: kMaxSources already).
 	int add_source(const PeerAddr &local);
+	static constexpr unsigned kMaxSources = 16;
+	// The addresses add_source() bound, in order (with their ports).
+	std::vector<PeerAddr> sources() const;
 	const PeerAddr &local() const { return local_; }
 	Counters &counters() { return counters_; }
 
@@ -444,7 +461,7 @@ private:
 	friend class Qp;
 	void flush_run(TxRun &r);
 	bool transmit_batched(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
-			      std::size_t bytes, const PeerAddr &to);
+			      std::size_t bytes, const PeerAddr &to, int src);
 	Endpoint() = default;
 	static std::unique_ptr<Endpoint> open_impl(const PeerAddr &local, int relay_fd, int steered_fd,
 						   bool relay_reads = false);
@@ -452,6 +469,7 @@ private:
 	// The caller holds rx_lock_; datagrams taken.  @poller: an
 	// application thread receives (progress()): ACKs are held.
 	int receive_socket(bool poller = false);
+	int receive_socket(int fd, const PeerAddr &local, bool poller);
 	int receive_relayed(bool poller = false);
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
 	// UD multicast (mcast.cpp).
@@ -480,14 +498,18 @@ public:
 	void send_held_acks();
 	pid_t owner() const { return owner_; }
 private:
-	// Builds and sends one packet of @qp to @to.
-	void transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to);
+	// Builds and sends one packet of @qp to @to, from @from (a QP's
+	// source address: source_of()).
+	void transmit(const Packet &hdr, std::span<const std::uint8_t> payload, const PeerAddr &to,
+		      const PeerAddr *from = nullptr);
 	void transmit_gather(const Packet &hdr, const std::vector<std::span<const std::uint8_t>> &parts,
-			     std::size_t bytes, const PeerAddr &to);
-	IpInfo ip_to(const PeerAddr &to) const;
-	// The socket a datagram to @to leaves from (add_source()'s for the
-	// other family).
-	int fd_to(const PeerAddr &to) const { return fd_other_ >= 0 && to.v6() != local_.v6() ? fd_other_ : fd_; }
+			     std::size_t bytes, const PeerAddr &to, const PeerAddr *from = nullptr);
+	// Which socket a datagram to @to leaves from: -1 the endpoint's own,
+	// else the index of an add_source() one.  @from: the QP's source
+	// (nullptr or len 0: none chosen).
+	int source_of(const PeerAddr *from, const PeerAddr &to) const;
+	IpInfo ip_to(const PeerAddr &to, int src) const;
+	int fd_of(int src) const { return src < 0 ? fd_ : srcs_[src].fd; }
 	void register_qp(Qp *qp);
 	void unregister_qp(Qp *qp);
 	void wake();
@@ -496,8 +518,15 @@ private:
 	void timer_armed(std::uint64_t deadline);
 
 	int fd_ = -1;
-	int fd_other_ = -1; // add_source(): sends to the other family
-	PeerAddr local_other_;
+	// add_source()'s sockets: filled in order, published by nsrc_
+	// (written under src_lock_ only, read without it).
+	struct Source {
+		PeerAddr local;
+		int fd = -1;
+	};
+	Source srcs_[kMaxSources];
+	std::atomic<unsigned> nsrc_{0};
+	std::mutex src_lock_;
 	int relay_fd_ = -1; // open_relayed(): where datagrams come from
 	bool receive_fd_ = true; // datagrams come on fd_ too (not relayed, or steered)
 	bool relay_reads_ = false; // relay_fd_ is no socket: read() it
