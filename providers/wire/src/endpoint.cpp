@@ -848,16 +848,16 @@ void Endpoint::send_held_acks()
 
 int Endpoint::receive_socket(bool poller)
 {
-	int n = receive_socket(fd_, local_);
+	int n = receive_socket(fd_, local_, poller);
 	// Not relayed: the sockets at the device's other addresses are ours
 	// to read too (docs/wire.md, "Every address").
 	if (relay_fd_ < 0)
 		for (unsigned i = 0, k = nsrc_.load(std::memory_order_acquire); i < k; i++)
-			n += receive_socket(srcs_[i].fd, srcs_[i].local);
+			n += receive_socket(srcs_[i].fd, srcs_[i].local, poller);
 	return n;
 }
 
-int Endpoint::receive_socket(int fd, const PeerAddr &local)
+int Endpoint::receive_socket(int fd, const PeerAddr &local, bool poller)
 {
 	// Without UDP_GRO a datagram per buffer; with it, a buffer may hold
 	// several of one size (the last one shorter), as the UDP_GRO control
