@@ -35,6 +35,7 @@ struct uabi_cm_id {
 	struct uabi_uobject *channel;
 	struct list_head dev_node;	/* dev->cm_ids */
 	u64 uid;
+	bool from_request;		/* made by take_request(), not accepted yet */
 	u16 ps;
 	u8 qp_type;
 	u32 state;			/* UABI_CM_* */

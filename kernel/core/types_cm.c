@@ -191,6 +191,16 @@ struct cm_event_node *cm_push(struct uabi_cm_id *id, u32 event, s32 status,
 	struct uabi_cm_channel *ch = cm_chan_of(id);
 	struct cm_event_node *n;
 
+	/*
+	 * As Linux's ucma: nothing is reported for an ID made from a request
+	 * until the program accepts it (and gives it its context, the uid):
+	 * the event would carry uid 0, which librdmacm takes for its own
+	 * pointer.  The ID's state still changes, so its ACCEPT fails later
+	 * (EINVAL).
+	 */
+	if (id->from_request && event != UABI_CM_EVENT_MULTICAST_JOIN &&
+	    event != UABI_CM_EVENT_MULTICAST_ERROR)
+		return NULL;
 	if (ch->num_pending >= CM_MAX_PENDING)
 		return NULL;	/* a consumer that never reads must not exhaust memory */
 	n = kzalloc(sizeof(*n), GFP_KERNEL);
@@ -413,6 +423,7 @@ static int take_request(struct uabi_call *call, struct cm_event_node *n,
 	id->ps = l->ps;
 	id->qp_type = l->qp_type;
 	id->uid = 0;		/* ACCEPT gives it one */
+	id->from_request = true;
 	INIT_LIST_HEAD(&id->mcasts);
 	id->src = n->req_dst;
 	cm_addr_set_port(&id->src, cm_addr_port(&l->src));
@@ -908,6 +919,7 @@ static int id_accept(struct uabi_call *call)
 		return -EINVAL;	/* an IB CM REP carries 196 bytes */
 	mutex_lock(&dev->lock);
 	peer = id->peer;
+	id->from_request = false;	/* events are reported from now on */
 	if (id->remote) {
 		if (id->state == UABI_CM_REQ_RCVD && uabi_attr_present(call, UABI_ATTR_CM_ID_UID)) {
 			id->uid = uabi_attr_get_u64(call, UABI_ATTR_CM_ID_UID, 0);
