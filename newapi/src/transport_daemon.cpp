@@ -968,7 +968,9 @@ int DaemonTransport::execute_slot(std::span<std::byte> msg)
 		const std::uint64_t t0 = w::now_ns();
 		const std::uint64_t deadline = t0 + spin_.budget_us() * 1000ull;
 		const std::uint64_t taken_deadline =
-		    spin_.adaptive() ? std::max<std::uint64_t>(deadline, t0 + kTakenSpinUs * 1000ull) : deadline;
+		    spin_.adaptive()
+			? std::max<std::uint64_t>(deadline, t0 + kTakenSpinUs * 1000ull)
+			: deadline;
 		bool taken = false;
 		for (unsigned i = 0;; i++) {
 			if (w::load_acquire(&slot_->rep_seq) == seq) {
