@@ -533,15 +533,17 @@ struct Samples {
 		if (v.size() < v.capacity())
 			v.push_back(float(secs(d) * 1e6));
 	}
-	void report(benchmark::State &st, double scale)
+	void report(benchmark::State &st, double scale, const std::string &prefix = "")
 	{
 		if (v.empty())
 			return;
 		std::sort(v.begin(), v.end());
-		st.counters["typ_us"] = v[v.size() / 2] * scale;
-		st.counters["min_us"] = v.front() * scale;
-		st.counters["p99_us"] = v[std::min(v.size() - 1, v.size() * 99 / 100)] * scale;
+		st.counters[prefix + "typ_us"] = v[v.size() / 2] * scale;
+		st.counters[prefix + "min_us"] = v.front() * scale;
+		st.counters[prefix + "p99_us"] =
+		    v[std::min(v.size() - 1, v.size() * 99 / 100)] * scale;
 	}
+	double typical() const { return v.empty() ? 0 : v[v.size() / 2]; }
 };
 
 // Ping-pong SEND: post our receive... it is always posted (kRecvDepth
@@ -658,6 +660,62 @@ void BM_LatWrite(benchmark::State &st)
 		fail(st, "write ping-pong failed");
 	end(st);
 	s.report(st, 0.5);
+}
+
+// SEND and RDMA WRITE ping-pongs of one size in alternating blocks of
+// kPairBlock round trips, so that both see the same moments of the host
+// (the cost of a cache line between the two vCPUs changes 2-3x for tens of
+// seconds at a time on a shared VM, docs/datapath.md, "SENDs up to 2 KiB"):
+// send_typ_us, write_typ_us and send_over_write, their ratio.
+constexpr int kPairBlock = 64;
+
+void BM_LatSendVsWrite(benchmark::State &st)
+{
+	std::size_t size = std::size_t(st.range(0));
+	Samples ss, ws;
+	bool good = true;
+	unsigned char seq = 0;
+	for (auto _ : st) {
+		if (!begin(st, Phase::SendEcho, size))
+			return;
+		for (int i = 0; good && i < kPairBlock; i++) {
+			auto t0 = Clock::now();
+			good = g_ep.post(IBV_WR_SEND, size, true) == 0 && g_ep.poll(g_ep.rcq, 1);
+			auto t1 = Clock::now();
+			good = good && g_ep.poll(g_ep.scq, 1) && g_ep.post_recvs(1) == 0;
+			ss.add(t1 - t0);
+		}
+		if (!end(st))
+			return;
+		g_ep.target_byte(size) = 0;
+		seq = 0;
+		if (!good || !begin(st, Phase::WriteEcho, size))
+			break;
+		for (int i = 0; good && i < kPairBlock; i++) {
+			seq = next_seq(seq);
+			auto t0 = Clock::now();
+			g_ep.buf[size - 1] = seq;
+			good = g_ep.post(IBV_WR_RDMA_WRITE, size, true) == 0;
+			Deadline dl;
+			for (unsigned spins = 0; good && g_ep.target_byte(size) != seq;) {
+				relax(spins);
+				good = !dl.passed();
+			}
+			auto t1 = Clock::now();
+			good = good && g_ep.poll(g_ep.scq, 1);
+			ws.add(t1 - t0);
+		}
+		if (!end(st) || !good)
+			break;
+	}
+	if (!good) {
+		fail(st, "send/write ping-pong failed");
+		return;
+	}
+	ss.report(st, 0.5, "send_");
+	ws.report(st, 0.5, "write_");
+	if (ws.typical() > 0)
+		st.counters["send_over_write"] = ss.typical() / ws.typical();
 }
 
 // One-sided: one work request at a time, posted and polled (READ, atomics).
@@ -834,6 +892,10 @@ void register_all()
 			benchmark::RegisterBenchmark(name, fn)->Arg(s)->UseRealTime();
 	benchmark::RegisterBenchmark("lat/atomic_fa", BM_LatAtomicFa)->Arg(8)->UseRealTime();
 	benchmark::RegisterBenchmark("lat/atomic_cs", BM_LatAtomicCs)->Arg(8)->UseRealTime();
+	for (std::int64_t s = 128; s <= 2048; s *= 2)
+		benchmark::RegisterBenchmark("lat/send_vs_write", BM_LatSendVsWrite)
+		    ->Arg(s)
+		    ->UseRealTime();
 	for (std::int64_t s = 2; s <= std::int64_t(kMaxSize); s *= 2)
 		for (auto [name, fn] : bw)
 			benchmark::RegisterBenchmark(name, fn)->Arg(s)->UseManualTime();

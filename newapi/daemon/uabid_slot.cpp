@@ -162,12 +162,22 @@ void Daemon::serve_slot(Conn &c, std::uint32_t seq)
 		rlen = sizeof(h);
 	} else {
 		std::memcpy(p, data, n);
+		// Taken: a client still polling when its budget runs out keeps
+		// polling while we execute (a long chain) instead of sleeping.
+		wire::store_release(&c.slot->taken_seq, seq);
 		// Fds travel only with the socket: a message with an fd
-		// attribute here is refused before the core sees it.
+		// attribute here is refused before the core sees it, unless
+		// the attribute is an input that names no fd (a negative value,
+		// as XRCD OPEN's -1: on the socket too it reaches the core as
+		// it is).
 		bool has_fd = false;
 		wire::walk(
 			p, n, [](std::size_t, std::size_t) {},
-			[&](std::size_t, std::size_t, std::uint16_t) { has_fd = true; });
+			[&](std::size_t, std::size_t aoff, std::uint16_t flags) {
+				if ((flags & UABI_ATTR_F_OUTPUT) ||
+				    wire::get_s32(p, wire::payload_of(aoff)) >= 0)
+					has_fd = true;
+			});
 		if (has_fd) {
 			LOG_INPUT("connection %u: fd attribute in a slot request", c.id);
 			uabi_msg_hdr h;

@@ -563,6 +563,9 @@ namespace {
 // Most a client polls for a reply before sleeping, in microseconds (the
 // measurements behind it: docs/daemon.md).
 constexpr unsigned kDefaultSpinUs = 50;
+// How long an adaptive client polls in all for a request uabid has taken
+// (execute_slot).
+constexpr unsigned kTakenSpinUs = 1000;
 
 // The fd the client put in an input fd attribute that is not open here: it
 // travels as this value, which no host accepts (-EBADF, as fstat() or
@@ -795,10 +798,19 @@ int DaemonTransport::execute_locked(std::span<std::byte> msg)
 
 	cmd_off_.clear();
 	fd_off_.clear();
+	// The slot carries no fds: a message takes it when none of its fd
+	// attributes passes one (an input naming no fd, as XRCD OPEN's -1,
+	// goes through the slot as it is; uabid checks the same).
+	bool slot_ok = true;
 	daemon::wire::walk(
 		p, n, [&](std::size_t, std::size_t off) { cmd_off_.push_back(off); },
-		[&](std::size_t, std::size_t aoff, std::uint16_t) { fd_off_.push_back(aoff); });
-	if (slot_ && slot_on_ && fd_off_.empty() && n <= daemon::kSlotCap)
+		[&](std::size_t, std::size_t aoff, std::uint16_t fl) {
+			fd_off_.push_back(aoff);
+			if ((fl & UABI_ATTR_F_OUTPUT) ||
+			    daemon::wire::get_s32(p, daemon::wire::payload_of(aoff)) >= 0)
+				slot_ok = false;
+		});
+	if (slot_ && slot_on_ && slot_ok && n <= daemon::kSlotCap)
 		return execute_slot(msg);
 
 	// Inputs: send every open fd; a closed one travels as kBadFd.
@@ -947,17 +959,35 @@ int DaemonTransport::execute_slot(std::span<std::byte> msg)
 
 	bool done = false;
 	if (spin_.should_spin()) {
-		const std::uint64_t deadline = w::now_ns() + spin_.budget_us() * 1000ull;
+		// Past the budget, an adaptive client keeps polling while uabid
+		// executes this request (it has taken it: a long chain), up to
+		// kTakenSpinUs: the reply is on its way, and sleeping would
+		// only add a wake-up to it.  Nor is that a miss for the governor
+		// (which would stop polling for the next calls): only a request
+		// uabid has not taken within the budget is.
+		const std::uint64_t t0 = w::now_ns();
+		const std::uint64_t deadline = t0 + spin_.budget_us() * 1000ull;
+		const std::uint64_t taken_deadline =
+		    spin_.adaptive()
+			? std::max<std::uint64_t>(deadline, t0 + kTakenSpinUs * 1000ull)
+			: deadline;
+		bool taken = false;
 		for (unsigned i = 0;; i++) {
 			if (w::load_acquire(&slot_->rep_seq) == seq) {
 				done = true;
 				break;
 			}
-			if ((i & 63) == 63 && w::now_ns() >= deadline)
-				break;
+			if ((i & 63) == 63) {
+				const std::uint64_t now = w::now_ns();
+				if (now >= deadline) {
+					taken = taken || w::load_acquire(&slot_->taken_seq) == seq;
+					if (!taken || now >= taken_deadline)
+						break;
+				}
+			}
 			w::cpu_relax();
 		}
-		spin_.result(done);
+		spin_.result(done || taken);
 	}
 	if (!done) {
 		w::store_release(&slot_->waiting, 1);

@@ -995,6 +995,18 @@ TEST_F(DaemonTest, HostileSlotLeavesTheDaemonServing)
 		ASSERT_TRUE(rs.publish(std::uint32_t(m.size())));
 		EXPECT_EQ(rs.status(), -EINVAL);
 	}
+	// An input fd attribute that names no fd (XRCD OPEN's -1) is
+	// executed as on the socket; one that names an fd is refused.
+	for (int fd : {-1, 0}) {
+		Message xm;
+		Command c(UABI_OBJ_XRCD, UABI_METHOD_CREATE);
+		c.add_fd(UABI_ATTR_XRCD_FD, fd).add_in(UABI_ATTR_XRCD_OFLAGS, std::uint32_t(0));
+		xm.add(std::move(c));
+		const auto &raw = xm.raw();
+		std::memcpy(rs.data(), raw.data(), raw.size());
+		ASSERT_TRUE(rs.publish(std::uint32_t(raw.size()))) << fd;
+		EXPECT_EQ(rs.status(), fd < 0 ? 0 : -EINVAL) << fd;
+	}
 	// Garbage and mutated messages: each is answered.
 	std::mt19937 rng(7);
 	for (int i = 0; i < 2000; i++) {

@@ -227,7 +227,9 @@ struct SlotHdr {
 				  // the client's futex word
 	std::uint32_t rep_len;	  // uabid: bytes of the reply
 	std::uint32_t waiting;	  // client: 1 while it sleeps on rep_seq
-	std::uint32_t reserved[11];
+	std::uint32_t taken_seq;  // uabid: req_seq it copied out and is
+				  // executing (release), before rep_seq
+	std::uint32_t reserved[10];
 };
 inline constexpr std::size_t kSlotDataOff = 64;
 // The memfd: room for the largest message (sparse: only the pages a
