@@ -1233,8 +1233,9 @@ def main():
           "yardstick the target was first measured against) and with both spinning on "
           "their sockets, as perftest spins on its CQ; on an idle virtual machine the "
           "sleeping one pays for waking a halted CPU on every message, so the spinning "
-          "one is the stricter comparison. The engine sends an RC ACK for every message "
-          "that UDP does not.")
+          "one is the stricter comparison. The engine ACKs every RC message, which UDP "
+          "does not; a receiver that polls sends the ACK with its next packets (docs/wire.md, "
+          "\"Held ACKs\").")
         w("")
         with open(wire) as f:
             for line in f.read().rstrip().splitlines():
