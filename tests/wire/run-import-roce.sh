@@ -10,4 +10,6 @@ export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=daemon
 trap '"$tool" daemon stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
 UABI_WIRE_PORT=$((20000 + RANDOM % 20000)) UABI_IDLE_EXIT=0 "$tool" link add roce_lo netdev lo >/dev/null ||
 	{ echo "run-import-roce: FAIL: uabi link add"; exit 1; }
-"$tool" run -- "$prog" roce_lo
+# The imported context's endpoint binds a port of its own (not uabid's;
+# 4791 may be held by another RoCE device of this host).
+UABI_WIRE_PORT=$((40000 + RANDOM % 20000)) "$tool" run -- "$prog" roce_lo
