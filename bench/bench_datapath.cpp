@@ -546,6 +546,40 @@ struct Samples {
 	double typical() const { return v.empty() ? 0 : v[v.size() / 2]; }
 };
 
+// One SEND round trip (the peer echoes it): the time until the echo
+// arrived into @s, then the send's completion reaped and the receive
+// reposted outside the clock.
+bool send_round_trip(std::size_t size, Samples &s)
+{
+	auto t0 = Clock::now();
+	bool good = g_ep.post(IBV_WR_SEND, size, true) == 0 && g_ep.poll(g_ep.rcq, 1);
+	auto t1 = Clock::now();
+	good = good && g_ep.poll(g_ep.scq, 1) && g_ep.post_recvs(1) == 0;
+	s.add(t1 - t0);
+	return good;
+}
+
+// One RDMA WRITE round trip: the last byte carries the next sequence
+// number (@seq), which the peer writes back and this side polls for in
+// memory (as ib_write_lat); every write is signaled and its completion is
+// reaped after the clock stopped.
+bool write_round_trip(std::size_t size, unsigned char &seq, Samples &s)
+{
+	seq = next_seq(seq);
+	auto t0 = Clock::now();
+	g_ep.buf[size - 1] = seq;
+	bool good = g_ep.post(IBV_WR_RDMA_WRITE, size, true) == 0;
+	Deadline dl;
+	for (unsigned spins = 0; good && g_ep.target_byte(size) != seq;) {
+		relax(spins);
+		good = !dl.passed();
+	}
+	auto t1 = Clock::now();
+	good = good && g_ep.poll(g_ep.scq, 1);
+	s.add(t1 - t0);
+	return good;
+}
+
 // Ping-pong SEND: post our receive... it is always posted (kRecvDepth
 // outstanding, reposted as consumed), send, wait for the echo.
 void BM_LatSend(benchmark::State &st)
@@ -555,15 +589,9 @@ void BM_LatSend(benchmark::State &st)
 		return;
 	Samples s;
 	bool good = true;
-	for (auto _ : st) {
-		auto t0 = Clock::now();
-		good = g_ep.post(IBV_WR_SEND, size, true) == 0 && g_ep.poll(g_ep.rcq, 1);
-		auto t1 = Clock::now();
-		good = good && g_ep.poll(g_ep.scq, 1) && g_ep.post_recvs(1) == 0;
-		s.add(t1 - t0);
-		if (!good)
+	for (auto _ : st)
+		if (!(good = send_round_trip(size, s)))
 			break;
-	}
 	if (!good)
 		fail(st, "send ping-pong failed");
 	end(st);
@@ -638,24 +666,9 @@ void BM_LatWrite(benchmark::State &st)
 	Samples s;
 	bool good = true;
 	unsigned char seq = 0;
-	for (auto _ : st) {
-		seq = next_seq(seq);
-		auto t0 = Clock::now();
-		g_ep.buf[size - 1] = seq;
-		good = g_ep.post(IBV_WR_RDMA_WRITE, size, true) == 0;
-		Deadline dl;
-		for (unsigned spins = 0; good && g_ep.target_byte(size) != seq;) {
-			relax(spins);
-			good = !dl.passed();
-		}
-		auto t1 = Clock::now();
-		// Every write is signaled; its completion is reaped after the
-		// clock stopped.
-		good = good && g_ep.poll(g_ep.scq, 1);
-		s.add(t1 - t0);
-		if (!good)
+	for (auto _ : st)
+		if (!(good = write_round_trip(size, seq, s)))
 			break;
-	}
 	if (!good)
 		fail(st, "write ping-pong failed");
 	end(st);
@@ -678,33 +691,16 @@ void BM_LatSendVsWrite(benchmark::State &st)
 	for (auto _ : st) {
 		if (!begin(st, Phase::SendEcho, size))
 			return;
-		for (int i = 0; good && i < kPairBlock; i++) {
-			auto t0 = Clock::now();
-			good = g_ep.post(IBV_WR_SEND, size, true) == 0 && g_ep.poll(g_ep.rcq, 1);
-			auto t1 = Clock::now();
-			good = good && g_ep.poll(g_ep.scq, 1) && g_ep.post_recvs(1) == 0;
-			ss.add(t1 - t0);
-		}
+		for (int i = 0; good && i < kPairBlock; i++)
+			good = send_round_trip(size, ss);
 		if (!end(st))
 			return;
 		g_ep.target_byte(size) = 0;
 		seq = 0;
 		if (!good || !begin(st, Phase::WriteEcho, size))
 			break;
-		for (int i = 0; good && i < kPairBlock; i++) {
-			seq = next_seq(seq);
-			auto t0 = Clock::now();
-			g_ep.buf[size - 1] = seq;
-			good = g_ep.post(IBV_WR_RDMA_WRITE, size, true) == 0;
-			Deadline dl;
-			for (unsigned spins = 0; good && g_ep.target_byte(size) != seq;) {
-				relax(spins);
-				good = !dl.passed();
-			}
-			auto t1 = Clock::now();
-			good = good && g_ep.poll(g_ep.scq, 1);
-			ws.add(t1 - t0);
-		}
+		for (int i = 0; good && i < kPairBlock; i++)
+			good = write_round_trip(size, seq, ws);
 		if (!end(st) || !good)
 			break;
 	}

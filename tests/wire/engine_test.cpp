@@ -123,16 +123,28 @@ struct Side {
 	std::vector<std::uint8_t> buf;
 	std::uint32_t key = 0;
 
+	// A QP of @type on @endpoint, and @bytes of registered memory.
+	Side(std::unique_ptr<Endpoint> endpoint, std::uint32_t qpn, std::uint32_t type, std::size_t bytes)
+		: ep(std::move(endpoint))
+	{
+		EXPECT_TRUE(ep) << strerror(errno);
+		if (!ep)
+			return;
+		qp = ep->create_qp(qpn, type, mem, scq.sink(), rcq.sink());
+		buf.assign(bytes, 0);
+		key = mem.reg(buf.data(), buf.size(), kAll);
+	}
+	// The same on an endpoint of its own at 127.0.0.1.
 	Side(std::uint32_t qpn, std::uint32_t type, std::size_t bytes = 4 << 20)
+		: Side(loopback_endpoint(), qpn, type, bytes)
+	{
+	}
+	static std::unique_ptr<Endpoint> loopback_endpoint()
 	{
 		sockaddr_in a{};
 		a.sin_family = AF_INET;
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		ep = Endpoint::open(PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a)));
-		EXPECT_TRUE(ep) << strerror(errno);
-		qp = ep->create_qp(qpn, type, mem, scq.sink(), rcq.sink());
-		buf.assign(bytes, 0);
-		key = mem.reg(buf.data(), buf.size(), kAll);
+		return Endpoint::open(PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a)));
 	}
 	std::uint64_t at(std::size_t off) { return reinterpret_cast<std::uint64_t>(buf.data() + off); }
 };
@@ -1149,30 +1161,27 @@ struct Relay {
 	}
 };
 
+struct RelayHolder {
+	Relay relay{v4("127.0.0.3", 0)};
+};
+
 // A side whose endpoint is relayed: its own address 127.0.0.1, and
 // 127.0.0.2 and 127.0.0.3 to send from; what comes to 127.0.0.3 is
-// relayed to it.
-struct RelayedSide {
-	Relay relay{v4("127.0.0.3", 0)};
-	std::unique_ptr<Endpoint> ep;
-	Mem mem;
-	Cq scq, rcq;
-	std::unique_ptr<Qp> qp;
-	std::vector<std::uint8_t> buf;
-	std::uint32_t key = 0;
-	RelayedSide(std::uint32_t qpn, std::uint32_t type)
+// relayed to it (by the test's relay, made before the endpoint and
+// closed after it).
+struct RelayedSide : RelayHolder, Side {
+	RelayedSide(std::uint32_t qpn, std::uint32_t type) : Side(open_endpoint(relay), qpn, type, 1 << 20) {}
+	static std::unique_ptr<Endpoint> open_endpoint(Relay &relay)
 	{
-		ep = Endpoint::open_relayed(v4("127.0.0.1", 0), relay.pair[0]);
-		EXPECT_TRUE(ep) << strerror(errno);
+		auto ep = Endpoint::open_relayed(v4("127.0.0.1", 0), relay.pair[0]);
+		if (!ep)
+			return ep;
 		EXPECT_EQ(ep->add_source(v4("127.0.0.2", 0)), 0);
 		EXPECT_EQ(ep->add_source(v4("127.0.0.3", 0)), 0);
 		EXPECT_EQ(ep->add_source(v4("127.0.0.3", 0)), 0);	// once only
 		EXPECT_EQ(ep->sources().size(), 2u);
-		qp = ep->create_qp(qpn, type, mem, scq.sink(), rcq.sink());
-		buf.assign(1 << 20, 0);
-		key = mem.reg(buf.data(), buf.size(), kAll);
+		return ep;
 	}
-	std::uint64_t at(std::size_t off) { return reinterpret_cast<std::uint64_t>(buf.data() + off); }
 };
 
 } // namespace

@@ -38,6 +38,17 @@ PeerAddr PeerAddr::from(const sockaddr *sa, socklen_t len)
 	return a;
 }
 
+bool PeerAddr::same_ip(const PeerAddr &o) const
+{
+	if (ss.ss_family != o.ss.ss_family)
+		return false;
+	if (v6())
+		return !std::memcmp(&reinterpret_cast<const sockaddr_in6 *>(&ss)->sin6_addr,
+				    &reinterpret_cast<const sockaddr_in6 *>(&o.ss)->sin6_addr, 16);
+	return reinterpret_cast<const sockaddr_in *>(&ss)->sin_addr.s_addr ==
+	       reinterpret_cast<const sockaddr_in *>(&o.ss)->sin_addr.s_addr;
+}
+
 namespace {
 
 void addr_bytes(const PeerAddr &a, std::uint8_t out[16], std::uint16_t *port)
@@ -402,31 +413,16 @@ void Endpoint::unregister_qp(Qp *qp)
 	detach_all_mcast(qp->qpn());
 }
 
-namespace {
-
-bool same_addr(const PeerAddr &a, const PeerAddr &b)
-{
-	if (a.v6() != b.v6())
-		return false;
-	if (a.v6())
-		return !std::memcmp(&reinterpret_cast<const sockaddr_in6 *>(&a.ss)->sin6_addr,
-				    &reinterpret_cast<const sockaddr_in6 *>(&b.ss)->sin6_addr, 16);
-	return reinterpret_cast<const sockaddr_in *>(&a.ss)->sin_addr.s_addr ==
-	       reinterpret_cast<const sockaddr_in *>(&b.ss)->sin_addr.s_addr;
-}
-
-} // namespace
-
 int Endpoint::add_source(const PeerAddr &local)
 {
 	if (local.ss.ss_family != AF_INET && local.ss.ss_family != AF_INET6)
 		return EINVAL;
 	std::lock_guard<std::mutex> g(src_lock_);
 	const unsigned n = nsrc_.load(std::memory_order_relaxed);
-	if (same_addr(local, local_))
+	if (local.same_ip(local_))
 		return 0;
 	for (unsigned i = 0; i < n; i++)
-		if (same_addr(local, srcs_[i].local))
+		if (local.same_ip(srcs_[i].local))
 			return 0;
 	if (n == kMaxSources)
 		return ENOSPC;
@@ -490,10 +486,10 @@ int Endpoint::source_of(const PeerAddr *from, const PeerAddr &to) const
 	const bool mc = to.v6() ? reinterpret_cast<const sockaddr_in6 *>(&to.ss)->sin6_addr.s6_addr[0] == 0xff
 				: (ntohl(reinterpret_cast<const sockaddr_in *>(&to.ss)->sin_addr.s_addr) >> 28) == 0xe;
 	if (from && from->len && from->v6() == to.v6() && !mc) {
-		if (same_addr(*from, local_))
+		if (from->same_ip(local_))
 			return -1;
 		for (unsigned i = 0; i < n; i++)
-			if (same_addr(*from, srcs_[i].local))
+			if (from->same_ip(srcs_[i].local))
 				return int(i);
 	}
 	// None chosen (or none of ours): the first address of @to's family.

@@ -18,17 +18,6 @@ namespace {
 constexpr std::uint32_t kEventReqErr = 2;
 constexpr std::uint32_t kEventAccessErr = 3;
 
-bool same_ip(const PeerAddr &a, const PeerAddr &b)
-{
-	if (a.ss.ss_family != b.ss.ss_family)
-		return false;
-	if (a.v6())
-		return !std::memcmp(&reinterpret_cast<const sockaddr_in6 *>(&a.ss)->sin6_addr,
-				    &reinterpret_cast<const sockaddr_in6 *>(&b.ss)->sin6_addr, 16);
-	return reinterpret_cast<const sockaddr_in *>(&a.ss)->sin_addr.s_addr ==
-	       reinterpret_cast<const sockaddr_in *>(&b.ss)->sin_addr.s_addr;
-}
-
 std::uint8_t g_zero_length;	// where a zero-length RDMA "lands"
 
 } // namespace
@@ -206,7 +195,7 @@ bool Qp::respond_atomic_locked(const Packet &p, bool duplicate)
 void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 {
 	Counters &k = ep_.counters();
-	if (attr_.state < kRtr || attr_.state == kErr || !same_ip(from, attr_.dest)) {
+	if (attr_.state < kRtr || attr_.state == kErr || !from.same_ip(attr_.dest)) {
 		k.rx_bad_state.fetch_add(1, std::memory_order_relaxed);
 		return;
 	}

@@ -128,6 +128,8 @@ struct PeerAddr {
 	socklen_t len = 0;
 	static PeerAddr from(const sockaddr *sa, socklen_t len);
 	bool v6() const { return ss.ss_family == AF_INET6; }
+	// The same IP address (family and address; ports are not compared).
+	bool same_ip(const PeerAddr &o) const;
 };
 
 struct SendWr {
