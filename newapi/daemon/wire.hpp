@@ -170,6 +170,18 @@ inline void cpu_relax()
 #endif
 }
 
+// Asks for the cache lines of [p, p + n) (at most @max_lines of them)
+// without waiting for them: a poller that reads the word another process
+// publishes a message with also asks for the message's lines on every turn,
+// so that they travel between the CPUs together with that word rather than
+// one after it (docs/daemon.md, "Round trip cost and polling").
+inline void prefetch_lines(const void *p, std::size_t n, std::size_t max_lines)
+{
+	const char *c = static_cast<const char *>(p);
+	for (std::size_t off = 0, i = 0; off < n && i < max_lines; off += 64, i++)
+		__builtin_prefetch(c + off, 0, 3);
+}
+
 // Budget of a governor from the environment: unset = adaptive up to
 // dflt_us; N = always N microseconds (0 = never poll).
 inline void spin_from_env(daemon::SpinGovernor &g, const char *var, unsigned dflt_us)

@@ -973,6 +973,9 @@ int DaemonTransport::execute_slot(std::span<std::byte> msg)
 			: deadline;
 		bool taken = false;
 		for (unsigned i = 0;; i++) {
+			// The reply (as long as the request) comes in the lines
+			// asked for here together with rep_seq's.
+			w::prefetch_lines(data, n, 4);
 			if (w::load_acquire(&slot_->rep_seq) == seq) {
 				done = true;
 				break;

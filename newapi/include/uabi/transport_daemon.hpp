@@ -220,18 +220,25 @@ struct ObjEntry {
 // (docs/daemon.md, "Request slot").  uabid makes it (a sealed memfd the
 // client cannot resize) and reads nothing from it that it has not copied
 // out and checked: every byte of it is the client's to write.
-struct SlotHdr {
+struct alignas(64) SlotHdr {
+	// The first cache line: the words of every call, which travel
+	// between the two CPUs once each way per call.
 	std::uint32_t req_seq;	  // client: bumped (release) after a request
 	std::uint32_t req_len;	  // client: bytes of the request at kSlotDataOff
 	std::uint32_t rep_seq;	  // uabid: req_seq of the reply there (release);
 				  // the client's futex word
 	std::uint32_t rep_len;	  // uabid: bytes of the reply
 	std::uint32_t waiting;	  // client: 1 while it sleeps on rep_seq
+	std::uint32_t reserved0[11];
+	// A line of its own: uabid stores it while the client polls the
+	// first line, which would otherwise go back and forth once more per
+	// call; the client reads it only after its polling budget.
 	std::uint32_t taken_seq;  // uabid: req_seq it copied out and is
 				  // executing (release), before rep_seq
-	std::uint32_t reserved[10];
+	std::uint32_t reserved1[15];
 };
-inline constexpr std::size_t kSlotDataOff = 64;
+static_assert(sizeof(SlotHdr) == 128);
+inline constexpr std::size_t kSlotDataOff = sizeof(SlotHdr);
 // The memfd: room for the largest message (sparse: only the pages a
 // message touched take memory).
 inline constexpr std::size_t kSlotBytes = UABI_MAX_MSG_BYTES + 4096;
