@@ -18,6 +18,8 @@
 #   guest ucmatose client -> host ucmatose server
 #   guest udaddy server   <- host udaddy client   (UD: SIDR REQ/REP)
 #   guest udaddy client   -> host udaddy server
+#   guest rdma_xserver -c r <- host rdma_xclient -c r (PS_IB; rxe has no XRC)
+#   guest rdma_xclient -c r -> host rdma_xserver -c r
 # (perftest's -R is left out here: its server takes a control connection,
 # then listens again for the data QP's while its client connects at once;
 # under TCG the client's second REQ came first, was refused (REJ 8, as
@@ -60,6 +62,11 @@ mkdir -p "$work"
 qemu_rfs_init "$work/initramfs" "$here/rxe-cm-guest-init.sh"
 qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe rdma_ucm
 for p in rping ucmatose udaddy rdma; do qemu_pack "$(command -v $p)"; done
+xrc=0
+if command -v rdma_xserver >/dev/null && command -v rdma_xclient >/dev/null; then
+	xrc=1
+	for p in rdma_xserver rdma_xclient; do qemu_pack "$(command -v $p)"; done
+fi
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
 qemu_pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
 qemu_rxe_provider
@@ -108,7 +115,7 @@ host_client() {
 			>"$work/$name.out" 2>"$work/$name.err"
 		rc=$?
 		((rc == 0)) && break
-		grep -qE 'REJECTED|ADDR_ERROR|UNREACHABLE' "$work/$name.err" "$work/$name.out" || break
+		grep -qE 'REJECTED|ADDR_ERROR|UNREACHABLE|refused' "$work/$name.err" "$work/$name.out" || break
 		kill -0 $qemu 2>/dev/null || break
 		sleep 0.5
 	done
@@ -136,6 +143,22 @@ host_client ucmatose-client ucmatose -s 10.77.0.2 -p 25602 -c 2 -C 10
 host_server ucmatose-server ucmatose -p 25603 -c 2 -C 10
 host_client udaddy-client udaddy -s 10.77.0.2 -c 1 -C 10
 host_server udaddy-server udaddy -c 1 -C 10
+# rdma_xserver/rdma_xclient against Linux's rdma_cm in their RC mode,
+# each side as server and as client; each ends with "end 0" only when its
+# message went through (the server received the client's 16 bytes).
+# Their XRC mode (-c x) cannot run here: rxe has no XRC (the guest's
+# librdmacm refuses it, "Operation not supported"); cm_two_hosts runs it
+# between two uabids.
+if ((xrc)); then
+	host_client xrc-r-client rdma_xclient -c r -s 10.77.0.2 -p 25610
+	host_server xrc-r-server rdma_xserver -c r -p 25612
+	grep -q 'rdma_xclient: end 0' "$work/xrc-r-client.out" ||
+		fails+=("host xrc-r-client: no 'rdma_xclient: end 0'")
+	grep -q 'rdma_xserver: end 0' "$work/xrc-r-server.out" ||
+		fails+=("host xrc-r-server: no 'rdma_xserver: end 0'")
+else
+	echo "run-rxe-cm: SKIP xrc (rdma_xserver/rdma_xclient not installed)"
+fi
 hs "$tool" link >"$work/link-end.log" 2>&1
 wait "$qemu"
 [[ -n $cap ]] && kill "$cap" 2>/dev/null

@@ -5,7 +5,8 @@
 # rping and ucmatose against the host's uabid at 10.77.0.1: as server
 # first (the host's client retries until we listen), then as client
 # (retrying while the host's listener is not up: REJECTED, reason 8, or
-# for udaddy UNREACHABLE).
+# for udaddy UNREACHABLE; rdma_xclient's synchronous connect says
+# "Connection refused").
 # Prints "UABI-RXE-STEP: name PASS|FAIL", each program's output between
 # "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and "UABI-RXE-RESULT".
 . /lib.sh
@@ -33,7 +34,7 @@ server() {
 client() {
 	name=$1
 	shift
-	if guest_retry 200 "REJECTED|UNREACHABLE" /tmp/out timeout 240 "$@"; then
+	if guest_retry 200 "REJECTED|UNREACHABLE|refused" /tmp/out timeout 240 "$@"; then
 		step "$name" PASS
 	else
 		step "$name" FAIL
@@ -46,5 +47,12 @@ server ucmatose-server ucmatose -p 25602 -c 2 -C 10
 client ucmatose-client ucmatose -s 10.77.0.1 -p 25603 -c 2 -C 10
 server udaddy-server udaddy -c 1 -C 10
 client udaddy-client udaddy -s 10.77.0.1 -c 1 -C 10
+# rdma_xserver/rdma_xclient (PS_IB), RC mode (-c r) only: their XRC mode
+# needs a device with XRC, which rxe is not (Linux's librdmacm refuses it
+# on rxe: "rdma_get_request: Operation not supported").
+if command -v rdma_xserver >/dev/null && command -v rdma_xclient >/dev/null; then
+	server xrc-r-server rdma_xserver -c r -p 25610
+	client xrc-r-client rdma_xclient -c r -s 10.77.0.1 -p 25612
+fi
 dmesg | grep -iE "rxe|cm|bug|warn" | tail -20
 finish
