@@ -7,7 +7,8 @@
 # against the host's uabid at 10.91.0.1: as server first (the host's
 # client connects once we print UABI-KCM-LISTEN, retrying while the
 # listener is not up yet: REJECTED), then as client (retrying while the
-# host's listener is not up: REJECTED).  Then, while the host floods QP1,
+# host's listener is not up: REJECTED); the same with rdma_xserver and
+# rdma_xclient in their XRC mode.  Then, while the host floods QP1,
 # the device is deleted and added again 10 times and the module unloads
 # with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
 # output between "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and a
@@ -72,6 +73,34 @@ while :; do
 done
 [ $rc = 0 ] && step rping-client PASS || step rping-client FAIL
 show rping-client /tmp/out
+
+# XRC across hosts on the module: rdma_xserver/rdma_xclient -c x (the
+# client's XRC_SEND QP to the server's XRC_RECV one; the REQ says XRC, the
+# REP carries the target QPN), the guest as server (the host connects
+# once we print UABI-KCM-LISTEN-XRC), then as client (retried while the
+# host's listener is not up: "Connection refused").  Each ends with
+# "end 0" only when the server received the client's message.
+if [ -x /kcm/rdma_xserver ]; then
+	echo "UABI-KCM-LISTEN-XRC"
+	if timeout 300 $U run -- /kcm/rdma_xserver -c x -p 27011 >/tmp/out 2>&1 &&
+		grep -q "rdma_xserver: end 0" /tmp/out; then
+		step xrc-server PASS
+	else
+		step xrc-server FAIL
+	fi
+	show xrc-server /tmp/out
+	tries=0
+	while :; do
+		timeout 300 $U run -- /kcm/rdma_xclient -c x -s 10.91.0.1 -p 27012 >/tmp/out 2>&1
+		rc=$?
+		[ $rc = 0 ] && break
+		grep -qE "refused|REJECTED" /tmp/out && [ $tries -lt 200 ] || break
+		tries=$((tries + 1))
+		sleep 0.5
+	done
+	[ $rc = 0 ] && grep -q "rdma_xclient: end 0" /tmp/out && step xrc-client PASS || step xrc-client FAIL
+	show xrc-client /tmp/out
+fi
 
 # IPv6 while IPv4 stays: fd91::2 comes beside 10.91.0.2 (the device
 # keeps receiving at 10.91.0.2, its first address, and once duplicate

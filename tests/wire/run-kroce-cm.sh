@@ -19,7 +19,10 @@
 #         --garbage program, cm_garbage: random bytes, wrong Q_Keys, bad
 #         ICRCs, short and random MADs, CM MADs with random bodies)
 #   guest rping client  -> host rping server  (10 pings, payload checked)
-#   the same two over IPv6 (fd91::2 and fd91::1 beside each side's IPv4
+#   guest rdma_xserver -c x <- host rdma_xclient -c x (XRC: XRC_SEND to
+#         XRC_RECV, the REQ marked XRC, the REP carrying the target QPN)
+#   guest rdma_xclient -c x -> host rdma_xserver -c x
+#   the same two rpings over IPv6 (fd91::2 and fd91::1 beside each side's IPv4
 #   address: the module's device receives and runs the CM at every
 #   address of its GID table, not its first IPv4 one only)
 #
@@ -118,6 +121,12 @@ pack() {
 	done
 }
 pack "$(command -v rping)" /kcm/rping
+xrc=0
+if command -v rdma_xserver >/dev/null && command -v rdma_xclient >/dev/null; then
+	xrc=1
+	pack "$(command -v rdma_xserver)" /kcm/rdma_xserver
+	pack "$(command -v rdma_xclient)" /kcm/rdma_xclient
+fi
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
 pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
 pack "$tool" /kcm/uabi
@@ -228,6 +237,45 @@ if kill -0 "$qemu" 2>/dev/null &&
 else
 	fails+=("host $name (see $work/$name.err)")
 	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
+fi
+# XRC across hosts (rdma_xserver/rdma_xclient -c x): the guest serves
+# first (connect once it says so, again while refused), then connects to
+# ours.  The client's wire trace must show its XRC SEND_ONLY (0xa4).
+if ((xrc)); then
+	while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN-XRC|^UABI-KCM-RESULT' "$log"; do
+		sleep 1
+	done
+	name=xrc-client rc=1
+	if grep -q '^UABI-KCM-LISTEN-XRC' "$log"; then
+		for try in $(seq 1 200); do
+			rm -f "$work/trace-$name.log"
+			hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
+				rdma_xclient -c x -s 10.91.0.2 -p 27011 >"$work/$name.out" 2>&1
+			rc=$?
+			((rc == 0)) && break
+			grep -qE 'refused|REJECTED' "$work/$name.out" || break
+			kill -0 "$qemu" 2>/dev/null || break
+			sleep 0.5
+		done
+	fi
+	if ((rc == 0)) && grep -q 'rdma_xclient: end 0' "$work/$name.out" &&
+		grep -q ' tx op a4 ' "$work/trace-$name.log"; then
+		echo "run-kroce-cm: host $name: PASS"
+	else
+		fails+=("host $name (see $work/$name.out)")
+		echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out"
+	fi
+	name=xrc-server
+	if kill -0 "$qemu" 2>/dev/null &&
+		hs timeout 300 "$tool" run -- rdma_xserver -c x -p 27012 >"$work/$name.out" 2>&1 &&
+		grep -q 'rdma_xserver: end 0' "$work/$name.out"; then
+		echo "run-kroce-cm: host $name: PASS"
+	else
+		fails+=("host $name (see $work/$name.out)")
+		echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out"
+	fi
+else
+	echo "run-kroce-cm: SKIP xrc (rdma_xserver/rdma_xclient not installed)"
 fi
 # IPv6 while IPv4 stays: fd91::1 beside 10.91.0.1 here, fd91::2 beside
 # 10.91.0.2 in the guest (made to fail: with the module receiving and
