@@ -8,7 +8,8 @@
 # client connects once we print UABI-KCM-LISTEN, retrying while the
 # listener is not up yet: REJECTED), then as client (retrying while the
 # host's listener is not up: REJECTED); the same with rdma_xserver and
-# rdma_xclient in their XRC mode.  Then, while the host floods QP1,
+# rdma_xclient in their XRC mode, ucmatose, udaddy, rdma_server/rdma_client
+# and rstream.  Then, while the host floods QP1,
 # the device is deleted and added again 10 times and the module unloads
 # with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
 # output between "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and a
@@ -74,32 +75,64 @@ done
 [ $rc = 0 ] && step rping-client PASS || step rping-client FAIL
 show rping-client /tmp/out
 
-# XRC across hosts on the module: rdma_xserver/rdma_xclient -c x (the
-# client's XRC_SEND QP to the server's XRC_RECV one; the REQ says XRC, the
-# REP carries the target QPN), the guest as server (the host connects
-# once we print UABI-KCM-LISTEN-XRC), then as client (retried while the
-# host's listener is not up: "Connection refused").  Each ends with
-# "end 0" only when the server received the client's message.
-if [ -x /kcm/rdma_xserver ]; then
-	echo "UABI-KCM-LISTEN-XRC"
-	if timeout 300 $U run -- /kcm/rdma_xserver -c x -p 27011 >/tmp/out 2>&1 &&
-		grep -q "rdma_xserver: end 0" /tmp/out; then
-		step xrc-server PASS
+# More of librdmacm's programs across hosts on the module, each pair the
+# same way: the guest serves (the host connects once we print
+# UABI-KCM-LISTEN-NAME), then connects to the host's server (retried
+# while it is not up: REJECTED, UNREACHABLE or "Connection refused").
+# kserve NAME PATTERN CMD... / kconnect NAME PATTERN CMD...: PASS when CMD
+# ends with 0 and, if PATTERN is not empty, prints a line matching it.
+kserve() {
+	name=$1 pat=$2
+	shift 2
+	echo "UABI-KCM-LISTEN-$name"
+	if timeout 300 $U run -- "$@" >/tmp/out 2>&1 && { [ -z "$pat" ] || grep -qE "$pat" /tmp/out; }; then
+		step "$name-server" PASS
 	else
-		step xrc-server FAIL
+		step "$name-server" FAIL
 	fi
-	show xrc-server /tmp/out
+	show "$name-server" /tmp/out
+}
+kconnect() {
+	name=$1 pat=$2
+	shift 2
 	tries=0
 	while :; do
-		timeout 300 $U run -- /kcm/rdma_xclient -c x -s 10.91.0.1 -p 27012 >/tmp/out 2>&1
+		timeout 300 $U run -- "$@" >/tmp/out 2>&1
 		rc=$?
 		[ $rc = 0 ] && break
-		grep -qE "refused|REJECTED" /tmp/out && [ $tries -lt 200 ] || break
+		grep -qE "refused|REJECTED|UNREACHABLE" /tmp/out && [ $tries -lt 200 ] || break
 		tries=$((tries + 1))
 		sleep 0.5
 	done
-	[ $rc = 0 ] && grep -q "rdma_xclient: end 0" /tmp/out && step xrc-client PASS || step xrc-client FAIL
-	show xrc-client /tmp/out
+	if [ $rc = 0 ] && { [ -z "$pat" ] || grep -qE "$pat" /tmp/out; }; then
+		step "$name-client" PASS
+	else
+		step "$name-client" FAIL
+	fi
+	show "$name-client" /tmp/out
+}
+# (the host's list is the same, in the same order: run-kroce-cm.sh)
+# XRC: rdma_xserver/rdma_xclient -c x (the client's XRC_SEND QP to the
+# server's XRC_RECV one; the REQ says XRC, the REP carries the target QPN).
+if [ -x /kcm/rdma_xserver ]; then
+	kserve xrc "rdma_xserver: end 0" /kcm/rdma_xserver -c x -p 27011
+	kconnect xrc "rdma_xclient: end 0" /kcm/rdma_xclient -c x -s 10.91.0.1 -p 27012
+fi
+if [ -x /kcm/ucmatose ]; then
+	kserve ucmatose "" /kcm/ucmatose -p 27013 -c 2 -C 10
+	kconnect ucmatose "" /kcm/ucmatose -s 10.91.0.1 -p 27014 -c 2 -C 10
+fi
+if [ -x /kcm/udaddy ]; then	# UD: SIDR REQ/REP, 10 datagrams each way per connection
+	kserve udaddy "" /kcm/udaddy -c 1 -C 10
+	kconnect udaddy "" /kcm/udaddy -s 10.91.0.1 -c 1 -C 10
+fi
+if [ -x /kcm/rdma_server ]; then
+	kserve rdma-server "rdma_server: end 0" /kcm/rdma_server -p 27015
+	kconnect rdma-server "rdma_client: end 0" /kcm/rdma_client -s 10.91.0.1 -p 27016
+fi
+if [ -x /kcm/rstream ]; then	# rsockets: 20 x 64 KiB each way, verified
+	kserve rstream "^custom +64k +20 " /kcm/rstream -p 27017 -T v -S 65536 -C 20
+	kconnect rstream "^custom +64k +20 " /kcm/rstream -s 10.91.0.1 -p 27018 -T v -S 65536 -C 20
 fi
 
 # IPv6 while IPv4 stays: fd91::2 comes beside 10.91.0.2 (the device

@@ -19,9 +19,11 @@
 #         --garbage program, cm_garbage: random bytes, wrong Q_Keys, bad
 #         ICRCs, short and random MADs, CM MADs with random bodies)
 #   guest rping client  -> host rping server  (10 pings, payload checked)
-#   guest rdma_xserver -c x <- host rdma_xclient -c x (XRC: XRC_SEND to
-#         XRC_RECV, the REQ marked XRC, the REP carrying the target QPN)
-#   guest rdma_xclient -c x -> host rdma_xserver -c x
+#   then each of these with the guest as server, then as client:
+#   rdma_xserver/rdma_xclient -c x (XRC: XRC_SEND to XRC_RECV, the REQ
+#   marked XRC, the REP carrying the target QPN), ucmatose (2
+#   connections), udaddy (UD, SIDR), rdma_server/rdma_client, rstream
+#   (rsockets, 20 x 64 KiB each way, verified)
 #   the same two rpings over IPv6 (fd91::2 and fd91::1 beside each side's IPv4
 #   address: the module's device receives and runs the CM at every
 #   address of its GID table, not its first IPv4 one only)
@@ -121,12 +123,15 @@ pack() {
 	done
 }
 pack "$(command -v rping)" /kcm/rping
-xrc=0
-if command -v rdma_xserver >/dev/null && command -v rdma_xclient >/dev/null; then
-	xrc=1
-	pack "$(command -v rdma_xserver)" /kcm/rdma_xserver
-	pack "$(command -v rdma_xclient)" /kcm/rdma_xclient
-fi
+# librdmacm's other programs, where this host has them (the guest runs
+# what it was given; the host runs its side of the same list).
+progs=()
+for p in rdma_xserver rdma_xclient ucmatose udaddy rdma_server rdma_client rstream; do
+	command -v "$p" >/dev/null || continue
+	pack "$(command -v "$p")" "/kcm/$p"
+	progs+=("$p")
+done
+have() { [[ " ${progs[*]} " == *" $1 "* ]]; }
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
 pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
 pack "$tool" /kcm/uabi
@@ -238,44 +243,71 @@ else
 	fails+=("host $name (see $work/$name.err)")
 	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
 fi
-# XRC across hosts (rdma_xserver/rdma_xclient -c x): the guest serves
-# first (connect once it says so, again while refused), then connects to
-# ours.  The client's wire trace must show its XRC SEND_ONLY (0xa4).
-if ((xrc)); then
-	while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN-XRC|^UABI-KCM-RESULT' "$log"; do
+# The guest's other programs (kroce-cm-guest-init.sh, the same list in
+# the same order): for each, the guest serves first (connect once it says
+# UABI-KCM-LISTEN-NAME, again while refused), then connects to ours.
+# host_connect NAME PATTERN CMD... / host_serve NAME PATTERN CMD...: a
+# failure unless CMD ends with 0 and, if PATTERN is not empty, prints a
+# line matching it.
+host_connect() {
+	local name=$1 pat=$2 rc=1 try
+	shift 2
+	while kill -0 "$qemu" 2>/dev/null && ! grep -qE "^UABI-KCM-LISTEN-$name\$|^UABI-KCM-RESULT" "$log"; do
 		sleep 1
 	done
-	name=xrc-client rc=1
-	if grep -q '^UABI-KCM-LISTEN-XRC' "$log"; then
+	if grep -qE "^UABI-KCM-LISTEN-$name\$" "$log"; then
 		for try in $(seq 1 200); do
-			rm -f "$work/trace-$name.log"
-			hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
-				rdma_xclient -c x -s 10.91.0.2 -p 27011 >"$work/$name.out" 2>&1
+			rm -f "$work/trace-$name-client.log"
+			hs env UABI_WIRE_TRACE="$work/trace-$name-client.log" timeout 240 "$tool" run -- \
+				"$@" >"$work/$name-client.out" 2>&1
 			rc=$?
 			((rc == 0)) && break
-			grep -qE 'refused|REJECTED' "$work/$name.out" || break
+			grep -qE 'refused|REJECTED|UNREACHABLE' "$work/$name-client.out" || break
 			kill -0 "$qemu" 2>/dev/null || break
 			sleep 0.5
 		done
 	fi
-	if ((rc == 0)) && grep -q 'rdma_xclient: end 0' "$work/$name.out" &&
-		grep -q ' tx op a4 ' "$work/trace-$name.log"; then
-		echo "run-kroce-cm: host $name: PASS"
+	if ((rc == 0)) && { [[ -z $pat ]] || grep -qE "$pat" "$work/$name-client.out"; }; then
+		echo "run-kroce-cm: host $name-client: PASS"
 	else
-		fails+=("host $name (see $work/$name.out)")
-		echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out"
+		fails+=("host $name-client (see $work/$name-client.out)")
+		echo "run-kroce-cm: host $name-client: FAIL"; tail -n 5 "$work/$name-client.out"
 	fi
-	name=xrc-server
+}
+host_serve() {
+	local name=$1 pat=$2
+	shift 2
 	if kill -0 "$qemu" 2>/dev/null &&
-		hs timeout 300 "$tool" run -- rdma_xserver -c x -p 27012 >"$work/$name.out" 2>&1 &&
-		grep -q 'rdma_xserver: end 0' "$work/$name.out"; then
-		echo "run-kroce-cm: host $name: PASS"
+		hs timeout 300 "$tool" run -- "$@" >"$work/$name-server.out" 2>&1 &&
+		{ [[ -z $pat ]] || grep -qE "$pat" "$work/$name-server.out"; }; then
+		echo "run-kroce-cm: host $name-server: PASS"
 	else
-		fails+=("host $name (see $work/$name.out)")
-		echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out"
+		fails+=("host $name-server (see $work/$name-server.out)")
+		echo "run-kroce-cm: host $name-server: FAIL"; tail -n 5 "$work/$name-server.out"
 	fi
-else
-	echo "run-kroce-cm: SKIP xrc (rdma_xserver/rdma_xclient not installed)"
+}
+if have rdma_xserver && have rdma_xclient; then
+	host_connect xrc "rdma_xclient: end 0" rdma_xclient -c x -s 10.91.0.2 -p 27011
+	# the message on the wire as XRC: SEND_ONLY of the XRC transport (0xa4)
+	grep -q ' tx op a4 ' "$work/trace-xrc-client.log" ||
+		fails+=("host xrc-client: no XRC SEND (op 0xa4) in its wire trace")
+	host_serve xrc "rdma_xserver: end 0" rdma_xserver -c x -p 27012
+fi
+if have ucmatose; then
+	host_connect ucmatose "" ucmatose -s 10.91.0.2 -p 27013 -c 2 -C 10
+	host_serve ucmatose "" ucmatose -p 27014 -c 2 -C 10
+fi
+if have udaddy; then
+	host_connect udaddy "" udaddy -s 10.91.0.2 -c 1 -C 10
+	host_serve udaddy "" udaddy -c 1 -C 10
+fi
+if have rdma_server && have rdma_client; then
+	host_connect rdma-server "rdma_client: end 0" rdma_client -s 10.91.0.2 -p 27015
+	host_serve rdma-server "rdma_server: end 0" rdma_server -p 27016
+fi
+if have rstream; then
+	host_connect rstream "^custom +64k +20 " rstream -s 10.91.0.2 -p 27017 -T v -S 65536 -C 20
+	host_serve rstream "^custom +64k +20 " rstream -p 27018 -T v -S 65536 -C 20
 fi
 # IPv6 while IPv4 stays: fd91::1 beside 10.91.0.1 here, fd91::2 beside
 # 10.91.0.2 in the guest (made to fail: with the module receiving and
