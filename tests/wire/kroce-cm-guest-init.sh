@@ -5,7 +5,7 @@
 # (10.91.0.2), then runs Debian's unmodified rping under
 # `uabi --backend kernel run` (librdmacm's file served by the ucma shim)
 # against the host's uabid at 10.91.0.1: as server first (the host's
-# client connects once we print UABI-KCM-LISTEN, retrying while the
+# client connects once we print UABI-KCM-LISTEN-rping, retrying while the
 # listener is not up yet: REJECTED), then as client (retrying while the
 # host's listener is not up: REJECTED); the same with rdma_xserver and
 # rdma_xclient in their XRC mode, ucmatose, udaddy, rdma_server/rdma_client
@@ -53,31 +53,8 @@ $U link | grep -q "link kroce0/1 state ACTIVE .*receives 10.91.0.2:4791" || ok=0
 $U link
 [ $ok = 1 ] && step setup PASS || { step setup FAIL; finish; }
 
-# The guest serves: the host connects once it sees UABI-KCM-LISTEN.
-echo "UABI-KCM-LISTEN"
-if timeout 300 $U run -- /kcm/rping -s -a 10.91.0.2 -p 27001 -v -C 10 >/tmp/out 2>&1; then
-	step rping-server PASS
-else
-	step rping-server FAIL
-fi
-show rping-server /tmp/out
-
-# The guest connects: retried while the host's listener is not up.
-tries=0
-while :; do
-	timeout 300 $U run -- /kcm/rping -c -a 10.91.0.1 -p 27002 -v -C 10 >/tmp/out 2>&1
-	rc=$?
-	[ $rc = 0 ] && break
-	grep -qE "REJECTED" /tmp/out && [ $tries -lt 200 ] || break
-	tries=$((tries + 1))
-	sleep 0.5
-done
-[ $rc = 0 ] && step rping-client PASS || step rping-client FAIL
-show rping-client /tmp/out
-
-# More of librdmacm's programs across hosts on the module, each pair the
-# same way: the guest serves (the host connects once we print
-# UABI-KCM-LISTEN-NAME), then connects to the host's server (retried
+# Each program runs twice: the guest serves (the host connects once we
+# print UABI-KCM-LISTEN-NAME), then connects to the host's server (retried
 # while it is not up: REJECTED, UNREACHABLE or "Connection refused").
 # kserve NAME PATTERN CMD... / kconnect NAME PATTERN CMD...: PASS when CMD
 # ends with 0 and, if PATTERN is not empty, prints a line matching it.
@@ -111,6 +88,9 @@ kconnect() {
 	fi
 	show "$name-client" /tmp/out
 }
+kserve rping "" /kcm/rping -s -a 10.91.0.2 -p 27001 -v -C 10
+kconnect rping "" /kcm/rping -c -a 10.91.0.1 -p 27002 -v -C 10
+
 # (the host's list is the same, in the same order: run-kroce-cm.sh)
 # XRC: rdma_xserver/rdma_xclient -c x (the client's XRC_SEND QP to the
 # server's XRC_RECV one; the REQ says XRC, the REP carries the target QPN).
@@ -158,24 +138,8 @@ while [ $i -lt 100 ] && ! ip -6 addr show dev eth0 | grep "fd91::2/" | grep -qv 
 done
 sleep 1.5	# (the module tries an address it could not bind again every second)
 if await v6 "receives 10.91.0.2:4791"; then step v6-address PASS; else step v6-address FAIL; fi
-echo "UABI-KCM-LISTEN6"
-if timeout 300 $U run -- /kcm/rping -s -a fd91::2 -p 27003 -v -C 10 >/tmp/out 2>&1; then
-	step rping6-server PASS
-else
-	step rping6-server FAIL
-fi
-show rping6-server /tmp/out
-tries=0
-while :; do
-	timeout 300 $U run -- /kcm/rping -c -a fd91::1 -p 27004 -v -C 10 >/tmp/out 2>&1
-	rc=$?
-	[ $rc = 0 ] && break
-	grep -qE "REJECTED|UNREACHABLE|ADDR_ERROR" /tmp/out && [ $tries -lt 200 ] || break
-	tries=$((tries + 1))
-	sleep 0.5
-done
-[ $rc = 0 ] && step rping6-client PASS || step rping6-client FAIL
-show rping6-client /tmp/out
+kserve rping6 "" /kcm/rping -s -a fd91::2 -p 27003 -v -C 10
+kconnect rping6 "" /kcm/rping -c -a fd91::1 -p 27004 -v -C 10
 ip -6 addr del fd91::2/64 dev eth0
 if await v4 "receives 10.91.0.2:4791"; then step v4-back PASS; else step v4-back FAIL; fi
 

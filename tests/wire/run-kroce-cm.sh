@@ -199,53 +199,11 @@ rping_expect() {
 # The guest's output of step NAME.
 guest_out() { awk -v n="$1" '$0 == "UABI-OUT-BEGIN " n {on = 1; next} $0 == "UABI-OUT-END " n {on = 0} on' "$log"; }
 
-# The guest serves: wait (bounded by qemu's life) until it says it
-# listens, then connect, again while REJECTED (not listening yet).
-while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN|^UABI-KCM-RESULT' "$log"; do
-	sleep 1
-done
-name=rping-client rc=1
-if grep -q '^UABI-KCM-LISTEN' "$log"; then
-	for try in $(seq 1 200); do
-		hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
-			rping -c -a 10.91.0.2 -p 27001 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"
-		rc=$?
-		((rc == 0)) && break
-		grep -q 'REJECTED' "$work/$name.err" "$work/$name.out" || break
-		kill -0 "$qemu" 2>/dev/null || break
-		sleep 0.5
-	done
-fi
-if ((rc == 0)); then
-	echo "run-kroce-cm: host $name: PASS"
-else
-	fails+=("host $name (see $work/$name.err)")
-	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
-fi
-# Garbage at the module's QP1 (from this side's address, not its port
-# 4791), before the guest connects.
-sleep 2	# (what the capture has not read yet)
-kill "$dumpcap" 2>/dev/null
-wait "$dumpcap" 2>/dev/null
-if ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 3000 9 >"$work/garbage.log" 2>&1; then
-	echo "run-kroce-cm: garbage: $(tail -n 1 "$work/garbage.log")"
-else
-	fails+=("cm_garbage (see $work/garbage.log)")
-fi
-cap_start 2
-# The guest connects (retrying while this listener is not up).
-name=rping-server
-if kill -0 "$qemu" 2>/dev/null &&
-	hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 300 "$tool" run -- \
-		rping -s -a 10.91.0.1 -p 27002 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"; then
-	echo "run-kroce-cm: host $name: PASS"
-else
-	fails+=("host $name (see $work/$name.err)")
-	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
-fi
-# The guest's other programs (kroce-cm-guest-init.sh, the same list in
-# the same order): for each, the guest serves first (connect once it says
-# UABI-KCM-LISTEN-NAME, again while refused), then connects to ours.
+# Each program as in kroce-cm-guest-init.sh, the same list in the same
+# order: the guest serves first (connect once it says
+# UABI-KCM-LISTEN-NAME, again while refused or not yet reachable), then
+# connects to ours.  Stdout and stderr apart (rping's stderr lines would
+# land inside its buffered stdout's lines); each client's wire trace kept.
 # host_connect NAME PATTERN CMD... / host_serve NAME PATTERN CMD...: a
 # failure unless CMD ends with 0 and, if PATTERN is not empty, prints a
 # line matching it.
@@ -259,10 +217,11 @@ host_connect() {
 		for try in $(seq 1 200); do
 			rm -f "$work/trace-$name-client.log"
 			hs env UABI_WIRE_TRACE="$work/trace-$name-client.log" timeout 240 "$tool" run -- \
-				"$@" >"$work/$name-client.out" 2>&1
+				"$@" >"$work/$name-client.out" 2>"$work/$name-client.err"
 			rc=$?
 			((rc == 0)) && break
-			grep -qE 'refused|REJECTED|UNREACHABLE' "$work/$name-client.out" || break
+			grep -qE 'refused|REJECTED|UNREACHABLE|ADDR_ERROR' "$work/$name-client.out" \
+				"$work/$name-client.err" || break
 			kill -0 "$qemu" 2>/dev/null || break
 			sleep 0.5
 		done
@@ -270,22 +229,38 @@ host_connect() {
 	if ((rc == 0)) && { [[ -z $pat ]] || grep -qE "$pat" "$work/$name-client.out"; }; then
 		echo "run-kroce-cm: host $name-client: PASS"
 	else
-		fails+=("host $name-client (see $work/$name-client.out)")
-		echo "run-kroce-cm: host $name-client: FAIL"; tail -n 5 "$work/$name-client.out"
+		fails+=("host $name-client (see $work/$name-client.out and .err)")
+		echo "run-kroce-cm: host $name-client: FAIL"; tail -n 5 "$work/$name-client.out" "$work/$name-client.err"
 	fi
 }
 host_serve() {
 	local name=$1 pat=$2
 	shift 2
 	if kill -0 "$qemu" 2>/dev/null &&
-		hs timeout 300 "$tool" run -- "$@" >"$work/$name-server.out" 2>&1 &&
+		hs env UABI_WIRE_TRACE="$work/trace-$name-server.log" timeout 300 "$tool" run -- \
+			"$@" >"$work/$name-server.out" 2>"$work/$name-server.err" &&
 		{ [[ -z $pat ]] || grep -qE "$pat" "$work/$name-server.out"; }; then
 		echo "run-kroce-cm: host $name-server: PASS"
 	else
-		fails+=("host $name-server (see $work/$name-server.out)")
-		echo "run-kroce-cm: host $name-server: FAIL"; tail -n 5 "$work/$name-server.out"
+		fails+=("host $name-server (see $work/$name-server.out and .err)")
+		echo "run-kroce-cm: host $name-server: FAIL"; tail -n 5 "$work/$name-server.out" "$work/$name-server.err"
 	fi
 }
+host_connect rping "" rping -c -a 10.91.0.2 -p 27001 -v -C 10
+# Garbage at the module's QP1 (from this side's address, not its port
+# 4791), before the guest connects.
+sleep 2	# (what the capture has not read yet)
+kill "$dumpcap" 2>/dev/null
+wait "$dumpcap" 2>/dev/null
+if ip netns exec "$ns" "$garbage" 10.91.0.1 10.91.0.2 4791 3000 9 >"$work/garbage.log" 2>&1; then
+	echo "run-kroce-cm: garbage: $(tail -n 1 "$work/garbage.log")"
+else
+	fails+=("cm_garbage (see $work/garbage.log)")
+fi
+cap_start 2
+host_serve rping "" rping -s -a 10.91.0.1 -p 27002 -v -C 10
+# The guest's other programs (kroce-cm-guest-init.sh, the same list in
+# the same order).
 if have rdma_xserver && have rdma_xclient; then
 	host_connect xrc "rdma_xclient: end 0" rdma_xclient -c x -s 10.91.0.2 -p 27011
 	# the message on the wire as XRC: SEND_ONLY of the XRC transport (0xa4)
@@ -315,36 +290,8 @@ fi
 # runs failed, the others passed); the same two runs.  Then fd91::1 goes.
 ip -n "$ns" -6 addr add fd91::1/64 dev "$tap" nodad
 sleep 1	# (uabid binds its socket at the new address on the notification)
-while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-LISTEN6|^UABI-KCM-RESULT' "$log"; do
-	sleep 1
-done
-name=rping6-client rc=1
-if grep -q '^UABI-KCM-LISTEN6' "$log"; then
-	for try in $(seq 1 200); do
-		hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 240 "$tool" run -- \
-			rping -c -a fd91::2 -p 27003 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"
-		rc=$?
-		((rc == 0)) && break
-		grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR' "$work/$name.err" "$work/$name.out" || break
-		kill -0 "$qemu" 2>/dev/null || break
-		sleep 0.5
-	done
-fi
-if ((rc == 0)); then
-	echo "run-kroce-cm: host $name: PASS"
-else
-	fails+=("host $name (see $work/$name.err)")
-	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
-fi
-name=rping6-server
-if kill -0 "$qemu" 2>/dev/null &&
-	hs env UABI_WIRE_TRACE="$work/trace-$name.log" timeout 300 "$tool" run -- \
-		rping -s -a fd91::1 -p 27004 -v -C 10 >"$work/$name.out" 2>"$work/$name.err"; then
-	echo "run-kroce-cm: host $name: PASS"
-else
-	fails+=("host $name (see $work/$name.err)")
-	echo "run-kroce-cm: host $name: FAIL"; tail -n 5 "$work/$name.out" "$work/$name.err"
-fi
+host_connect rping6 "" rping -c -a fd91::2 -p 27003 -v -C 10
+host_serve rping6 "" rping -s -a fd91::1 -p 27004 -v -C 10
 ip -n "$ns" -6 addr del fd91::1/64 dev "$tap"
 
 # The flood while the guest deletes and adds its device and unloads the
