@@ -29,7 +29,12 @@
 # infiniband-diags and srptools binaries of this host, packed with their
 # shared libraries at the same paths (and setpriv, to change uid); with
 # --probes-traffic (port_traffic), also the port counters following known
-# traffic (perfquery, perfquery -x, their resets).
+# traffic (perfquery, perfquery -x, their resets).  With
+# --probes-rdmacm-lib (libuabi_rdmacm.so), the connection manager on the
+# module: Debian's rping (step cm_rping), then the cases of
+# tests/cm/run_cm.sh (steps cm_CASE) with this host's librdmacm programs,
+# bash, timeout and stdbuf packed; a program not installed here makes its
+# step a SKIP (accepted, and shown in the summary).
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -55,12 +60,14 @@
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
-# Exit status 0 only if every step passed.  Missing tools FAIL the test.
+# Exit status 0 only if every step passed (or, a cm_ step, was a SKIP).
+# Missing tools FAIL the test.
 #
 # Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 1650),
 # UABI_CONFORMANCE_FILTER (a --gtest_filter for both conformance runs, for
 # debugging; unset in CI), UABI_QEMU_ONLY (for debugging: the guest runs
-# only the steps named, e.g. "placement security"; unset in CI).
+# only the steps named, e.g. "placement security", "cm" for every cm_
+# step or "cm_mckey cm_xrc" for those; unset in CI).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -118,7 +125,7 @@ while (($#)); do
 	--module-args) module_args=$2; shift 2 ;;
 	--kernel) vmlinuz=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h | --help) sed -n '3,63p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,70p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
