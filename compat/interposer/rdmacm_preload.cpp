@@ -52,9 +52,26 @@ struct Entry {
 	std::atomic<bool> nonblock{false};
 };
 
+// The table is never destroyed: while the process exits, after this
+// library's static objects went, its threads (rsockets' service threads)
+// and librdmacm's own clean-up still call in, and close() would release a
+// destroyed shared_ptr's pointer again (seen on the kernel module under
+// TCG: rstream and riostream crashing in ~Ucma at exit).
+template <class T> union Immortal {
+	constexpr Immortal() : v() {}
+	~Immortal() {}
+	T v;
+};
 std::atomic<bool> g_is_cm[kMaxFd]; // fast path: most fds are not ours
-std::shared_ptr<Entry> g_cm[kMaxFd];
+Immortal<std::shared_ptr<Entry>[kMaxFd]> g_cm_store;
+auto &g_cm = g_cm_store.v;
 std::mutex g_table_lock;
+// Set once the process exits (an atexit handler registered after the
+// first file opened, so it runs before the static objects of the
+// libraries beneath go): a file closed then keeps its Ucma (the context
+// closes with the process, and the core tells the peers then).
+std::atomic<bool> g_exiting{false};
+std::once_flag g_exit_once;
 
 template <class F> F next(const char *name)
 {
@@ -107,6 +124,7 @@ int open_cm(int flags)
 		errno = EMFILE;
 		return -1;
 	}
+	std::call_once(g_exit_once, [] { std::atexit([] { g_exiting.store(true); }); });
 	auto e = std::make_shared<Entry>();
 	e->u = std::move(*u);
 	e->nonblock = (flags & O_NONBLOCK) != 0;
@@ -321,8 +339,10 @@ __attribute__((visibility("default"))) int close(int fd)
 		std::shared_ptr<Entry> e;
 		{
 			std::lock_guard<std::mutex> g(g_table_lock);
-			e = std::move(g_cm[fd]);
 			g_is_cm[fd].store(false, std::memory_order_release);
+			if (g_exiting.load())
+				return real_close(fd); // the entry stays
+			e = std::move(g_cm[fd]);
 		}
 		// The last reference closes the file: its IDs go, their peers
 		// are told (now, unless a call on it is still running).

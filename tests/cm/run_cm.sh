@@ -5,11 +5,20 @@
 # verified, events, and that nothing is left behind.
 #
 #   run_cm.sh UABI_TOOL CASE [PROGRAM]
+#
+# With UABI_BACKEND=kernel, on the kernel module (tests/kernel/run-qemu.sh
+# runs it so in its qemu guest); there UABI_CM_SLOW=1 (TCG) takes fewer
+# connections and iterations, with the same checks.
 set -u
 tool=$(realpath "$1") case=$2 prog=${3:+$(realpath "$3")}
 dir=$(mktemp -d /tmp/uabi-cm.XXXXXX)
 export UABI_SOCKET=$dir/uabid.sock UABI_BACKEND=${UABI_BACKEND:-daemon} UABI_IDLE_EXIT=30
 pids=()
+if [[ ${UABI_CM_SLOW:-0} == 1 ]]; then
+	n_cmtime=50 n_send=200 n_perf=200 n_stream=50
+else
+	n_cmtime=200 n_send=2000 n_perf=1000 n_stream=200
+fi
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	"$tool" --socket "$UABI_SOCKET" daemon stop >/dev/null 2>&1
@@ -141,14 +150,23 @@ no-listener)
 	;;
 killed-client)
 	need rping
-	server server 30 rping -s -a 127.0.0.1 -p 7003 -v
+	need stdbuf
+	# The server's lines unbuffered: the client is killed once pings go.
+	server server 30 stdbuf -oL rping -s -a 127.0.0.1 -p 7003 -v
 	# `uabi run` execs rping: $! is rping's pid.
 	"$tool" run -- rping -c -a 127.0.0.1 -p 7003 -C 100000000 \
 		>"$dir/client.out" 2>"$dir/client.err" &
 	cpid=$!
 	pids+=("$cpid")
-	# Killed in the middle of its pings.
-	sleep 2
+	# Killed in the middle of its pings: once the server has one, and a
+	# while after.
+	for _ in $(seq 200); do
+		grep -q 'server ping data: ' "$dir/server.out" && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q 'server ping data: ' "$dir/server.out" || fail "no ping reached the server"
+	sleep 1
 	kill -0 "$cpid" 2>/dev/null || fail "the client is gone before it was killed"
 	kill -9 "$cpid"
 	wait "$cpid" 2>/dev/null
@@ -185,7 +203,7 @@ udaddy)
 cmtime)
 	need cmtime
 	server server 60 cmtime
-	client client 60 cmtime -s 127.0.0.1 -c 200
+	client client 60 cmtime -s 127.0.0.1 -c $n_cmtime
 	((crc == 0)) || fail "client exit $crc"
 	grep -Eq '^connect +:' "$dir/client.out" || fail "no timings"
 	;;
@@ -200,12 +218,12 @@ rdma-server-client)
 	;;
 send-bw)
 	need ib_send_bw
-	server server 60 ib_send_bw -R -p 7004 -n 2000
-	client client 60 ib_send_bw -R -p 7004 -n 2000 127.0.0.1
+	server server 60 ib_send_bw -R -p 7004 -n $n_send
+	client client 60 ib_send_bw -R -p 7004 -n $n_send 127.0.0.1
 	wait_server
 	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
 	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
-	grep -Eq '^ 65536 +2000 ' "$dir/client.out" || fail "no result line"
+	grep -Eq "^ 65536 +$n_send " "$dir/client.out" || fail "no result line"
 	;;
 rstream | riostream)
 	# rsockets (librdmacm's own socket layer over rdma_cm and RC):
@@ -218,12 +236,12 @@ rstream | riostream)
 	port=7010
 	for mode in v n; do
 		port=$((port + 1))
-		server server 30 "$case" -p $port -T $mode -S 65536 -C 200
-		client client 30 "$case" -s 127.0.0.1 -p $port -T $mode -S 65536 -C 200
+		server server 30 "$case" -p $port -T $mode -S 65536 -C $n_stream
+		client client 30 "$case" -s 127.0.0.1 -p $port -T $mode -S 65536 -C $n_stream
 		wait_server
 		((crc == 0 && src == 0)) || fail "-T $mode: exit statuses: client $crc server $src"
 		for side in client server; do
-			grep -Eq '^custom +64k +200 +1 ' "$dir/$side.out" ||
+			grep -Eq "^custom +64k +$n_stream +1 " "$dir/$side.out" ||
 				fail "-T $mode: no result line from the $side"
 		done
 	done
@@ -233,15 +251,15 @@ write-lat | read-bw)
 	# perftest over rdma_cm: RDMA WRITE latency, RDMA READ bandwidth.
 	prog=ib_${case/-/_}
 	need "$prog"
-	server server 60 "$prog" -R -p 7020 -n 1000
-	client client 60 "$prog" -R -p 7020 -n 1000 127.0.0.1
+	server server 60 "$prog" -R -p 7020 -n $n_perf
+	client client 60 "$prog" -R -p 7020 -n $n_perf 127.0.0.1
 	wait_server
 	((crc == 0 && src == 0)) || fail "exit statuses: client $crc server $src"
 	grep -q 'rdma_cm QPs.*ON' "$dir/client.out" || fail "not on rdma_cm"
 	if [[ $case == write-lat ]]; then
-		grep -Eq '^ 2 +1000 ' "$dir/client.out" || fail "no result line"
+		grep -Eq "^ 2 +$n_perf " "$dir/client.out" || fail "no result line"
 	else
-		grep -Eq '^ 65536 +1000 ' "$dir/client.out" || fail "no result line"
+		grep -Eq "^ 65536 +$n_perf " "$dir/client.out" || fail "no result line"
 	fi
 	no_objects
 	;;

@@ -257,8 +257,8 @@ else
 	# The connection manager on the module (docs/cm.md): Debian's rping,
 	# server and client as two processes under `uabi run`, 20 pings with
 	# their payload checked; then nothing of theirs is left.
+	cmenv="PATH=/bin:/usr/sbin:/usr/bin:/sbin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu UABI_VERBS_LIB=/probes/lib/libibverbs.so.1 UABI_UMAD_LIB=/probes/lib/libuabi_umad.so UABI_RDMACM_LIB=/probes/lib/libuabi_rdmacm.so"
 	if [ -x /probes/rping ] && [ -e /probes/lib/libuabi_rdmacm.so ] && want cm; then
-		cmenv="PATH=/bin:/usr/sbin:/usr/bin:/sbin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu UABI_VERBS_LIB=/probes/lib/libibverbs.so.1 UABI_UMAD_LIB=/probes/lib/libuabi_umad.so UABI_RDMACM_LIB=/probes/lib/libuabi_rdmacm.so"
 		env $cmenv timeout 120 /probes/uabi --backend kernel run -- /probes/rping -s -a 127.0.0.1 -p 7400 -v -C 20 >/tmp/rping.s 2>&1 &
 		spid=$!
 		sleep 1
@@ -277,6 +277,33 @@ else
 		echo "UABI-KERNEL-CM: server $src, client $crc, client pings $pings"
 		tail -n 3 /tmp/rping.s /tmp/rping.c
 		[ $src -eq 0 ] && [ $crc -eq 0 ] && [ "$pings" -eq 20 ] && step cm_rping PASS || step cm_rping FAIL
+	fi
+
+	# The other librdmacm programs on the module: tests/cm/run_cm.sh's
+	# cases, the same checks as on uabid (exit statuses, payloads, results,
+	# nothing left in `uabi objects`), with its bash and coreutils' timeout
+	# and stdbuf from the host, fewer iterations (UABI_CM_SLOW).  Each case
+	# is a step cm_CASE (UABI_QEMU_ONLY: "cm" or the steps' names); a
+	# program not installed on the host is a SKIP (run_cm.sh's 77).
+	if [ -x /probes/uabi ] && [ -e /probes/run_cm.sh ] && [ -x /usr/bin/bash ] &&
+		[ -e /probes/lib/libuabi_rdmacm.so ]; then
+		# bash's <(...) reads /dev/fd.
+		[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+		for c in ucmatose udaddy cmtime rdma-server-client xrc rstream riostream mckey \
+			send-bw write-lat read-bw killed-client no-listener; do
+			want cm || want "cm_$c" || continue
+			t0=$(cut -d. -f1 /proc/uptime)
+			env $cmenv PATH=/usr/bin:/bin:/usr/sbin:/sbin UABI_BACKEND=kernel UABI_CM_SLOW=1 \
+				timeout 300 /usr/bin/bash /probes/run_cm.sh /probes/uabi $c >/tmp/cm.out 2>&1
+			rc=$?
+			echo "UABI-KERNEL-CM-CASE: $c exit $rc, $(($(cut -d. -f1 /proc/uptime) - t0))s"
+			tail -n 40 /tmp/cm.out
+			case $rc in
+			0) step "cm_$c" PASS ;;
+			77) echo "UABI-KERNEL-STEP: cm_$c SKIP" ;;
+			*) step "cm_$c" FAIL ;;
+			esac
+		done
 	fi
 
 	run_bench
