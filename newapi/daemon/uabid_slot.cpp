@@ -133,9 +133,10 @@ bool Daemon::serve_slots()
 	// serve_slot() never drops a connection, so slotted_ stays as it is.
 	for (std::size_t i = 0; i < slotted_.size(); i++) {
 		Conn &c = *slotted_[i];
-		// The request's first lines with its sequence number: most
-		// requests fit in them (a single command with a few attributes).
-		wire::prefetch_lines(reinterpret_cast<const std::byte *>(c.slot) + kSlotDataOff, 128, 2);
+		// The request's first lines with its sequence number: a single
+		// command with its attributes fits in them (DEVICE COUNTERS'
+		// query is 208 bytes).
+		wire::prefetch_lines(reinterpret_cast<const std::byte *>(c.slot) + kSlotDataOff, 256, 4);
 		std::uint32_t seq = wire::load_acquire(&c.slot->req_seq);
 		if (seq != c.last_seq) {
 			serve_slot(c, seq);

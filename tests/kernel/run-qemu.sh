@@ -34,7 +34,7 @@
 # module: Debian's rping (step cm_rping), then the cases of
 # tests/cm/run_cm.sh (steps cm_CASE) with this host's librdmacm programs,
 # bash, timeout and stdbuf packed; a program not installed here makes its
-# step a SKIP (accepted, and shown in the summary).
+# step a SKIP, which fails the test (make deps installs them).
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -60,7 +60,7 @@
 #   the shared libraries ldd finds for it, at the same paths.
 #   Everything generated goes under the work directory (default
 #   build/tests/kernel/qemu), never into the source tree.
-# Exit status 0 only if every step passed (or, a cm_ step, was a SKIP).
+# Exit status 0 only if every step passed (a SKIP fails).
 # Missing tools FAIL the test.
 #
 # Environment: UABI_QEMU_SMP (default 2), UABI_QEMU_TIMEOUT (default 1650),
@@ -275,7 +275,8 @@ if [[ -n $probes ]]; then
 		qemu_pack "$probes_rdmacm" /probes/lib/libuabi_rdmacm.so
 		strip --strip-debug "$rfs/probes/lib/libuabi_rdmacm.so" || die "strip libuabi_rdmacm.so"
 		# The other programs of tests/cm/run_cm.sh, each where it is
-		# installed here (one missing: its guest step is a SKIP), and
+		# installed here (one missing: its guest step is a SKIP, a
+		# failure of the test), and
 		# what that bash script needs beyond busybox: bash, coreutils'
 		# timeout (124 when it kills) and stdbuf (for mckey).
 		for prog in "${cm_progs[@]}"; do
@@ -336,8 +337,13 @@ log=$work/guest.log
 grep -q '^UABI-KERNEL-RESULT: PASS' "$log" ||
 	fails+=("guest did not report UABI-KERNEL-RESULT: PASS")
 while read -r _ name verdict; do
-	# SKIP: a librdmacm program of a cm_ step is not installed here.
-	[[ $verdict == PASS || $verdict == SKIP ]] || fails+=("guest step $name: $verdict")
+	# SKIP: a librdmacm program of a cm_ step is not installed here; a
+	# step that did not run is no pass (make deps installs them).
+	if [[ $verdict == SKIP ]]; then
+		fails+=("guest step $name: SKIP (its program is not installed here: make deps)")
+	elif [[ $verdict != PASS ]]; then
+		fails+=("guest step $name: $verdict")
+	fi
 done < <(grep '^UABI-KERNEL-STEP: ' "$log")
 grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops on the console")
 
