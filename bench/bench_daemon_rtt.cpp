@@ -18,10 +18,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -99,6 +104,74 @@ void BM_PdAllocDealloc(benchmark::State &st, Backend b, int spin_us, bool slot)
 	}
 }
 
+void relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+// The floor of any call into another process that both ends poll for:
+// one cache line to it and one back.  A child process echoes a counter
+// through a shared page (each end writes its own line); per iteration, one
+// round trip.  The child gives up after 5 s without a new value.
+void BM_LineRoundTrip(benchmark::State &st)
+{
+	void *p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		fail(st, "mmap failed");
+		return;
+	}
+	auto *ping = static_cast<std::atomic<std::uint32_t> *>(p);
+	auto *pong = ping + 16; // the next cache line
+	const pid_t child = ::fork();
+	if (child < 0) {
+		::munmap(p, 4096);
+		fail(st, "fork failed");
+		return;
+	}
+	if (child == 0) {
+		std::uint32_t last = 0;
+		auto idle_since = std::chrono::steady_clock::now();
+		for (unsigned k = 0;; k++) {
+			std::uint32_t v = ping->load(std::memory_order_acquire);
+			if (v == UINT32_MAX)
+				_exit(0);
+			if (v != last) {
+				last = v;
+				pong->store(v, std::memory_order_release);
+				idle_since = std::chrono::steady_clock::now();
+			} else if ((k & 1023) == 0 &&
+				   std::chrono::steady_clock::now() - idle_since > std::chrono::seconds(5)) {
+				_exit(1);
+			}
+			relax();
+		}
+	}
+	std::uint32_t seq = 0;
+	bool good = true;
+	for (auto _ : st) {
+		ping->store(++seq, std::memory_order_release);
+		auto t0 = std::chrono::steady_clock::now();
+		for (unsigned k = 0; pong->load(std::memory_order_acquire) != seq; k++) {
+			relax();
+			if ((k & 1023) == 1023 &&
+			    std::chrono::steady_clock::now() - t0 > std::chrono::seconds(2)) {
+				good = false;
+				break;
+			}
+		}
+		if (!good)
+			break;
+	}
+	ping->store(UINT32_MAX, std::memory_order_release);
+	int status = 0;
+	::waitpid(child, &status, 0);
+	::munmap(p, 4096);
+	if (!good)
+		fail(st, "the echoing process stopped answering");
+}
+
 void register_all()
 {
 	struct Variant {
@@ -126,6 +199,7 @@ void register_all()
 		benchmark::RegisterBenchmark((std::string("BM_PdAllocDealloc/") + v.name).c_str(),
 					     BM_PdAllocDealloc, v.b, v.spin, v.slot)
 			->UseRealTime();
+	benchmark::RegisterBenchmark("BM_LineRoundTrip", BM_LineRoundTrip)->UseRealTime();
 }
 
 } // namespace

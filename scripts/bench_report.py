@@ -382,8 +382,11 @@ def speed_targets(rtt, dpv):
             return None
         return e.get("real_time")
 
-    for bm, what in (("BM_PdAllocDealloc", "PD alloc + dealloc"),
-                     ("BM_Counters", "DEVICE COUNTERS")):
+    # The floor of a call into another process: the call in-process plus
+    # one cache line there and back (BM_LineRoundTrip) per call.
+    line = rt("BM_LineRoundTrip")
+    for bm, what, calls in (("BM_PdAllocDealloc", "PD alloc + dealloc", 2),
+                            ("BM_Counters", "DEVICE COUNTERS", 1)):
         inp = rt(bm + "/inproc")
         slot = rt(bm + "/daemon/default")
         sock = rt(bm + "/daemon/socket")
@@ -391,6 +394,12 @@ def speed_targets(rtt, dpv):
             r = slot / inp
             txt = "%.2f µs over the slot vs %.2f µs in-process = %.1f ×" % (
                 slot / 1e3, inp / 1e3, r)
+            if line:
+                floor = inp + calls * line
+                txt += ("; the floor (in-process + %d cache line round trip%s of %.2f µs) "
+                        "%.2f µs = %.1f ×, the slot %.2f × the floor" % (
+                            calls, "s" if calls > 1 else "", line / 1e3, floor / 1e3,
+                            floor / inp, slot / floor))
             if sock:
                 txt += " (the socket: %.2f µs = %.0f ×)" % (sock / 1e3, sock / inp)
             rows.append(("a control call through uabid ≤ 4 × in-process, %s" % what, txt,
