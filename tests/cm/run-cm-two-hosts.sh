@@ -19,7 +19,9 @@
 #   over IPv4 and over IPv6, rstream over IPv6 (64 KiB transfers,
 #   verified), rdma_xserver/rdma_xclient (RC and XRC), udaddy (UD,
 #   SIDR) over both, perftest's
-#   ib_send_bw -R and ib_read_lat -R, a client with no listener (REJECTED,
+#   ib_send_bw -R, ib_read_lat -R, ib_write_lat -R and ib_read_bw -R,
+#   cmtime (100 connections), rdma_server/rdma_client, riostream (50 x
+#   64 KiB, verified), a client with no listener (REJECTED,
 #   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
 #   killed mid-pings (the server ends by itself), garbage at QP1
@@ -264,7 +266,7 @@ fi
 # is refused (REJ 8, as Linux's CM refuses a REQ with no listener) and the
 # run fails — perftest's own race.  So a failed pair is run again whole
 # (both sides new), at most 3 times, and the attempts are reported.
-for t in "ib_send_bw -n 200" "ib_read_lat -n 200"; do
+for t in "ib_send_bw -n 200" "ib_read_lat -n 200" "ib_write_lat -n 200" "ib_read_bw -n 200"; do
 	command -v ${t%% *} >/dev/null || continue
 	name=${t%% *}
 	ok=0
@@ -287,6 +289,53 @@ for t in "ib_send_bw -n 200" "ib_read_lat -n 200"; do
 		fail "$name -R (client $crc, server $src, 3 attempts)" "$log/$name".*
 	fi
 done
+
+# prog_pair NAME PATTERN "SERVER ARGS" "CLIENT ARGS" [serves-on]: the
+# server on B, the client on A, again while refused (the listener not up
+# yet: REJECTED or "Connection refused", bounded); both must end with 0
+# and the client print a line matching PATTERN.  With serves-on, the
+# server (cmtime's) never ends by itself: it is stopped after the client.
+prog_pair() {
+	local name=$1 pat=$2 sargs=$3 cargs=$4 serves_on=${5:-} spid crc=1 src try
+	command -v ${sargs%% *} >/dev/null && command -v ${cargs%% *} >/dev/null || {
+		echo "run-cm-two-hosts: $name: not installed here"
+		fails=$((fails + 1))
+		return
+	}
+	on $B timeout 60 $sargs >"$log/$name.server.out" 2>"$log/$name.server.err" &
+	spid=$!
+	for try in $(seq 40); do
+		sleep 0.25
+		on $A timeout 60 $cargs >"$log/$name.client.out" 2>"$log/$name.client.err"
+		crc=$?
+		((crc != 0)) && kill -0 $spid 2>/dev/null &&
+			grep -qE 'REJECTED|refused' "$log/$name.client.out" "$log/$name.client.err" || break
+	done
+	if [[ -n $serves_on ]]; then
+		kill -0 $spid 2>/dev/null && src=0 || src=1 # still serving
+		# the server program itself, in B's namespace (not its uabid)
+		local prog=${sargs%% *} p
+		for p in $(ip netns pids $B); do
+			[[ $(cat /proc/$p/comm 2>/dev/null) == "$prog" ]] && kill $p 2>/dev/null
+		done
+		wait $spid
+	else
+		wait $spid
+		src=$?
+	fi
+	if ((crc == 0 && src == 0)) && grep -qE "$pat" "$log/$name.client.out"; then
+		pass "$name"
+	else
+		fail "$name (client $crc, server $src)" "$log/$name".*
+	fi
+}
+# cmtime: 100 connections set up and torn down across, step by step.
+prog_pair cmtime '^connect +:' "cmtime" "cmtime -s 10.66.0.2 -c 100" serves-on
+prog_pair rdma_server_client 'rdma_client: end 0' "rdma_server -p 25520" \
+	"rdma_client -s 10.66.0.2 -p 25520"
+# riostream (rsockets' RDMA-write I/O): 50 transfers of 64 KiB, verified.
+prog_pair riostream '^custom +64k +50 ' "riostream -p 25521 -T v -S 65536 -C 50" \
+	"riostream -s 10.66.0.2 -p 25521 -T v -S 65536 -C 50"
 
 # No listener at the port: the peer's CM answers REJ, "invalid service ID".
 on $A timeout 30 rping -c -a 10.66.0.2 -p 25503 -C 1 >"$log/nolisten.out" 2>"$log/nolisten.err"
