@@ -11,6 +11,7 @@
 #include <rdma/uabi.h>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <unistd.h>
+#include <vector>
 
 namespace uabi::legacy
 {
@@ -241,7 +243,15 @@ template <class T> long status(const Result<T> &r)
 // try-locks would answer EBUSY to two threads on one ID).
 struct Ucma::Shared {
 	explicit Shared(Context c) : ctx(std::move(c)) {}
+	~Shared()
+	{
+		for (void *v : roce)
+			close_dev(v);
+	}
 	Context ctx;
+	// In-process: a verbs context on each RoCE device (hold_roce()).
+	std::vector<void *> roce;
+	int (*close_dev)(void *) = nullptr;
 	std::mutex m;
 	std::map<std::uint32_t, const Ucma *> owner;
 	// Multicast groups joined: the handle JOIN answered (one namespace
@@ -260,6 +270,36 @@ struct Ucma::Shared {
 
 namespace
 {
+// In-process the process's own core is the CM of its RoCE devices, and
+// it hears the wire only through a verbs context's endpoint of the device
+// (docs/cm.md, "Across hosts"): the process's rdma_cm files hold one on
+// each RoCE device, opened through the libibverbs the process uses (the
+// drop-in), so that a listener hears requests before any QP exists, as a
+// wildcard one does.  None found (no drop-in loaded): nothing held.
+void hold_roce(Ucma::Shared &sh)
+{
+	if (std::strcmp(sh.ctx.transport().name(), "inproc") != 0)
+		return;
+	auto get = reinterpret_cast<void **(*)(int *)>(dlsym(RTLD_DEFAULT, "ibv_get_device_list"));
+	auto free_list = reinterpret_cast<void (*)(void **)>(dlsym(RTLD_DEFAULT, "ibv_free_device_list"));
+	auto name = reinterpret_cast<const char *(*)(void *)>(dlsym(RTLD_DEFAULT, "ibv_get_device_name"));
+	auto open = reinterpret_cast<void *(*)(void *)>(dlsym(RTLD_DEFAULT, "ibv_open_device"));
+	sh.close_dev = reinterpret_cast<int (*)(void *)>(dlsym(RTLD_DEFAULT, "ibv_close_device"));
+	if (!get || !free_list || !name || !open || !sh.close_dev)
+		return;
+	int n = 0;
+	void **list = get(&n);
+	for (int i = 0; list && i < n; i++) {
+		const char *nm = name(list[i]);
+		if (!nm || !std::strcmp(nm, "uabi_sw0"))
+			continue;
+		if (void *v = open(list[i]))
+			sh.roce.push_back(v);
+	}
+	if (list)
+		free_list(list);
+}
+
 std::mutex g_shared_lock;
 std::weak_ptr<Ucma::Shared> g_shared;
 pid_t g_shared_pid;
@@ -278,6 +318,7 @@ Result<std::unique_ptr<Ucma>> Ucma::open()
 			if (!ctx)
 				return make_error(ctx.error());
 			sh = std::make_shared<Shared>(std::move(*ctx));
+			hold_roce(*sh);
 			g_shared = sh;
 			g_shared_pid = ::getpid();
 		}

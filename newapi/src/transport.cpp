@@ -35,6 +35,15 @@ int Transport::wire_bind(std::uint32_t, bool)
 	return EOPNOTSUPP;
 }
 
+int Transport::cm_attach(const uabi_user_cm_port *)
+{
+	return EOPNOTSUPP;
+}
+
+void Transport::cm_detach(const uabi_user_cm_port *) {}
+
+void Transport::cm_input(const unsigned char *, const unsigned char *, const void *, unsigned) {}
+
 // The kind of file says the backend: the module's device node (the open
 // file is the context, as libibverbs' cmd_fd), a socket (uabid's name for
 // a context), a memfd (the in-process table's).  rdma-core's import

@@ -130,6 +130,7 @@ struct InprocTransport::Shared {
 	pid_t pid;
 	dev_t dev;
 	ino_t ino;
+	unsigned device; // the core's index of the context's device
 };
 
 namespace {
@@ -178,7 +179,7 @@ Result<std::unique_ptr<InprocTransport>> InprocTransport::open(unsigned device)
 		::close(fd);
 		return make_error(e);
 	}
-	auto *s = new (std::nothrow) Shared{api, ctx, 1, ::getpid(), st.st_dev, st.st_ino};
+	auto *s = new (std::nothrow) Shared{api, ctx, 1, ::getpid(), st.st_dev, st.st_ino, device};
 	auto *t = s ? new (std::nothrow) InprocTransport(s, fd) : nullptr;
 	if (!t) {
 		delete s;
@@ -240,6 +241,22 @@ InprocTransport::~InprocTransport()
 int InprocTransport::execute(std::span<std::byte> msg)
 {
 	return sh_->api->execute(sh_->ctx, msg.data(), msg.size());
+}
+
+int InprocTransport::cm_attach(const uabi_user_cm_port *port)
+{
+	return -sh_->api->cm_attach(sh_->device, port);
+}
+
+void InprocTransport::cm_detach(const uabi_user_cm_port *port)
+{
+	sh_->api->cm_detach(sh_->device, port);
+}
+
+void InprocTransport::cm_input(const unsigned char *sgid, const unsigned char *dgid, const void *mad,
+			       unsigned len)
+{
+	sh_->api->cm_input(sh_->device, sgid, dgid, mad, len);
 }
 
 } // namespace uabi

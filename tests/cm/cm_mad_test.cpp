@@ -6,6 +6,7 @@
 // in every state: counted, no crash, and a connection works afterwards.
 #include <uabi/client.hpp>
 #include <uabi/cm_wire.h>
+#include <uabi/host_user.h>
 
 #include <rdma/uabi.h>
 
@@ -294,6 +295,9 @@ class CmMad : public ::testing::Test
 	{
 		setenv("UABI_BACKEND", "inproc", 1);
 		setenv("UABI_LINKS", "wire0:lo", 1);
+		// The in-process host registers its own hooks when it starts
+		// (host_cm.c): ours replace them, once it has.
+		ASSERT_EQ(uabi_user_get_api()->init(), 0);
 		uabi_cm_wire_register(&kOps);
 	}
 	void SetUp() override

@@ -335,7 +335,10 @@ UABI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		if (!impl)
 			return nullptr;
 		impl->roce = context_is_roce(impl, &impl->ifindex);
-		return make_context(impl, device);
+		struct ibv_context *c = make_context(impl, device);
+		if (c && impl->inproc && impl->roce)
+			wire_cm_open(c);
+		return c;
 	});
 }
 

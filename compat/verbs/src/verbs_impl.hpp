@@ -34,6 +34,7 @@ inline constexpr const char *kDeviceName = "uabi_sw0";
 
 struct ContextImpl {
 	explicit ContextImpl(std::unique_ptr<Control> c) : owner(std::move(c)), ctl(*owner) {}
+	~ContextImpl(); // wire.cpp (WireCm)
 	std::unique_ptr<Control> owner;
 	Control &ctl; // the control path (new or write), control_path.hpp
 	std::unique_ptr<sw::Device> dp;
@@ -53,6 +54,9 @@ struct ContextImpl {
 	// receive QP of a RoCE device fills (wire.cpp).
 	std::mutex srq_lock;
 	std::set<std::uint32_t> own_srqs;
+	// In-process, a RoCE device's endpoint carries the CM's MADs
+	// (wire.cpp, wire_cm_open()); owned, and deleted first (~ContextImpl).
+	struct WireCm *cm = nullptr;
 };
 
 // verbs_context must end with the ibv_context the application holds.
@@ -260,6 +264,9 @@ void install_domain_ops(struct verbs_context *vctx);
 // EOPNOTSUPP for XRC, SRQs; EADDRINUSE: another process holds the port);
 // what ibv_modify_qp changed, for the provider.
 bool context_is_roce(ContextImpl *impl, unsigned *ifindex);
+// In-process, a RoCE device's context: its endpoint, opened now, carries
+// the in-process host's CM MADs (docs/cm.md, "Across hosts").
+void wire_cm_open(struct ibv_context *ctx);
 // poll_cq found nothing: receive what the context's wire endpoint holds
 // (true if anything came); req_notify_cq: the receive thread takes the
 // socket back.

@@ -7,6 +7,7 @@
 // QPs work as on uabi_sw0.
 #include "verbs_impl.hpp"
 
+#include <uabi/host_user.h>
 #include <uabi/transport_daemon.hpp>
 #include <uabi/wire/engine.hpp>
 
@@ -14,6 +15,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <sys/stat.h>
@@ -566,7 +569,22 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 		w->relayed = &t;
 		w->ep = wire::Endpoint::open_relayed(addr_of(gid.raw, 0, w->ifindex), *relay, steered);
 	} else if (relay.error() == EOPNOTSUPP) {
+		// The port is one per address and process: the process's
+		// contexts on the device share its endpoint (QP numbers are the
+		// device's, so they never meet in it).
+		static std::mutex own_lock;
+		static auto *own = new std::map<std::string, std::weak_ptr<WireEndpoint>>;
+		std::lock_guard<std::mutex> og(own_lock);
+		auto &slot = (*own)[std::string(reinterpret_cast<const char *>(gid.raw), 16) + std::to_string(w->port)];
+		if (auto have = slot.lock(); have && have->ep && have->ep->owner() == ::getpid()) {
+			impl->wire = have;
+			impl->wire_ep.store(have->ep.get(), std::memory_order_release);
+			out = have;
+			return 0;
+		}
 		w->ep = wire::Endpoint::open(addr_of(gid.raw, w->port, w->ifindex));
+		if (w->ep)
+			slot = w;
 	} else {
 		return relay.error();
 	}
@@ -593,7 +611,79 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	return 0;
 }
 
+int cm_port_send(void *arg, const unsigned char *sgid, const unsigned char *dgid, const void *mad,
+		 unsigned len);
+
 } // namespace
+
+// The in-process host's CM across hosts (docs/cm.md, "Across hosts"): the
+// context's endpoint hands what comes for QP1 to the core's CM, and sends
+// the CM's MADs from its socket at their source address.  Goes before
+// the context's transport (~ContextImpl()).
+struct WireCm {
+	WireCm(Transport &t, std::shared_ptr<WireEndpoint> w) : t(t), w(std::move(w)) {}
+	~WireCm()
+	{
+		// In this order: a send holds the host's lock, the sink the
+		// endpoint's, and the CM takes the host's inside the sink.
+		if (!attached)
+			return;
+		t.cm_detach(&port);
+		w->ep->set_gsi_sink(nullptr);
+	}
+	Transport &t;
+	std::shared_ptr<WireEndpoint> w;
+	uabi_user_cm_port port{};
+	bool attached = false;
+};
+
+ContextImpl::~ContextImpl()
+{
+	delete cm;
+}
+
+namespace {
+
+int cm_port_send(void *arg, const unsigned char *sgid, const unsigned char *dgid, const void *mad,
+		 unsigned len)
+{
+	auto *c = static_cast<WireCm *>(arg);
+	const unsigned scope = c->w->ifindex;
+	return -c->w->ep->send_gsi(addr_of(sgid, c->w->port, scope), addr_of(dgid, c->w->port, scope),
+				   {static_cast<const std::uint8_t *>(mad), len});
+}
+
+} // namespace
+
+void wire_cm_open(struct ibv_context *ctx)
+{
+	ContextImpl *impl = impl_of(ctx);
+	Transport &t = impl->ctl.raw().transport();
+	std::shared_ptr<WireEndpoint> w;
+	// No endpoint (no address; the port is another process's): none
+	// now; the context's first QP says why.
+	if (endpoint_of(ctx, w) || w->relayed)
+		return;
+	// The CM answers at every address of the device: a socket at each,
+	// read by the receive thread (pollers read those a QP names).
+	for (int i = 0; i < 16; i++) {
+		union ibv_gid g;
+		static const union ibv_gid zero{};
+		if (!ibv_query_gid(ctx, 1, i, &g) && std::memcmp(&g, &zero, sizeof(g)))
+			(void)w->ep->add_source(addr_of(g.raw, w->port, ifindex_of(g.raw)), false);
+	}
+	auto c = std::make_unique<WireCm>(t, w);
+	c->port.arg = c.get();
+	c->port.send = cm_port_send;
+	if (t.cm_attach(&c->port))
+		return; // another context of the process carries them
+	c->attached = true;
+	w->ep->set_gsi_sink([tp = &t](const std::uint8_t *sgid, const std::uint8_t *dgid,
+				      std::span<const std::uint8_t> mad) {
+		tp->cm_input(sgid, dgid, mad.data(), unsigned(mad.size()));
+	});
+	impl->cm = c.release();
+}
 
 // UABI_WIRE_POLLER=0: pollers leave receiving to the receive thread
 // (for comparison; docs/wire.md).

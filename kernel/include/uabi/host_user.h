@@ -71,6 +71,28 @@ int uabi_user_link_add(const char *name, const char *ifname);
 int uabi_user_link_del(const char *name);
 
 /*
+ * The in-process host's CM across hosts (host_cm.c; docs/cm.md, "Across
+ * hosts").  uabi_user_cm_start() registers its hooks with the core's CM
+ * (once; the in-process module does, uabid has its own).  The process's
+ * wire endpoint of RoCE device @index attaches a port that sends one MAD
+ * from QP1 at @sgid to QP1 at @dgid (0 or -errno; called with the CM's
+ * lock held: must not block or call into the core), and hands the MADs
+ * that came for QP1 to uabi_user_cm_input() (every byte untrusted: the
+ * CM checks the MAD).  One port per device: attach is -EBUSY while
+ * another is attached; detach returns once no send through @port runs.
+ */
+struct uabi_user_cm_port {
+	void *arg;
+	int (*send)(void *arg, const unsigned char *sgid, const unsigned char *dgid,
+		    const void *mad, unsigned len);
+};
+void uabi_user_cm_start(void);
+int uabi_user_cm_attach(unsigned index, const struct uabi_user_cm_port *port);
+void uabi_user_cm_detach(unsigned index, const struct uabi_user_cm_port *port);
+void uabi_user_cm_input(unsigned index, const unsigned char *sgid, const unsigned char *dgid,
+			const void *mad, unsigned len);
+
+/*
  * Executes one message in place: msg holds len bytes that the caller owns;
  * outputs are written into it.  Returns the message status (0, or the -errno
  * of the first failing command, or of the message header if the message
@@ -93,7 +115,7 @@ void uabi_user_close(struct uabi_context *ctx);
  * object library uabi_inproc_builtin hands out.  @abi changes whenever
  * this table or the calls' meaning does; a client refuses any other.
  */
-#define UABI_USER_API_ABI 2
+#define UABI_USER_API_ABI 3
 
 struct uabi_user_api {
 	unsigned abi;
@@ -104,6 +126,11 @@ struct uabi_user_api {
 	struct uabi_context *(*open_device)(unsigned index, const struct uabi_user_peer *peer);
 	int (*device_name)(unsigned index, char *buf, size_t len);
 	int (*device_link)(unsigned index, struct uabi_sw_link *link);
+	/* ABI 3: the CM across hosts (above; init starts it). */
+	int (*cm_attach)(unsigned index, const struct uabi_user_cm_port *port);
+	void (*cm_detach)(unsigned index, const struct uabi_user_cm_port *port);
+	void (*cm_input)(unsigned index, const unsigned char *sgid, const unsigned char *dgid,
+			 const void *mad, unsigned len);
 };
 
 const struct uabi_user_api *uabi_user_get_api(void);

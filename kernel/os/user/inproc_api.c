@@ -9,15 +9,28 @@
  */
 #include <uabi/host_user.h>
 
+/* The in-process host carries the CM's MADs itself (host_cm.c). */
+static int inproc_init(void)
+{
+	int ret = uabi_user_init();
+
+	if (!ret)
+		uabi_user_cm_start();
+	return ret;
+}
+
 static const struct uabi_user_api api = {
 	.abi = UABI_USER_API_ABI,
-	.init = uabi_user_init,
+	.init = inproc_init,
 	.open = uabi_user_open,
 	.execute = uabi_user_execute,
 	.close = uabi_user_close,
 	.open_device = uabi_user_open_device,
 	.device_name = uabi_user_device_name,
 	.device_link = uabi_user_device_link,
+	.cm_attach = uabi_user_cm_attach,
+	.cm_detach = uabi_user_cm_detach,
+	.cm_input = uabi_user_cm_input,
 };
 
 const struct uabi_user_api *uabi_user_get_api(void)

@@ -20,6 +20,7 @@
 
 struct uabi_context;
 struct uabi_user_api;
+struct uabi_user_cm_port;
 
 namespace uabi {
 
@@ -45,6 +46,14 @@ public:
 	// kRelaySteered); the caller owns both.
 	virtual Result<int> wire_relay(std::uint16_t *port, int *steered = nullptr);
 	virtual int wire_bind(std::uint32_t qpn, bool on);
+	// The in-process host's CM across hosts (docs/cm.md, "Across hosts"):
+	// the process's wire endpoint of this context's RoCE device carries
+	// the core's CM MADs (uabi_user_cm_attach() and the rest, host_user.h).
+	// EOPNOTSUPP: another process carries them (uabid, the module).
+	virtual int cm_attach(const uabi_user_cm_port *port);
+	virtual void cm_detach(const uabi_user_cm_port *port);
+	virtual void cm_input(const unsigned char *sgid, const unsigned char *dgid, const void *mad,
+			      unsigned len);
 };
 
 // A transport on the context @fd names (a duplicate of some transport's
@@ -80,6 +89,10 @@ public:
 	int execute(std::span<std::byte> msg) override;
 	const char *name() const override { return "inproc"; }
 	int context_fd() override { return fd_; }
+	int cm_attach(const uabi_user_cm_port *port) override;
+	void cm_detach(const uabi_user_cm_port *port) override;
+	void cm_input(const unsigned char *sgid, const unsigned char *dgid, const void *mad,
+		      unsigned len) override;
 
 	struct Shared; // the context and its transports (transport_inproc.cpp)
 

@@ -413,7 +413,7 @@ void Endpoint::unregister_qp(Qp *qp)
 	detach_all_mcast(qp->qpn());
 }
 
-int Endpoint::add_source(const PeerAddr &local)
+int Endpoint::add_source(const PeerAddr &local, bool polled)
 {
 	if (local.ss.ss_family != AF_INET && local.ss.ss_family != AF_INET6)
 		return EINVAL;
@@ -422,8 +422,11 @@ int Endpoint::add_source(const PeerAddr &local)
 	if (local.same_ip(local_))
 		return 0;
 	for (unsigned i = 0; i < n; i++)
-		if (local.same_ip(srcs_[i].local))
+		if (local.same_ip(srcs_[i].local)) {
+			if (polled)
+				srcs_[i].polled.store(true, std::memory_order_relaxed);
 			return 0;
+		}
 	if (n == kMaxSources)
 		return ENOSPC;
 	const bool receives = relay_fd_ < 0;	// the in-process host: ours alone
@@ -464,6 +467,7 @@ int Endpoint::add_source(const PeerAddr &local)
 	s.local.len = sizeof(s.local.ss);
 	getsockname(fd, reinterpret_cast<sockaddr *>(&s.local.ss), &s.local.len);
 	s.fd = fd;
+	s.polled.store(polled || !receives, std::memory_order_relaxed);
 	nsrc_.store(n + 1, std::memory_order_release);
 	if (receives)
 		wake();	// the receive thread polls it from now on
@@ -732,8 +736,10 @@ void Endpoint::run()
 		p.assign({{wake_fd_, POLLIN, 0},
 			  {receive_fd_ && !handed ? fd_ : -1, POLLIN, 0},
 			  {handed ? -1 : relay_fd_, POLLIN, 0}});
+		// (A socket pollers leave alone, add_source(), always.)
 		for (unsigned i = 0; i < nsrc; i++)
-			p.push_back({handed ? -1 : srcs_[i].fd, POLLIN, 0});
+			p.push_back({handed && srcs_[i].polled.load(std::memory_order_relaxed) ? -1 : srcs_[i].fd,
+				     POLLIN, 0});
 		for (int g : groups)
 			p.push_back({g, POLLIN, 0});
 		wake_by_ns_.store(timeout < 0 ? ~0ull : now_ns() + std::uint64_t(timeout) * 1000000);
@@ -847,9 +853,11 @@ int Endpoint::receive_socket(bool poller)
 	int n = receive_socket(fd_, local_, poller);
 	// Not relayed: the sockets at the device's other addresses are ours
 	// to read too (docs/wire.md, "Every address").
+	// (Pollers: those add_source() gave them only.)
 	if (relay_fd_ < 0)
 		for (unsigned i = 0, k = nsrc_.load(std::memory_order_acquire); i < k; i++)
-			n += receive_socket(srcs_[i].fd, srcs_[i].local, poller);
+			if (!poller || srcs_[i].polled.load(std::memory_order_relaxed))
+				n += receive_socket(srcs_[i].fd, srcs_[i].local, poller);
 	return n;
 }
 
@@ -1000,6 +1008,10 @@ void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, 
 		deliver_mcast(p, from, ip);
 		return;
 	}
+	if (p.bth.dest_qp == 1 && gsi_sink_) {
+		deliver_gsi(p, ip);
+		return;
+	}
 	auto it = qps_.find(p.bth.dest_qp);
 	if (it == qps_.end()) {
 		counters_.rx_no_qp.fetch_add(1, std::memory_order_relaxed);
@@ -1026,6 +1038,51 @@ void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, 
 		qp->on_response_locked(p, now_ns());
 	else
 		qp->on_request_locked(p, from);
+}
+
+void Endpoint::set_gsi_sink(GsiSink sink)
+{
+	std::lock_guard<std::mutex> g(qps_lock_);
+	gsi_sink_ = std::move(sink);
+}
+
+// A datagram for QP1 (parsed: its ICRC and P_Key are right), under
+// qps_lock_: the CM's if it is a whole UD SEND to the GSI.  The MAD itself
+// is the CM's to judge.
+void Endpoint::deliver_gsi(const Packet &p, const IpInfo &ip)
+{
+	if (p.bth.opcode != opcode(kUd, kSendOnly) || p.deth.qkey != kGsiQkey || p.payload.size() < kMadBytes) {
+		counters_.rx_gsi_refused.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	std::uint8_t sgid[16] = {}, dgid[16] = {};
+	if (ip.v6) {
+		std::memcpy(sgid, ip.src, 16);
+		std::memcpy(dgid, ip.dst, 16);
+	} else {
+		sgid[10] = sgid[11] = dgid[10] = dgid[11] = 0xff;
+		std::memcpy(sgid + 12, ip.src, 4);
+		std::memcpy(dgid + 12, ip.dst, 4);
+	}
+	counters_.rx_gsi.fetch_add(1, std::memory_order_relaxed);
+	gsi_sink_(sgid, dgid, p.payload.first(kMadBytes));
+}
+
+int Endpoint::send_gsi(const PeerAddr &from, const PeerAddr &to, std::span<const std::uint8_t> mad)
+{
+	if (mad.size() != kMadBytes || !from.len || from.v6() != to.v6())
+		return EINVAL;
+	if (int e = add_source(from, false))
+		return e;
+	Packet p;
+	p.bth.opcode = opcode(kUd, kSendOnly);
+	p.bth.pkey = kDefaultPkey;
+	p.bth.dest_qp = 1;
+	p.bth.psn = gsi_psn_.fetch_add(1, std::memory_order_relaxed) & kPsnMask;
+	p.deth.qkey = kGsiQkey;
+	p.deth.src_qp = 1;
+	transmit(p, mad, to, &from);
+	return 0;
 }
 
 } // namespace uabi::wire

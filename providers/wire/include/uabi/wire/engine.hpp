@@ -204,6 +204,10 @@ struct Counters {
 	std::atomic<std::uint64_t> retransmits{0};
 	std::atomic<std::uint64_t> timeouts{0};
 	std::atomic<std::uint64_t> rnr_naks{0};		// received
+	// QP1 with a GSI sink (Endpoint::set_gsi_sink()): MADs handed on,
+	// and datagrams for QP1 that were no whole UD SEND to the GSI.
+	std::atomic<std::uint64_t> rx_gsi{0};
+	std::atomic<std::uint64_t> rx_gsi_refused{0};
 };
 
 class Endpoint;
@@ -402,8 +406,34 @@ public:
 	// from as the endpoint's own socket is.  Any time, from any thread;
 	// an address the endpoint already has is 0 at once.  0 or errno
 	// (ENOSPC: kMaxSources already).
-	int add_source(const PeerAddr &local);
+	// @polled false (not relayed only): pollers leave the socket to the
+	// receive thread, which always reads it — an address only the CM
+	// answers at costs a poll nothing; a later add_source() of it with
+	// @polled makes it a QP's like any other.
+	int add_source(const PeerAddr &local, bool polled = true);
 	static constexpr unsigned kMaxSources = 16;
+	// The GSI (QP1) of the in-process host's device (docs/cm.md, "Across
+	// hosts"): a datagram for QP1 that is a whole UD SEND to the GSI (its
+	// ICRC right, the GSI's Q_Key, a MAD's worth of payload) goes to
+	// @sink with its source and destination GIDs (IPv6, or IPv4-mapped)
+	// and the MAD's kMadBytes; anything else for QP1 is counted
+	// (rx_gsi_refused) and dropped.  Without a sink QP1 is no QP of ours.
+	// The sink runs in the receiving thread with the endpoint's QP lock
+	// held: it must not reach this endpoint's QPs (sending through
+	// send_gsi() is fine).  Setting it (nullptr: none) waits for a call
+	// in flight.
+	using GsiSink = std::function<void(const std::uint8_t *sgid, const std::uint8_t *dgid,
+					   std::span<const std::uint8_t> mad)>;
+	void set_gsi_sink(GsiSink sink);
+	// One MAD from QP1 at @from (an address of the device, at the
+	// endpoint's port: its socket is made, for the receive thread only,
+	// if it has none yet) to QP1 at @to, as a UD SEND with the GSI's
+	// Q_Key.  0, or EINVAL (not kMadBytes, families differ) or
+	// add_source()'s errno; a datagram the socket refuses is lost, as on
+	// a wire.
+	int send_gsi(const PeerAddr &from, const PeerAddr &to, std::span<const std::uint8_t> mad);
+	static constexpr std::size_t kMadBytes = 256;
+	static constexpr std::uint32_t kGsiQkey = 0x80010000; // IBTA: the GSI's well-known Q_Key
 	// The addresses add_source() bound, in order (with their ports).
 	std::vector<PeerAddr> sources() const;
 	const PeerAddr &local() const { return local_; }
@@ -474,6 +504,7 @@ private:
 	int receive_socket(int fd, const PeerAddr &local, bool poller);
 	int receive_relayed(bool poller = false);
 	void deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, const IpInfo &ip);
+	void deliver_gsi(const Packet &p, const IpInfo &ip);
 	// UD multicast (mcast.cpp).
 	void deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo &ip);
 	void receive_group(int fd);
@@ -525,6 +556,7 @@ private:
 	struct Source {
 		PeerAddr local;
 		int fd = -1;
+		std::atomic<bool> polled{true};	// pollers read it too (add_source())
 	};
 	Source srcs_[kMaxSources];
 	std::atomic<unsigned> nsrc_{0};
@@ -537,6 +569,8 @@ private:
 	Counters counters_;
 	std::mutex qps_lock_;
 	std::map<std::uint32_t, Qp *> qps_;
+	GsiSink gsi_sink_;			// under qps_lock_
+	std::atomic<std::uint32_t> gsi_psn_{0};	// of QP1's sends
 	std::mutex tx_lock_;
 	TxHook tx_hook_;
 	std::atomic<bool> hooked_{false};	// tx_hook_ is set: no batches
