@@ -8,8 +8,9 @@
 # client connects once we print UABI-KCM-LISTEN-rping, retrying while the
 # listener is not up yet: REJECTED), then as client (retrying while the
 # host's listener is not up: REJECTED); the same with rdma_xserver and
-# rdma_xclient in their XRC mode, ucmatose, udaddy, rdma_server/rdma_client
-# and rstream.  Then, while the host floods QP1,
+# rdma_xclient in their XRC mode, ucmatose, udaddy, rdma_server/rdma_client,
+# rstream and riostream, and as client only cmtime.  Then, while the host
+# floods QP1,
 # the device is deleted and added again 10 times and the module unloads
 # with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
 # output between "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and a
@@ -113,6 +114,15 @@ fi
 if [ -x /kcm/rstream ]; then	# rsockets: 20 x 64 KiB each way, verified
 	kserve rstream "^custom +64k +20 " /kcm/rstream -p 27017 -T v -S 65536 -C 20
 	kconnect rstream "^custom +64k +20 " /kcm/rstream -s 10.91.0.1 -p 27018 -T v -S 65536 -C 20
+fi
+if [ -x /kcm/riostream ]; then	# rsockets' RDMA-write I/O, the same
+	kserve riostream "^custom +64k +20 " /kcm/riostream -p 27019 -T v -S 65536 -C 20
+	kconnect riostream "^custom +64k +20 " /kcm/riostream -s 10.91.0.1 -p 27020 -T v -S 65536 -C 20
+fi
+# cmtime, the guest as client only: its server never ends by itself (the
+# host stops its own once this step is reported).
+if [ -x /kcm/cmtime ]; then	# 50 connections set up and torn down, step by step
+	kconnect cmtime "^connect +:" /kcm/cmtime -s 10.91.0.1 -p 27021 -c 50
 fi
 
 # IPv6 while IPv4 stays: fd91::2 comes beside 10.91.0.2 (the device

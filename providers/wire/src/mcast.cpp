@@ -227,6 +227,17 @@ void Endpoint::receive_group(int fd)
 		if (got < 0)
 			break;
 		std::lock_guard<std::mutex> g(qps_lock_);
+		{
+			// Left while this loop ran (its last QP detached, the
+			// socket not closed yet): what it reads now is no longer
+			// this endpoint's, as if the socket were closed already.
+			// (Seen: a datagram sent right after the detach counted
+			// here, under load.)  qps_lock_, then mc_lock_: the
+			// order detach_all_mcast() takes them in.
+			std::lock_guard<std::mutex> mg(mc_lock_);
+			if (std::find(dead_fds_.begin(), dead_fds_.end(), fd) != dead_fds_.end())
+				return;
+		}
 		counters_.rx_packets.fetch_add(1, std::memory_order_relaxed);
 		if (m.msg_flags & MSG_TRUNC) {
 			counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);
