@@ -25,7 +25,13 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; cat "$f"; done; exit 1; }
+fail() {
+	echo "FAIL: $*"
+	for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; cat "$f"; done
+	# uabid's own account (what it refused and why), when it has one
+	[[ -s $dir/uabid.log ]] && { echo "--- $dir/uabid.log (last 40 lines)"; tail -n 40 "$dir/uabid.log"; }
+	exit 1
+}
 need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed (rdmacm-utils, perftest)"; exit 77; }; }
 
 # timeouts: short CM timeouts in this case's uabid (or, in-process, the
