@@ -741,7 +741,6 @@ void Daemon::release_relay(Conn &c)
 
 namespace {
 
-constexpr std::uint32_t kGsiQkey = 0x80010000; // IBTA: the GSI's well-known Q_Key
 Daemon *g_cm_daemon;
 
 int cm_send_hook(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
@@ -825,13 +824,8 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 	if (fd < 0 || v6 == v4_mapped(sgid))
 		return -EADDRNOTAVAIL;
 	namespace w = uabi::wire;
-	w::Packet p;
-	p.bth.opcode = w::opcode(w::kUd, w::kSendOnly);
-	p.bth.pkey = w::kDefaultPkey;
-	p.bth.dest_qp = 1;
-	p.bth.psn = l.qp1_psn = (l.qp1_psn + 1) & w::kPsnMask;
-	p.deth.qkey = kGsiQkey;
-	p.deth.src_qp = 1;
+	l.qp1_psn = (l.qp1_psn + 1) & w::kPsnMask;
+	w::Packet p = w::gsi_headers(l.qp1_psn);
 	std::uint8_t buf[UABI_CM_MAD_SIZE + 64];
 	w::Builder b(buf, sizeof(buf));
 	if (len > UABI_CM_MAD_SIZE || !b.headers(p, len))
@@ -868,6 +862,8 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 	return 0;
 }
 
+static_assert(UABI_CM_MAD_SIZE == uabi::wire::kGsiMadBytes);
+
 // A datagram for QP1: the CM's if it is a whole UD SEND to the GSI (its
 // ICRC right, the GSI's Q_Key, a MAD's worth of payload); otherwise
 // refused and counted.  The MAD itself is the core's to judge.
@@ -882,20 +878,10 @@ void Daemon::cm_input(Link &l, const std::uint8_t *b, std::size_t len, const Rel
 	ip.src_port = h.src_port;
 	ip.dst_port = h.dst_port;
 	w::Packet p;
-	if (w::parse({b, len}, &ip, p) != w::ParseError::None ||
-	    p.bth.opcode != w::opcode(w::kUd, w::kSendOnly) || p.deth.qkey != kGsiQkey ||
-	    (p.bth.pkey & 0x7fff) != 0x7fff || p.payload.size() < UABI_CM_MAD_SIZE) {
+	unsigned char sgid[16], dgid[16];
+	if (w::parse({b, len}, &ip, p) != w::ParseError::None || !w::gsi_datagram(p, ip, sgid, dgid)) {
 		l.qp1_refused++;
 		return;
-	}
-	unsigned char sgid[16] = {}, dgid[16] = {};
-	if (ip.v6) {
-		std::memcpy(sgid, h.src, 16);
-		std::memcpy(dgid, h.dst, 16);
-	} else {
-		sgid[10] = sgid[11] = dgid[10] = dgid[11] = 0xff;
-		std::memcpy(sgid + 12, h.src, 4);
-		std::memcpy(dgid + 12, h.dst, 4);
 	}
 	l.qp1_in++;
 	uabi_cm_wire_input(l.index, sgid, dgid, p.payload.data(), UABI_CM_MAD_SIZE);

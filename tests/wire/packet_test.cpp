@@ -294,3 +294,44 @@ TEST(Packet, PsnArithmeticWraps)
 	EXPECT_EQ(ib_mtu_for(4096 + 20 + 8 + 12 + 4 + 16 + 4 + 4, false), 5u);
 	EXPECT_EQ(ib_mtu_for(200, true), 0u);
 }
+
+// QP1's datagrams: what gsi_headers() builds with a MAD is what
+// gsi_datagram() takes, with the IPv4-mapped GIDs of its addresses; a
+// wrong Q_Key, P_Key, opcode or a short MAD is refused.
+TEST(Packet, GsiDatagramsAreTheCmsAndNothingElse)
+{
+	IpInfo ip = v4("10.1.0.1", "10.1.0.2", 0, 4791);
+	auto build = [&](Packet p, std::size_t mad, std::uint8_t *buf, Packet &out) {
+		Builder b(buf, 512);
+		ASSERT_TRUE(b.headers(p, mad));
+		std::memset(b.payload_room(mad), 0x5a, mad);
+		std::size_t len = b.finish(ip);
+		ASSERT_EQ(parse({buf, len}, &ip, out), ParseError::None);
+	};
+	std::uint8_t buf[512], sgid[16], dgid[16];
+	Packet out;
+	build(gsi_headers(0x1000001), kGsiMadBytes, buf, out);
+	EXPECT_EQ(out.bth.psn, 1u);
+	EXPECT_EQ(out.bth.dest_qp, 1u);
+	EXPECT_EQ(out.deth.src_qp, 1u);
+	ASSERT_TRUE(gsi_datagram(out, ip, sgid, dgid));
+	const std::uint8_t s4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 0, 1};
+	const std::uint8_t d4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 0, 2};
+	EXPECT_EQ(0, std::memcmp(sgid, s4, 16));
+	EXPECT_EQ(0, std::memcmp(dgid, d4, 16));
+
+	Packet p = gsi_headers(7);
+	p.deth.qkey = 0x80010001;
+	build(p, kGsiMadBytes, buf, out);
+	EXPECT_FALSE(gsi_datagram(out, ip, sgid, dgid));
+	p = gsi_headers(7);
+	p.bth.pkey = 0x8001;
+	build(p, kGsiMadBytes, buf, out);
+	EXPECT_FALSE(gsi_datagram(out, ip, sgid, dgid));
+	p = gsi_headers(7);
+	p.bth.opcode = opcode(kUd, kSendOnlyImm);
+	build(p, kGsiMadBytes, buf, out);
+	EXPECT_FALSE(gsi_datagram(out, ip, sgid, dgid));
+	build(gsi_headers(7), kGsiMadBytes - 1, buf, out);
+	EXPECT_FALSE(gsi_datagram(out, ip, sgid, dgid));
+}

@@ -1051,18 +1051,10 @@ void Endpoint::set_gsi_sink(GsiSink sink)
 // is the CM's to judge.
 void Endpoint::deliver_gsi(const Packet &p, const IpInfo &ip)
 {
-	if (p.bth.opcode != opcode(kUd, kSendOnly) || p.deth.qkey != kGsiQkey || p.payload.size() < kMadBytes) {
+	std::uint8_t sgid[16], dgid[16];
+	if (!gsi_datagram(p, ip, sgid, dgid)) {
 		counters_.rx_gsi_refused.fetch_add(1, std::memory_order_relaxed);
 		return;
-	}
-	std::uint8_t sgid[16] = {}, dgid[16] = {};
-	if (ip.v6) {
-		std::memcpy(sgid, ip.src, 16);
-		std::memcpy(dgid, ip.dst, 16);
-	} else {
-		sgid[10] = sgid[11] = dgid[10] = dgid[11] = 0xff;
-		std::memcpy(sgid + 12, ip.src, 4);
-		std::memcpy(dgid + 12, ip.dst, 4);
 	}
 	counters_.rx_gsi.fetch_add(1, std::memory_order_relaxed);
 	gsi_sink_(sgid, dgid, p.payload.first(kMadBytes));
@@ -1074,14 +1066,7 @@ int Endpoint::send_gsi(const PeerAddr &from, const PeerAddr &to, std::span<const
 		return EINVAL;
 	if (int e = add_source(from, false))
 		return e;
-	Packet p;
-	p.bth.opcode = opcode(kUd, kSendOnly);
-	p.bth.pkey = kDefaultPkey;
-	p.bth.dest_qp = 1;
-	p.bth.psn = gsi_psn_.fetch_add(1, std::memory_order_relaxed) & kPsnMask;
-	p.deth.qkey = kGsiQkey;
-	p.deth.src_qp = 1;
-	transmit(p, mad, to, &from);
+	transmit(gsi_headers(gsi_psn_.fetch_add(1, std::memory_order_relaxed)), mad, to, &from);
 	return 0;
 }
 

@@ -359,6 +359,36 @@ std::uint64_t rnr_timer_ns(std::uint8_t code)
 	return std::uint64_t(us[code & 31]) * 1000;
 }
 
+Packet gsi_headers(std::uint32_t psn)
+{
+	Packet p;
+	p.bth.opcode = opcode(kUd, kSendOnly);
+	p.bth.pkey = kDefaultPkey;
+	p.bth.dest_qp = 1;
+	p.bth.psn = psn & kPsnMask;
+	p.deth.qkey = kGsiQkey;
+	p.deth.src_qp = 1;
+	return p;
+}
+
+bool gsi_datagram(const Packet &p, const IpInfo &ip, std::uint8_t sgid[16], std::uint8_t dgid[16])
+{
+	if (p.bth.opcode != opcode(kUd, kSendOnly) || p.deth.qkey != kGsiQkey || (p.bth.pkey & 0x7fff) != 0x7fff ||
+	    p.payload.size() < kGsiMadBytes)
+		return false;
+	std::memset(sgid, 0, 16);
+	std::memset(dgid, 0, 16);
+	if (ip.v6) {
+		std::memcpy(sgid, ip.src, 16);
+		std::memcpy(dgid, ip.dst, 16);
+	} else {
+		sgid[10] = sgid[11] = dgid[10] = dgid[11] = 0xff;
+		std::memcpy(sgid + 12, ip.src, 4);
+		std::memcpy(dgid + 12, ip.dst, 4);
+	}
+	return true;
+}
+
 std::uint32_t ib_mtu_for(std::uint32_t ip_mtu, bool v6)
 {
 	const std::uint32_t over = (v6 ? 40 : 20) + 8 + kBthBytes + kXrcEthBytes + kRethBytes +

@@ -432,8 +432,7 @@ public:
 	// add_source()'s errno; a datagram the socket refuses is lost, as on
 	// a wire.
 	int send_gsi(const PeerAddr &from, const PeerAddr &to, std::span<const std::uint8_t> mad);
-	static constexpr std::size_t kMadBytes = 256;
-	static constexpr std::uint32_t kGsiQkey = 0x80010000; // IBTA: the GSI's well-known Q_Key
+	static constexpr std::size_t kMadBytes = kGsiMadBytes;
 	// The addresses add_source() bound, in order (with their ports).
 	std::vector<PeerAddr> sources() const;
 	const PeerAddr &local() const { return local_; }

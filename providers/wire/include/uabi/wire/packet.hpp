@@ -247,6 +247,18 @@ private:
 	bool ok_ = true;
 };
 
+// QP1's datagrams, the connection manager's MADs (docs/cm.md, "Across
+// hosts"): a whole UD SEND_ONLY from and to QP1 with the GSI's well-known
+// Q_Key, the default P_Key and one MAD.
+inline constexpr std::uint32_t kGsiQkey = 0x80010000;
+inline constexpr std::size_t kGsiMadBytes = 256;
+// The headers of such a datagram, with PSN @psn (its payload: the MAD).
+Packet gsi_headers(std::uint32_t psn);
+// Whether @p (parsed, its ICRC checked) is such a datagram; if so, its
+// source and destination GIDs — IPv6, or IPv4-mapped — from @ip into
+// @sgid and @dgid.  Its MAD is the first kGsiMadBytes of p.payload.
+bool gsi_datagram(const Packet &p, const IpInfo &ip, std::uint8_t sgid[16], std::uint8_t dgid[16]);
+
 // 24-bit PSN arithmetic: a - b as a signed distance.
 constexpr std::int32_t psn_diff(std::uint32_t a, std::uint32_t b)
 {
