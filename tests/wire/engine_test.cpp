@@ -570,6 +570,54 @@ TEST(WireRc, LossReorderAndDuplicatesChangeNoByte)
 	EXPECT_GT(b.ep->counters().rx_duplicate.load() + b.ep->counters().rx_out_of_seq.load(), 0u);
 }
 
+// A message resent whole because its ACK was lost: the receiver takes
+// none of it again, and acknowledges the duplicates together (one ACK per
+// batch it reads), not each of their packets — rxe in the qemu guest of
+// wire_rxe resends 64 packets at a time, and each ACK costs it a turn of
+// its completer.
+TEST(WireRc, AResentMessageIsAcknowledgedNotPacketByPacket)
+{
+	Side a(0x11, kQptRc), b(0x22, kQptRc);
+	connect(a, 0x11, b, 0x22, 12);	// 16 ms
+	struct Count {
+		std::mutex m;
+		unsigned lost = 0;	// ACKs b sent before the resending began: lost
+		unsigned acks = 0;	// ACKs b sent after
+	};
+	auto n = std::make_shared<Count>();
+	Endpoint *bep = b.ep.get();
+	b.ep->set_tx_hook([n, bep](const std::uint8_t *buf, std::size_t len, const PeerAddr &,
+				   const std::function<void(const std::uint8_t *, std::size_t)> &send) {
+		std::lock_guard<std::mutex> g(n->m);
+		if (len && buf[0] == opcode(kRc, kAck)) {
+			if (!bep->counters().rx_duplicate.load()) {
+				n->lost++;
+				return;
+			}
+			n->acks++;
+		}
+		send(buf, len);
+	});
+	constexpr std::uint32_t kLen = 32 * 1024;	// 32 packets of 1024
+	fill(a.buf, 0, kLen, 7);
+	ASSERT_EQ(b.qp->post_recv(1, {{b.at(0), kLen, b.key}}), 0);
+	ASSERT_EQ(a.qp->post_send(wr(kWrSend, 1, a, 0, kLen)), 0);
+	Completion c = a.scq.wait(5s);
+	ASSERT_EQ(c.status, kWcOk);
+	Completion r = b.rcq.wait(5s);
+	ASSERT_EQ(r.status, kWcOk);
+	EXPECT_EQ(r.byte_len, kLen);
+	EXPECT_TRUE(same(a, 0, b, 0, kLen));
+	EXPECT_EQ(b.rcq.size(), 0u) << "the message was delivered twice";
+	EXPECT_GE(a.ep->counters().timeouts.load(), 1u);
+	EXPECT_GE(b.ep->counters().rx_duplicate.load(), 32u);
+	std::lock_guard<std::mutex> g(n->m);
+	EXPECT_GE(n->lost, 1u);
+	// Far fewer than one per resent packet.
+	EXPECT_GE(n->acks, 1u);
+	EXPECT_LE(n->acks, 32u / 4) << "ACKs for 32 resent packets: " << n->acks;
+}
+
 TEST(WireUd, DatagramsCarryTheGrhAndTheSource)
 {
 	Side a(0x31, kQptUd), b(0x32, kQptUd);

@@ -245,8 +245,14 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			respond_read_locked(p);
 		else if (op == kCmpSwap || op == kFetchAdd)
 			respond_atomic_locked(p, true);
-		else
-			send_ack_locked(kAckOk | 0x1f, psn_add(epsn_, kPsnMask), attr_.dest);
+		else {
+			// A SEND or WRITE again: acknowledged again, once for
+			// all of a batch (flush_acks()), not once per packet — a
+			// peer resending a whole message would otherwise take an
+			// ACK for each of its packets, all saying the same.
+			ack_due_ = true;
+			ack_to_ = attr_.dest;
+		}
 		return;
 	}
 	nak_sent_ = false;
