@@ -33,13 +33,15 @@ finish() {
 	poweroff -f
 }
 
-# guest_insmod LIST: insmod each module of the file LIST, in order; false
-# if one failed (each failure printed).
+# guest_insmod LIST: insmod each module of the file LIST, in order, a line
+# each: its path, then its parameters (qemu_modparam); false if one failed
+# (each failure printed).
 guest_insmod() {
 	ok_=0
-	for ko in $(cat "$1"); do
-		insmod "$ko" || { echo "insmod $ko failed"; ok_=1; }
-	done
+	while read -r ko args; do
+		[ -n "$ko" ] || continue
+		insmod "$ko" $args || { echo "insmod $ko $args failed"; ok_=1; }
+	done <"$1"
 	return $ok_
 }
 

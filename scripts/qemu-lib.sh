@@ -112,6 +112,15 @@ qemu_modules() {
 	done
 }
 
+# qemu_modparam LIST MODULE PARAM...: MODULE, which qemu_modules put in
+# LIST, is loaded with PARAMs (name=value, as insmod takes them).
+qemu_modparam() {
+	local list=$rfs/$1 m=$2
+	shift 2
+	grep -q "/$m\.ko[.a-z]*\$" "$list" || die "qemu_modparam: $m is not in $1"
+	sed -i "s|/$m\.ko[.a-z]*\$|& $*|" "$list"
+}
+
 # qemu_pack FILE [DEST]: a file of this host at its own path in $rfs (or at
 # DEST), with the shared libraries ldd finds for it at the paths they
 # resolve to here (a script is copied alone).

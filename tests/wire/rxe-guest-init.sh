@@ -20,6 +20,7 @@ else
 	finish
 fi
 echo "rxe0: RoCE v2 GID index $gidx"
+echo "virtio_net napi_tx: $(cat /sys/module/virtio_net/parameters/napi_tx)"
 
 iters=$(cat /iters)
 for size in $(cat /sizes); do
