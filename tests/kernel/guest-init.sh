@@ -327,7 +327,7 @@ else
 			if [ $c = timeouts ] && [ "$(cat $k/cm_response_timeout $k/cm_retries \
 				$k/cm_mra_timeout | tr '\n' ' ')" != "20 15 24 " ]; then
 				echo "cm_timeouts: the module's CM timeouts were not put back:" \
-					"$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout)"
+					"$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout | tr '\n' ' ')"
 				rc=1
 			fi
 			echo "UABI-KERNEL-CM-CASE: $c exit $rc, $(($(cut -d. -f1 /proc/uptime) - t0))s"
