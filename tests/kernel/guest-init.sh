@@ -317,17 +317,17 @@ else
 				step "cm_$c" FAIL
 				continue
 			fi
+			# timeouts shortens the module's CM timeouts for itself:
+			# they must be as before for what runs after it.
+			k=/sys/module/rdma_uabi/parameters
+			kcm=$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout | tr '\n' ' ')
 			t0=$(cut -d. -f1 /proc/uptime)
 			env $cmenv PATH=/usr/bin:/bin:/usr/sbin:/sbin UABI_BACKEND=kernel UABI_CM_SLOW=1 \
 				timeout 300 /usr/bin/bash /probes/run_cm.sh /probes/uabi $c $prog >/tmp/cm.out 2>&1
 			rc=$?
-			# timeouts shortened the module's CM timeouts: they must
-			# be Linux's again for what runs after it.
-			k=/sys/module/rdma_uabi/parameters
-			if [ $c = timeouts ] && [ "$(cat $k/cm_response_timeout $k/cm_retries \
-				$k/cm_mra_timeout | tr '\n' ' ')" != "20 15 24 " ]; then
-				echo "cm_timeouts: the module's CM timeouts were not put back:" \
-					"$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout | tr '\n' ' ')"
+			now=$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout | tr '\n' ' ')
+			if [ "$now" != "$kcm" ]; then
+				echo "cm_$c: the module's CM timeouts were not put back: $now, not $kcm"
 				rc=1
 			fi
 			echo "UABI-KERNEL-CM-CASE: $c exit $rc, $(($(cut -d. -f1 /proc/uptime) - t0))s"
