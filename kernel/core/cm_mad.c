@@ -166,15 +166,19 @@ void uabi_cm_wire_register(const struct uabi_cm_wire_ops *ops)
 	wire_ops = ops;
 }
 
+/* The module's writable parameters may change these while connections
+ * are made: each is one byte, written whole; a handshake that starts
+ * meanwhile may take some old values and some new (they are test knobs,
+ * set between tests). */
 void uabi_cm_wire_set_timeouts(unsigned int timeout, unsigned int retries)
 {
-	cm_timeout = timeout > 31 ? 31 : (u8)timeout;
-	cm_retries = retries > 15 ? 15 : (u8)retries;
+	WRITE_ONCE(cm_timeout, timeout > 31 ? 31 : (u8)timeout);
+	WRITE_ONCE(cm_retries, retries > 15 ? 15 : (u8)retries);
 }
 
 void uabi_cm_wire_set_mra_timeout(unsigned int timeout)
 {
-	mra_timeout = timeout > 31 ? 31 : (u8)timeout;
+	WRITE_ONCE(mra_timeout, timeout > 31 ? 31 : (u8)timeout);
 }
 
 /* ------------------------------------------------------------ bytes */

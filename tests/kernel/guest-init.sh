@@ -284,18 +284,52 @@ else
 	# nothing left in `uabi objects`), with its bash and coreutils' timeout
 	# and stdbuf from the host, fewer iterations (UABI_CM_SLOW).  Each case
 	# is a step cm_CASE (UABI_QEMU_ONLY: "cm" or the steps' names); a
-	# program not installed on the host is a SKIP (run_cm.sh's 77).
+	# program not installed on the host is a SKIP (run_cm.sh's 77), one of
+	# tests/cm's own (run-qemu.sh's --cm-prog) not packed a FAIL.
 	if [ -x /probes/uabi ] && [ -e /probes/run_cm.sh ] && [ -x /usr/bin/bash ] &&
 		[ -e /probes/lib/libuabi_rdmacm.so ]; then
 		# bash's <(...) reads /dev/fd.
 		[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+		# ::1 for rping-ipv6 (the kernel gives lo its addresses when
+		# it comes up), and an address of this host beyond loopback
+		# for host-address: dummy0 (the guest has no NIC), in
+		# TEST-NET-1, with no route beyond its subnet, so not-local's
+		# TEST-NET-2 address stays on no route.
+		ip link set lo up
+		if [ -e /cm.modules ] && guest_insmod /cm.modules && ip link set dummy0 up &&
+			ip addr add 192.0.2.15/24 dev dummy0; then
+			echo "UABI-KERNEL-CM-NET: dummy0 192.0.2.15/24"
+		else
+			echo "UABI-KERNEL-CM-NET: no dummy0 (host-address fails)"
+		fi
 		for c in ucmatose udaddy cmtime rdma-server-client xrc rstream riostream mckey \
-			send-bw write-lat read-bw killed-client no-listener; do
+			send-bw write-lat read-bw killed-client no-listener rping-ipv6 host-address \
+			not-local other-user timeouts half-connect abuse; do
 			want cm || want "cm_$c" || continue
+			case $c in
+			timeouts) prog=/probes/cm/cm_ucma_timeouts ;;
+			half-connect) prog=/probes/cm/cm_ucma_half_connect ;;
+			abuse) prog=/probes/cm/cm_ucma_abuse ;;
+			*) prog="" ;;
+			esac
+			if [ -n "$prog" ] && [ ! -x "$prog" ]; then
+				echo "UABI-KERNEL-CM-CASE: $c: $prog not packed (run-qemu.sh --cm-prog)"
+				step "cm_$c" FAIL
+				continue
+			fi
+			# timeouts shortens the module's CM timeouts for itself:
+			# they must be as before for what runs after it.
+			k=/sys/module/rdma_uabi/parameters
+			kcm=$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout | tr '\n' ' ')
 			t0=$(cut -d. -f1 /proc/uptime)
 			env $cmenv PATH=/usr/bin:/bin:/usr/sbin:/sbin UABI_BACKEND=kernel UABI_CM_SLOW=1 \
-				timeout 300 /usr/bin/bash /probes/run_cm.sh /probes/uabi $c >/tmp/cm.out 2>&1
+				timeout 300 /usr/bin/bash /probes/run_cm.sh /probes/uabi $c $prog >/tmp/cm.out 2>&1
 			rc=$?
+			now=$(cat $k/cm_response_timeout $k/cm_retries $k/cm_mra_timeout | tr '\n' ' ')
+			if [ "$now" != "$kcm" ]; then
+				echo "cm_$c: the module's CM timeouts were not put back: $now, not $kcm"
+				rc=1
+			fi
 			echo "UABI-KERNEL-CM-CASE: $c exit $rc, $(($(cut -d. -f1 /proc/uptime) - t0))s"
 			tail -n 40 /tmp/cm.out
 			case $rc in

@@ -34,7 +34,12 @@
 # module: Debian's rping (step cm_rping), then the cases of
 # tests/cm/run_cm.sh (steps cm_CASE) with this host's librdmacm programs,
 # bash, timeout and stdbuf packed; a program not installed here makes its
-# step a SKIP, which fails the test (make deps installs them).
+# step a SKIP, which fails the test (make deps installs them).  With
+# --cm-prog (given once per program: cm_ucma_abuse, cm_ucma_half_connect,
+# cm_ucma_timeouts of tests/cm), run_cm.sh's cases of those programs too
+# (steps cm_abuse, cm_half-connect, cm_timeouts; one not given fails its
+# step), and this host's hostname and the dummy network driver (a
+# non-loopback address for cm_host-address).
 #
 # With --bench (a dynamically linked bench_control), the guest also runs that
 # benchmark on the kernel backend with the arguments of --bench-args (one
@@ -49,7 +54,8 @@
 #                    [--security BIN] [--tool BIN]
 #                    [--probes UABI_TOOL --probes-check BIN --probes-abuse BIN
 #                     --probes-verbs-lib LIB --probes-umad-lib LIB
-#                     [--probes-traffic BIN] [--probes-rdmacm-lib LIB]]
+#                     [--probes-traffic BIN] [--probes-rdmacm-lib LIB]
+#                     [--cm-prog BIN]...]
 #                    [--kernel /boot/vmlinuz-VER]
 #                    [--bench BIN [--bench-args ARGS] [--bench-out FILE]
 #                     [--bench-only]] [--module-args ARGS] [--timeout SECONDS]
@@ -82,6 +88,7 @@ import=""
 xrc=()
 placement=""
 security=""
+cm_bins=()
 probes="" probes_check="" probes_abuse="" probes_verbs="" probes_umad="" probes_traffic="" probes_rdmacm=""
 tool=""
 bench=""
@@ -117,6 +124,7 @@ while (($#)); do
 	--probes-verbs-lib) probes_verbs=$2; shift 2 ;;
 	--probes-umad-lib) probes_umad=$2; shift 2 ;;
 	--probes-rdmacm-lib) probes_rdmacm=$2; shift 2 ;;
+	--cm-prog) cm_bins+=("$2"); shift 2 ;;
 	--tool) tool=$2; shift 2 ;;
 	--bench) bench=$2; shift 2 ;;
 	--bench-args) bench_args=$2; shift 2 ;;
@@ -177,6 +185,9 @@ fi
 [[ -z $security || -x $security ]] || die "security binary '$security' not found"
 for b in "${xrc[@]}"; do
 	[[ -x $b ]] || die "xrc binary '$b' not found"
+done
+for b in "${cm_bins[@]}"; do
+	[[ -x $b ]] || die "--cm-prog binary '$b' not found"
 done
 # The diagnostics the probes run, from this host's packages.
 probes_progs=(ibstat ibstatus ibaddr sminfo perfquery smpquery ibnetdiscover iblinkinfo
@@ -289,6 +300,17 @@ if [[ -n $probes ]]; then
 		p=$(ls /usr/libexec/coreutils/libstdbuf.so /usr/lib/*/coreutils/libstdbuf.so 2>/dev/null | head -1)
 		[[ -n $p ]] && qemu_pack "$p"
 		cp "$root/tests/cm/run_cm.sh" "$rfs/probes/run_cm.sh" || die "copy run_cm.sh"
+		# run_cm.sh's raw ucma programs (and cm_ucma_timeouts' Debian
+		# librdmacm, at its own path, with it).
+		for b in "${cm_bins[@]}"; do
+			qemu_pack "$b" "/probes/cm/$(basename "$b")"
+			strip --strip-debug "$rfs/probes/cm/$(basename "$b")" || die "strip $b"
+		done
+		# cm_host-address: hostname -I (busybox's has no -I) lists the
+		# address the guest puts on dummy0 (the guest has no NIC).
+		p=$(command -v hostname) || die "hostname not found (package hostname)"
+		qemu_pack "$p" /usr/bin/hostname
+		qemu_modules cm.modules "$kver" dummy
 	fi
 	if [[ -n $probes_traffic ]]; then
 		qemu_pack "$probes_traffic" /probes/port_traffic

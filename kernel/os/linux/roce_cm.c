@@ -42,6 +42,8 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/random.h>
 #include <linux/skbuff.h>
@@ -483,6 +485,45 @@ void uabi_kcm_detach(struct uabi_device *dev)
 	flush_work(&kcm_rx_work);
 	kfree_rcu(l, rcu);
 }
+
+/* ------------------------------------------------- the CM's timeouts */
+/* uabid's UABI_CM_RESPONSE_TIMEOUT, UABI_CM_RETRIES and
+ * UABI_CM_MRA_TIMEOUT as module parameters, writable by root at any time
+ * (/sys/module/rdma_uabi/parameters/), so that a test can make a stuck
+ * peer's handshake end in a fraction of a second and then put them back
+ * (tests/cm/run_cm.sh's timeouts); the defaults are Linux's rdma_cm's.
+ * The module's loader and sysfs call the setters under the parameters'
+ * own lock, so the three values here change one at a time. */
+static unsigned int kcm_response_timeout = 20, kcm_retries = 15, kcm_mra_timeout = 24;
+
+static int kcm_param_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v, max = kp->arg == &kcm_retries ? 15 : 31;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v > max)
+		return -ERANGE;
+	*(unsigned int *)kp->arg = v;
+	uabi_cm_wire_set_timeouts(kcm_response_timeout, kcm_retries);
+	uabi_cm_wire_set_mra_timeout(kcm_mra_timeout);
+	return 0;
+}
+
+static const struct kernel_param_ops kcm_param_ops = {
+	.set = kcm_param_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(cm_response_timeout, &kcm_param_ops, &kcm_response_timeout, 0644);
+MODULE_PARM_DESC(cm_response_timeout,
+		 "CM response timeout of the handshakes started from now on, 4.096 us * 2^t, 0 to 31 (default 20: 4.3 s)");
+module_param_cb(cm_retries, &kcm_param_ops, &kcm_retries, 0644);
+MODULE_PARM_DESC(cm_retries, "retries of a REQ, REP or DREQ, 0 to 15 (default 15)");
+module_param_cb(cm_mra_timeout, &kcm_param_ops, &kcm_mra_timeout, 0644);
+MODULE_PARM_DESC(cm_mra_timeout,
+		 "service timeout of the MRAs sent and of the retries of a peer known to be there, 0 to 31 (default 24: 68.7 s)");
 
 /* ---------------------------------------------------- module init/exit */
 void uabi_kcm_init(void)
