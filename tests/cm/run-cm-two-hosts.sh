@@ -53,7 +53,7 @@ tool=$(realpath "$1")
 garbage=${2:+$(realpath "$2")}
 me=run-cm-two-hosts${inproc:+ --inproc}
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
-for p in ip rping ucmatose timeout; do
+for p in ip ss rping ucmatose timeout; do
 	command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
 done
 
