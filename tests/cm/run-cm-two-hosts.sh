@@ -16,77 +16,162 @@
 #   addresses and between the IPv6 link-local ones (the QPs send from
 #   their connection's address, not the device's first of its family),
 #   ucmatose (4 connections, data, disconnect)
-#   over IPv4 and over IPv6, rstream over IPv6 (64 KiB transfers,
+#   over IPv4 and over IPv6 and to a wildcard listener, rstream over IPv6 (64 KiB transfers,
 #   verified), rdma_xserver/rdma_xclient (RC and XRC), udaddy (UD,
 #   SIDR) over both, perftest's
 #   ib_send_bw -R, ib_read_lat -R, ib_write_lat -R and ib_read_bw -R,
 #   cmtime (100 connections), rdma_server/rdma_client, riostream (50 x
-#   64 KiB, verified), a client with no listener (REJECTED,
-#   reason 8), a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
-#   the REQ's retries: uabid's test knobs make them short), a client
-#   killed mid-pings (the server ends by itself), garbage at QP1
+#   64 KiB, verified), while host B serves an rping: garbage at QP1
 #   (cm_garbage: malformed packets and MADs, counted, nothing moved;
-#   rping works afterwards), and mckey (UD multicast to 239.1.2.3 across).
-#   Neither uabid holds an object at the end.
+#   the rping works afterwards), a client with no listener (REJECTED,
+#   reason 8) and udaddy with no UD listener (SIDR REP "unsupported");
+#   a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
+#   the REQ's retries: uabid's test knobs make them short), a client
+#   killed mid-pings (the server ends by itself), and mckey (UD
+#   multicast to 239.1.2.3 and to ff0e::6612 across).  Neither uabid
+#   holds an object at the end.
 #
-# Usage: run-cm-two-hosts.sh UABI_TOOL [CM_GARBAGE]
+# With --inproc INPROC_LIB (ctest cm_two_hosts_inproc) there is no uabid:
+# every program runs under `uabi run --backend inproc` with
+# UABI_LINKS=roce0:<its end> and the same short CM timeouts, so the
+# process's own core is the CM of its RoCE device and the process's own
+# wire endpoint carries its MADs on QP1 (port 4791 of the device's
+# addresses) and its QPs' data.  The same cases run, each written once
+# here.  In-process a client killed mid-pings sends no DREQ (its CM died
+# with it): the server ends when its own send to it fails.  Garbage at QP1
+# goes to the endpoint of a listening rping on host B, and "nothing left"
+# is no process of ours left in either namespace.
+#
+# Usage: run-cm-two-hosts.sh [--inproc INPROC_LIB] UABI_TOOL [CM_GARBAGE]
 set -uo pipefail
+inproc=
+if [[ ${1:-} == --inproc ]]; then
+	inproc=$(realpath "$2")
+	shift 2
+fi
 tool=$(realpath "$1")
 garbage=${2:+$(realpath "$2")}
+me=run-cm-two-hosts${inproc:+ --inproc}
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
-for p in ip rping ucmatose timeout; do
+for p in ip ss rping ucmatose timeout; do
 	command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
 done
 
 # UABI_TEST_NETNS_TAG: a word in the namespaces' names (several runs on
 # one machine tell theirs apart).
 tag=${UABI_TEST_NETNS_TAG:+$UABI_TEST_NETNS_TAG-}
-A=hBa-$tag$$ B=hBb-$tag$$
+# The in-process mode's names differ from uabid's (hC, not hB): both may
+# run on one machine.
+if [[ -n $inproc ]]; then
+	A=hCa-$tag$$ B=hCb-$tag$$ vA=hCv1 vB=hCv2 wA=hCw1 wB=hCw2
+else
+	A=hBa-$tag$$ B=hBb-$tag$$ vA=hBv1 vB=hBv2 wA=hBw1 wB=hBw2
+fi
 log=$(mktemp -d /tmp/uabi-cm-two.XXXXXX)
 cleanup() {
 	for n in $A $B; do
-		ip netns exec "$n" env UABI_SOCKET="$log/$n.sock" "$tool" daemon stop >/dev/null 2>&1
+		[[ -n $inproc ]] || ip netns exec "$n" env UABI_SOCKET="$log/$n.sock" "$tool" daemon stop >/dev/null 2>&1
 		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$n" 2>/dev/null
 	done
 }
 trap cleanup EXIT
 ip netns add $A && ip netns add $B || { echo "FAIL: ip netns add"; exit 1; }
-ip -n $A link add hBv1 type veth peer name hBv2 netns $B || { echo "FAIL: veth"; exit 1; }
-ip -n $A addr add 10.66.0.1/24 dev hBv1 && ip -n $B addr add 10.66.0.2/24 dev hBv2
+ip -n $A link add $vA type veth peer name $vB netns $B || { echo "FAIL: veth"; exit 1; }
+ip -n $A addr add 10.66.0.1/24 dev $vA && ip -n $B addr add 10.66.0.2/24 dev $vB
 # IPv6 beside IPv4 on the same devices (no DAD: usable at once); the
 # devices receive at their IPv4 address and answer at every other one.
-ip -n $A addr add fd66::1/64 dev hBv1 nodad && ip -n $B addr add fd66::2/64 dev hBv2 nodad
+ip -n $A addr add fd66::1/64 dev $vA nodad && ip -n $B addr add fd66::2/64 dev $vB nodad
 # A second IPv4 address, and link-local IPv6 ones of our choosing (no
 # DAD), each not the first of its family in the devices' GID tables.
-ip -n $A addr add 10.66.1.1/24 dev hBv1 && ip -n $B addr add 10.66.1.2/24 dev hBv2
-ip -n $A addr add fe80::66:1/64 dev hBv1 nodad && ip -n $B addr add fe80::66:2/64 dev hBv2 nodad
-for n in $A $B; do ip -n "$n" link set lo up; done
-ip -n $A link set hBv1 up && ip -n $B link set hBv2 up
-
-fails=0
-fail() { echo "run-cm-two-hosts: $1: FAIL"; shift; for f in "$@"; do echo "--- $f"; tail -n 15 "$f"; done; fails=$((fails + 1)); }
-pass() { echo "run-cm-two-hosts: $*: PASS"; }
-
-# Short CM timeouts in these uabids (a response timeout of 2^16 * 4.096 us,
-# 268 ms, and 3 retries), so that a REQ nobody answers is given up in ~1 s.
-for h in "$A hBv1" "$B hBv2"; do
-	set -- $h
-	if ! ip netns exec "$1" env UABI_SOCKET="$log/$1.sock" UABI_IDLE_EXIT=0 \
-		UABI_CM_RESPONSE_TIMEOUT=16 UABI_CM_RETRIES=3 \
-		"$tool" link add roce0 netdev "$2" >"$log/$1.link" 2>&1 ||
-		! grep -q "roce0/1 state ACTIVE .*receives 10.66.0.[12]:4791" "$log/$1.link"; then
-		echo "run-cm-two-hosts: FAIL: uabi link add roce0 netdev $2 in $1"
-		cat "$log/$1.link"
-		exit 1
-	fi
+ip -n $A addr add 10.66.1.1/24 dev $vA && ip -n $B addr add 10.66.1.2/24 dev $vB
+ip -n $A addr add fe80::66:1/64 dev $vA nodad && ip -n $B addr add fe80::66:2/64 dev $vB nodad
+# A second veth pair with IPv6 addresses only (fd67::1 and fd67::2), for
+# a second RoCE device, roce1: an IPv6 multicast group is joined on a
+# device whose endpoint is IPv6 (docs/wire.md, "UD multicast": the first
+# pair's devices are IPv4 ones, which an IPv6 group is refused on).
+ip -n $A link add $wA type veth peer name $wB netns $B || { echo "FAIL: veth"; exit 1; }
+ip -n $A addr add fd67::1/64 dev $wA nodad && ip -n $B addr add fd67::2/64 dev $wB nodad
+for n in $A $B; do
+	# nor DAD for the link-local address the kernel makes itself: an
+	# in-process endpoint binds every address of its device when the
+	# program opens it, and a tentative one cannot be bound
+	ip netns exec "$n" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	ip -n "$n" link set lo up
 done
+ip -n $A link set $vA up && ip -n $B link set $vB up
+ip -n $A link set $wA up && ip -n $B link set $wB up
 
-# on NS CMD...: CMD under `uabi run` on host NS's uabid.
+server_env=()
+fails=0
+fail() { echo "$me: $1: FAIL"; shift; for f in "$@"; do echo "--- $f"; tail -n 15 "$f"; done; fails=$((fails + 1)); }
+pass() { echo "$me: $*: PASS"; }
+
+# Short CM timeouts (a response timeout of 2^16 * 4.096 us, 268 ms, and 3
+# retries), so that a REQ nobody answers is given up in ~1 s: uabid's, or
+# read by each in-process program's core from its environment.
+cm_knobs=(UABI_CM_RESPONSE_TIMEOUT=16 UABI_CM_RETRIES=3)
+if [[ -z $inproc ]]; then
+	for h in "$A $vA" "$B $vB"; do
+		set -- $h
+		if ! ip netns exec "$1" env UABI_SOCKET="$log/$1.sock" UABI_IDLE_EXIT=0 "${cm_knobs[@]}" \
+			"$tool" link add roce0 netdev "$2" >"$log/$1.link" 2>&1 ||
+			! grep -q "roce0/1 state ACTIVE .*receives 10.66.0.[12]:4791" "$log/$1.link"; then
+			echo "$me: FAIL: uabi link add roce0 netdev $2 in $1"
+			cat "$log/$1.link"
+			exit 1
+		fi
+	done
+	for h in "$A $wA" "$B $wB"; do
+		set -- $h
+		if ! ip netns exec "$1" env UABI_SOCKET="$log/$1.sock" "$tool" link add roce1 netdev "$2" \
+			>"$log/$1.link1" 2>&1 || ! grep -q "roce1/1 state ACTIVE" "$log/$1.link1"; then
+			echo "$me: FAIL: uabi link add roce1 netdev $2 in $1"
+			cat "$log/$1.link1"
+			exit 1
+		fi
+	done
+fi
+
+# stop_prog NS PROG: SIGTERM to the program PROG itself in NS (not to `on`'s
+# subshell, nor to a uabid).
+stop_prog() {
+	local p
+	for p in $(ip netns pids $1); do
+		[[ $(cat /proc/$p/comm 2>/dev/null) == "$2" ]] && kill $p 2>/dev/null
+	done
+}
+# wait_endpoint NS: until port 4791 is bound in NS (bounded, 5 s): uabid
+# has it all along; in-process, a program's endpoint has it once its
+# rdma_cm file is open.
+wait_endpoint() {
+	local i
+	for i in $(seq 100); do
+		[[ -n $(ip netns exec "$1" ss -Hlun 'sport = :4791') ]] && return
+		sleep 0.05
+	done
+}
+# on NS CMD...: CMD under `uabi run` on host NS's uabid, or in-process with
+# the RoCE device on NS's end of the veth (with v6only set, roce1's: the
+# second pair's end, as its device roce0).  on_argv NS sets on_cmd to the
+# words before CMD: each of them execs the next, so in the background
+# "${on_cmd[@]}" CMD's $! is CMD's pid.
+on_argv() {
+	local ns=$1 ifname=$vA
+	[[ $ns == "$B" ]] && ifname=$vB
+	[[ -n ${v6only:-} ]] && { ifname=$wA; [[ $ns == "$B" ]] && ifname=$wB; }
+	if [[ -n $inproc ]]; then
+		on_cmd=(ip netns exec "$ns" env UABI_BACKEND=inproc UABI_INPROC_LIB="$inproc"
+			UABI_LINKS="roce0:$ifname" "${cm_knobs[@]}" "$tool" run --backend inproc --)
+	else
+		on_cmd=(ip netns exec "$ns" env UABI_SOCKET="$log/$ns.sock" UABI_AUTOSTART=0 "$tool" run --)
+	fi
+}
 on() {
-	local ns=$1
+	local on_cmd
+	on_argv "$1"
 	shift
-	ip netns exec "$ns" env UABI_SOCKET="$log/$ns.sock" UABI_AUTOSTART=0 "$tool" run -- "$@"
+	"${on_cmd[@]}" "$@"
 }
 # The lines rping -v prints for COUNT pings (rping.c's pattern).
 rping_expect() {
@@ -102,12 +187,18 @@ rping_expect() {
 }
 # rping_pair NAME SERVER-NS SERVER-ADDR CLIENT-NS PORT COUNT [CLIENT'S ADDR]
 # (the server's address as the client names it, if not SERVER-ADDR: a
-# link-local one's scope is the client's interface)
+# link-local one's scope is the client's interface).  With while_serving
+# set (a command), it is run once the server is up, before the client;
+# server_env (an array) is the server's environment's additions.
 rping_pair() {
 	local name=$1 sns=$2 saddr=$3 cns=$4 port=$5 count=$6 caddr=${7:-$3}
-	on "$sns" timeout 60 rping -s -a "$saddr" -p "$port" -v -C "$count" \
+	on "$sns" env "${server_env[@]}" timeout 60 rping -s -a "$saddr" -p "$port" -v -C "$count" \
 		>"$log/$name.server.out" 2>"$log/$name.server.err" &
 	local spid=$! crc=1 try
+	if [[ -n ${while_serving:-} ]]; then
+		wait_endpoint "$sns"
+		$while_serving
+	fi
 	# the listener must be up before the client's REQ: a REJ (8) says
 	# it is not yet, and the client tries again (bounded)
 	for try in $(seq 40); do
@@ -146,14 +237,18 @@ rping_pair rping6_b_to_a $A fd66::1 $B 25511 20
 # these four failed and the rest passed).
 rping_pair rping_second_a_to_b $B 10.66.1.2 $A 24100 10
 rping_pair rping_second_b_to_a $A 10.66.1.1 $B 24101 10
-rping_pair rping_ll_a_to_b $B fe80::66:2%hBv2 $A 24102 10 fe80::66:2%hBv1
-rping_pair rping_ll_b_to_a $A fe80::66:1%hBv1 $B 24103 10 fe80::66:1%hBv2
+rping_pair rping_ll_a_to_b $B fe80::66:2%$vB $A 24102 10 fe80::66:2%$vA
+rping_pair rping_ll_b_to_a $A fe80::66:1%$vA $B 24103 10 fe80::66:1%$vB
 
-# ucmatose_pair NAME SERVER-ADDR PORT: 4 connections from A to B's
-# server bound to SERVER-ADDR, 10 messages each way on each, disconnect.
+# ucmatose_pair NAME SERVER-ADDR PORT [any]: 4 connections from A to B's
+# server bound to SERVER-ADDR (with any: a wildcard listener, which never
+# opens the RoCE device itself: in-process, the translator's context on it
+# gives the process its endpoint), 10 messages each way on each,
+# disconnect.
 ucmatose_pair() {
-	local name=$1 saddr=$2 port=$3 spid crc src try
-	on $B timeout 60 ucmatose -b "$saddr" -p "$port" -c 4 -C 10 >"$log/$name.server.out" 2>&1 &
+	local name=$1 saddr=$2 port=$3 bind=(-b "$2") spid crc src try
+	[[ ${4:-} == any ]] && bind=()
+	on $B timeout 60 ucmatose "${bind[@]}" -p "$port" -c 4 -C 10 >"$log/$name.server.out" 2>&1 &
 	spid=$!
 	for try in $(seq 40); do
 		sleep 0.25
@@ -172,6 +267,7 @@ ucmatose_pair() {
 }
 ucmatose_pair ucmatose 10.66.0.2 25502
 ucmatose_pair ucmatose6 fd66::2 25512
+ucmatose_pair ucmatose_any 10.66.0.2 25514 any
 
 # rsockets over IPv6: 200 transfers of 64 KiB each way, verified (-T v):
 # messages of many packets from the device's IPv6 source.
@@ -249,33 +345,47 @@ udaddy_pair() {
 if command -v udaddy >/dev/null; then
 	udaddy_pair udaddy 10.66.0.2
 	udaddy_pair udaddy6 fd66::2
-	# no UD listener: the SIDR REP says "unsupported" (status 1)
-	on $A timeout 30 udaddy -s 10.66.0.2 -c 1 -C 1 >"$log/udaddy-none.out" 2>&1
-	crc=$?
-	if ((crc != 0)) && grep -q 'UNREACHABLE' "$log/udaddy-none.out"; then
-		pass "udaddy with no listener (UNREACHABLE: $(grep -m1 -o 'UNREACHABLE.*' "$log/udaddy-none.out"))"
-	else
-		fail "udaddy with no listener (exit $crc)" "$log/udaddy-none.out"
-	fi
 fi
 
 # perftest over rdma_cm (-R): SENDs, and READs (the responder resources
 # and initiator depth the REQ and REP carry).  perftest's server takes a
-# control connection, then listens again for the data QP's, while its
-# client connects the second at once: when the second REQ comes first it
-# is refused (REJ 8, as Linux's CM refuses a REQ with no listener) and the
-# run fails — perftest's own race.  So a failed pair is run again whole
-# (both sides new), at most 3 times, and the attempts are reported.
+# control connection, exchanges its parameters over it, then makes a new
+# listener for the data QP's, while its client connects the second at
+# once: when the second REQ comes first it is refused (REJ 8, as Linux's
+# CM refuses a REQ with no listener) — perftest's own race, which its
+# client means to outlive by trying again, but perftest 4.5's dies of it
+# (SIGSEGV in rdma_resolve_addr() on the IDs its retry destroyed).  The
+# client's REQ leaves within a millisecond of the last handshake message
+# it got, and the server listens only once its send of that message is
+# complete: the client's ACK for it, held (docs/wire.md, "Held ACKs"),
+# left with the REQ, and the server lost every time (ib_read_lat, 12 of
+# 12 in-process).  So the ACKs go at once here (UABI_WIRE_HOLD_ACKS=0),
+# and a failed pair is run again whole (both sides new), at most 15
+# times; the attempts are reported (in-process, about every other one
+# still fails).
 for t in "ib_send_bw -n 200" "ib_read_lat -n 200" "ib_write_lat -n 200" "ib_read_bw -n 200"; do
 	command -v ${t%% *} >/dev/null || continue
 	name=${t%% *}
 	ok=0
-	for attempt in 1 2 3; do
-		on $B timeout 30 $t -R -p 25507 >"$log/$name.server.out" 2>&1 &
+	for attempt in $(seq 15); do
+		on $B env UABI_WIRE_HOLD_ACKS=0 timeout 30 $t -R -p 25507 >"$log/$name.server.out" 2>&1 &
 		spid=$!
-		sleep 1 # listening by then (perftest prints nothing until a client comes)
-		on $A timeout 30 $t -R -p 25507 10.66.0.2 >"$log/$name.client.out" 2>&1
+		# listening by then (perftest prints nothing until a client
+		# comes; a control REQ refused ends the client at once)
+		if [[ -n $inproc ]]; then
+			wait_endpoint $B
+			sleep 0.2
+		else
+			sleep 1
+		fi
+		on $A env UABI_WIRE_HOLD_ACKS=0 timeout 30 $t -R -p 25507 10.66.0.2 >"$log/$name.client.out" 2>&1
 		crc=$?
+		# The client refused at its second REQ died: a uabid then
+		# sends the DREQ for its first connection and the server ends;
+		# in-process nobody does (the CM died with the client), and the
+		# server would wait for its timeout: stopped now (failed either
+		# way).
+		((crc != 0)) && stop_prog $B $name
 		wait $spid
 		src=$?
 		if ((crc == 0 && src == 0)); then
@@ -286,7 +396,7 @@ for t in "ib_send_bw -n 200" "ib_read_lat -n 200" "ib_write_lat -n 200" "ib_read
 	if ((ok)); then
 		pass "$name -R (attempt $attempt: $(grep -E '^ +[0-9]+ +[0-9]+' "$log/$name.client.out" | tail -1 | tr -s ' '))"
 	else
-		fail "$name -R (client $crc, server $src, 3 attempts)" "$log/$name".*
+		fail "$name -R (client $crc, server $src, 15 attempts)" "$log/$name".*
 	fi
 done
 
@@ -298,7 +408,7 @@ done
 prog_pair() {
 	local name=$1 pat=$2 sargs=$3 cargs=$4 serves_on=${5:-} spid crc=1 src try
 	command -v ${sargs%% *} >/dev/null && command -v ${cargs%% *} >/dev/null || {
-		echo "run-cm-two-hosts: $name: not installed here"
+		echo "$me: $name: not installed here"
 		fails=$((fails + 1))
 		return
 	}
@@ -313,11 +423,7 @@ prog_pair() {
 	done
 	if [[ -n $serves_on ]]; then
 		kill -0 $spid 2>/dev/null && src=0 || src=1 # still serving
-		# the server program itself, in B's namespace (not its uabid)
-		local prog=${sargs%% *} p
-		for p in $(ip netns pids $B); do
-			[[ $(cat /proc/$p/comm 2>/dev/null) == "$prog" ]] && kill $p 2>/dev/null
-		done
+		stop_prog $B ${sargs%% *}
 		wait $spid
 	else
 		wait $spid
@@ -337,15 +443,6 @@ prog_pair rdma_server_client 'rdma_client: end 0' "rdma_server -p 25520" \
 prog_pair riostream '^custom +64k +50 ' "riostream -p 25521 -T v -S 65536 -C 50" \
 	"riostream -s 10.66.0.2 -p 25521 -T v -S 65536 -C 50"
 
-# No listener at the port: the peer's CM answers REJ, "invalid service ID".
-on $A timeout 30 rping -c -a 10.66.0.2 -p 25503 -C 1 >"$log/nolisten.out" 2>"$log/nolisten.err"
-crc=$?
-if ((crc != 0)) && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/nolisten.err"; then
-	pass "no listener (REJECTED, reason 8)"
-else
-	fail "no listener (exit $crc)" "$log"/nolisten.*
-fi
-
 # Nobody at the address: the REQ is sent 1 + 3 times, 268 ms apart, then
 # UNREACHABLE (-ETIMEDOUT, -110).
 t0=$(date +%s%N)
@@ -362,14 +459,16 @@ fi
 # and sends the DREQ, the server's CM reports DISCONNECTED (or the
 # server's RDMA READ to the dead client fails first, status 12, as on
 # hardware); either way the server ends by itself, not by its timeout.
+# In-process the CM was the killed process's own and nobody sends the
+# DREQ: the server learns from its own next send to the dead client,
+# whose retries run out (status 12; seen after 8-9 s).
 on $B timeout 60 rping -s -a 10.66.0.2 -p 25506 -v >"$log/killed.server.out" 2>"$log/killed.server.err" &
 spid=$!
 cpid=""
 for try in $(seq 40); do
 	sleep 0.25
-	# `ip netns exec`, env and `uabi run` exec: $! is rping's pid
-	ip netns exec $A env UABI_SOCKET="$log/$A.sock" UABI_AUTOSTART=0 "$tool" run -- \
-		rping -c -a 10.66.0.2 -p 25506 -v -C 100000000 >"$log/killed.client.out" 2>"$log/killed.client.err" &
+	on_argv $A
+	"${on_cmd[@]}" rping -c -a 10.66.0.2 -p 25506 -v -C 100000000 >"$log/killed.client.out" 2>"$log/killed.client.err" &
 	cpid=$!
 	# (its output is buffered: alive after 2 s is connected and pinging;
 	# REJECTED, the listener not up yet, ends it at once)
@@ -379,78 +478,136 @@ for try in $(seq 40); do
 	grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/killed.client.err" || break
 done
 kill -9 $cpid 2>/dev/null
+t0=$SECONDS
 wait $cpid 2>/dev/null
 wait $spid
 src=$?
 if grep -q 'ping data' "$log/killed.server.out" && ((src != 124 && src != 137)) &&
 	grep -qE 'DISCONNECT EVENT|cq completion failed status 12' "$log/killed.server.err"; then
-	pass "client killed mid-pings (the server ended by itself, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
+	pass "client killed mid-pings (the server ended by itself after $((SECONDS - t0)) s, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
 else
 	fail "client killed mid-pings (server exit $src)" "$log"/killed.*
 fi
 
-# Garbage at QP1 of host B: counted and dropped; the CM still connects.
-if [[ -n $garbage ]]; then
-	before=$(ip netns exec $B env UABI_SOCKET="$log/$B.sock" "$tool" link | grep roce0)
+# While host B serves (an rping server listening there: in-process, its
+# endpoint has B's port 4791 and its core is B's CM; with uabids, B's
+# uabid has them all along): garbage at QP1, a client for a port with no
+# listener, udaddy with no UD listener, then the rping server's client.
+# b_garbage: garbage at QP1 of host B, counted and dropped; the CM still
+# connects (the rping after it).
+b_garbage() {
+	[[ -n $garbage ]] || return
+	local before after refused dropped dropped0
+	[[ -n $inproc ]] || before=$(ip netns exec $B env UABI_SOCKET="$log/$B.sock" "$tool" link | grep roce0)
 	ip netns exec $A timeout 60 "$garbage" 10.66.0.1 10.66.0.2 4791 3000 7 >"$log/garbage.out" 2>&1
 	grc=$?
+	# in-process the counts are the endpoint's, in the server's
+	# process: its trace is read once it has ended
+	[[ -n $inproc ]] && return
 	after=$(ip netns exec $B env UABI_SOCKET="$log/$B.sock" "$tool" link | grep roce0)
 	refused=$(sed -E 's/.* qp1 in [0-9]+ refused ([0-9]+).*/\1/' <<<"$after")
 	dropped=$(sed -E 's/.* cm taken [0-9]+ dropped ([0-9]+).*/\1/' <<<"$after")
 	dropped0=$(sed -E 's/.* cm taken [0-9]+ dropped ([0-9]+).*/\1/' <<<"$before")
-	echo "run-cm-two-hosts: host B after garbage: ${after#*relayed }"
+	echo "$me: host B after garbage: ${after#*relayed }"
 	if ((grc == 0)) && ((refused > 0 && dropped > dropped0)); then
 		pass "garbage at QP1 ($(cat "$log/garbage.out"); refused $refused, CM dropped $((dropped - dropped0)))"
 	else
 		fail "garbage at QP1 (exit $grc)" "$log/garbage.out"
 	fi
-	rping_pair rping_after_garbage $B 10.66.0.2 $A 25505 10
+}
+b_serving() {
+	b_garbage
+	# No listener at the port: B's CM answers REJ, "invalid service ID".
+	on $A timeout 30 rping -c -a 10.66.0.2 -p 25503 -C 1 >"$log/nolisten.out" 2>"$log/nolisten.err"
+	local crc=$?
+	if ((crc != 0)) && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/nolisten.err"; then
+		pass "no listener (REJECTED, reason 8)"
+	else
+		fail "no listener (exit $crc)" "$log"/nolisten.*
+	fi
+	# No UD listener: the SIDR REP says "unsupported" (status 1), not a
+	# timeout (-110: nobody answered).
+	command -v udaddy >/dev/null || return
+	on $A timeout 30 udaddy -s 10.66.0.2 -c 1 -C 1 >"$log/udaddy-none.out" 2>&1
+	crc=$?
+	if ((crc != 0)) && grep -q 'UNREACHABLE' "$log/udaddy-none.out" &&
+		! grep -q 'UNREACHABLE.*-110' "$log/udaddy-none.out"; then
+		pass "udaddy with no listener (UNREACHABLE: $(grep -m1 -o 'UNREACHABLE.*' "$log/udaddy-none.out"))"
+	else
+		fail "udaddy with no listener (exit $crc)" "$log/udaddy-none.out"
+	fi
+}
+grc=0
+[[ -n $inproc ]] && server_env=(UABI_WIRE_TRACE="$log/garbage.trace")
+while_serving=b_serving rping_pair rping_b_serving $B 10.66.0.2 $A 25505 10
+server_env=()
+if [[ -n $inproc && -n $garbage ]]; then
+	# the datagrams for QP1 that B's endpoint parsed (their ICRC right:
+	# the CM's own MADs too), of 3000 sent (1 in 7 with a bad ICRC)
+	n=$(grep -c ' rx op .. qp 000001 ' "$log/garbage.trace")
+	if ((grc == 0 && n > 2000)); then
+		pass "garbage at QP1 ($(cat "$log/garbage.out"); $n for QP1 parsed by B's endpoint, rping after it)"
+	else
+		fail "garbage at QP1 (exit $grc, $n for QP1 parsed)" "$log/garbage.out"
+	fi
 fi
 
 # mckey (UD multicast through the CM): each side binds to its RoCE
-# device's address, so the join is RoCEv2's (the MGID ::ffff:239.1.2.3, no
-# LID) and the QP attached to it joins the IP group on the veth.  The
-# receiver on host B joins first (its line-buffered "joined" line), then
-# the sender on host A joins and sends 20 datagrams to the group; the
-# receiver ends only once it has all 20.
-if command -v mckey >/dev/null && command -v stdbuf >/dev/null; then
-	on $B timeout 30 stdbuf -oL mckey -m 239.1.2.3 -b 10.66.0.2 -C 20 \
-		>"$log/mckey.server.out" 2>&1 &
+# device's address, so the join is RoCEv2's (the MGID ::ffff:239.1.2.3 or
+# the IPv6 group itself, no LID) and the QP attached to it joins the IP
+# group on the veth.  The receiver on host B joins first (its
+# line-buffered "joined" line), then the sender on host A joins and sends
+# 20 datagrams to the group; the receiver ends only once it has all 20.
+# mckey_pair NAME GROUP MGID B'S-ADDR A'S-ADDR
+mckey_pair() {
+	local name=$1 group=$2 mgid=$3 baddr=$4 aaddr=$5 spid crc src
+	on $B timeout 30 stdbuf -oL mckey -m "$group" -b "$baddr" -C 20 >"$log/$name.server.out" 2>&1 &
 	spid=$!
 	for _ in $(seq 300); do
-		grep -q 'mckey: joined' "$log/mckey.server.out" && break
+		grep -q 'mckey: joined' "$log/$name.server.out" && break
 		kill -0 $spid 2>/dev/null || break
 		sleep 0.1
 	done
-	on $A timeout 30 stdbuf -oL mckey -m 239.1.2.3 -b 10.66.0.1 -s -C 20 >"$log/mckey.client.out" 2>&1
+	on $A timeout 30 stdbuf -oL mckey -m "$group" -b "$aaddr" -s -C 20 >"$log/$name.client.out" 2>&1
 	crc=$?
 	wait $spid
 	src=$?
-	if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/mckey.server.out" &&
-		grep -q 'return status 0' "$log/mckey.server.out" &&
-		grep -q 'joined dgid: ::ffff:239.1.2.3 mlid 0x0' "$log/mckey.client.out"; then
-		pass "mckey (239.1.2.3 across: 20 datagrams received, $(grep -o 'joined dgid.*' "$log/mckey.server.out"))"
+	if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/$name.server.out" &&
+		grep -q 'return status 0' "$log/$name.server.out" &&
+		grep -q "joined dgid: $mgid mlid 0x0" "$log/$name.client.out"; then
+		pass "$name ($group across: 20 datagrams received, $(grep -o 'joined dgid.*' "$log/$name.server.out"))"
 	else
-		fail "mckey (sender $crc, receiver $src)" "$log"/mckey.*
+		fail "$name (sender $crc, receiver $src)" "$log/$name".*
 	fi
+}
+if command -v mckey >/dev/null && command -v stdbuf >/dev/null; then
+	mckey_pair mckey 239.1.2.3 ::ffff:239.1.2.3 10.66.0.2 10.66.0.1
+	v6only=1 mckey_pair mckey6 ff0e::6612 ff0e::6612 fd67::2 fd67::1
 fi
 
-# Nothing left behind in either uabid.
-sleep 0.5
-for h in $A $B; do
-	left=$(ip netns exec $h env UABI_SOCKET="$log/$h.sock" "$tool" objects 2>&1)
-	if [[ $left != *"no live objects"* ]]; then
-		echo "run-cm-two-hosts: objects left in $h's uabid: FAIL"
-		echo "$left"
-		fails=$((fails + 1))
-	fi
-done
-for h in $A $B; do
-	echo "run-cm-two-hosts: $h: $(ip netns exec $h env UABI_SOCKET="$log/$h.sock" "$tool" link | grep roce0 | sed 's/.*relayed/relayed/')"
-done
+# Nothing left behind: no object in either uabid, or (in-process) no
+# process of ours in either namespace.
+if [[ -n $inproc ]]; then
+	for n in $A $B; do
+		[[ -z $(ip netns pids "$n" 2>/dev/null) ]] || fail "processes left in $n ($(ip netns pids "$n" | xargs -r ps -o comm= -p | xargs))"
+	done
+else
+	sleep 0.5
+	for h in $A $B; do
+		left=$(ip netns exec $h env UABI_SOCKET="$log/$h.sock" "$tool" objects 2>&1)
+		if [[ $left != *"no live objects"* ]]; then
+			echo "$me: objects left in $h's uabid: FAIL"
+			echo "$left"
+			fails=$((fails + 1))
+		fi
+	done
+	for h in $A $B; do
+		echo "$me: $h: $(ip netns exec $h env UABI_SOCKET="$log/$h.sock" "$tool" link | grep roce0 | sed 's/.*relayed/relayed/')"
+	done
+fi
 if ((fails)); then
-	echo "run-cm-two-hosts: FAIL ($fails; logs in $log)"
+	echo "$me: FAIL ($fails; ${SECONDS} s; logs in $log)"
 	exit 1
 fi
 rm -rf "$log"
-echo "run-cm-two-hosts: PASS"
+echo "$me: PASS (${SECONDS} s)"
