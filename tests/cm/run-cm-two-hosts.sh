@@ -173,18 +173,7 @@ on() {
 	shift
 	"${on_cmd[@]}" "$@"
 }
-# The lines rping -v prints for COUNT pings (rping.c's pattern).
-rping_expect() {
-	awk -v n="$1" -v prefix="$2" 'BEGIN {
-		start = 65
-		for (p = 0; p < n; p++) {
-			s = sprintf("rdma-ping-%d: ", p); c = start
-			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
-			print prefix s
-			start++; if (start > 122) start = 65
-		}
-	}'
-}
+. "$(dirname "${BASH_SOURCE[0]}")/rping-expect.sh"
 # rping_pair NAME SERVER-NS SERVER-ADDR CLIENT-NS PORT COUNT [CLIENT'S ADDR]
 # (the server's address as the client names it, if not SERVER-ADDR: a
 # link-local one's scope is the client's interface).  With while_serving

@@ -121,19 +121,7 @@ no_objects() {
 	out=$("$tool" --socket "$UABI_SOCKET" objects 2>&1)
 	[[ $out == *"no live objects"* ]] || fail "objects left behind: $out"
 }
-# The lines rping -v prints for COUNT pings of 64 bytes: "rdma-ping-N: "
-# then letters from 'A' + N, wrapping after 'z' (rping.c's pattern).
-rping_expect() {
-	awk -v n="$1" -v prefix="$2" 'BEGIN {
-		start = 65
-		for (p = 0; p < n; p++) {
-			s = sprintf("rdma-ping-%d: ", p); c = start
-			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
-			print prefix s
-			start++; if (start > 122) start = 65
-		}
-	}'
-}
+. "$(dirname "${BASH_SOURCE[0]}")/rping-expect.sh"
 
 case $case in
 rping)

@@ -300,6 +300,7 @@ if [[ -n $probes ]]; then
 		p=$(ls /usr/libexec/coreutils/libstdbuf.so /usr/lib/*/coreutils/libstdbuf.so 2>/dev/null | head -1)
 		[[ -n $p ]] && qemu_pack "$p"
 		cp "$root/tests/cm/run_cm.sh" "$rfs/probes/run_cm.sh" || die "copy run_cm.sh"
+		cp "$root/tests/cm/rping-expect.sh" "$rfs/probes/rping-expect.sh" || die "copy rping-expect.sh"
 		# run_cm.sh's raw ucma programs (and cm_ucma_timeouts' Debian
 		# librdmacm, at its own path, with it).
 		for b in "${cm_bins[@]}"; do
