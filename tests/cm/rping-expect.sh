@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 # Sourced by the scripts that check rping's payload (tests/cm/run_cm.sh,
-# tests/cm/run-cm-two-hosts.sh, tests/wire/run-kroce-cm.sh; run_cm.sh
-# also in the qemu guest of tests/kernel/run-qemu.sh, beside it).
+# tests/cm/run-cm-two-hosts.sh, tests/wire/run-kroce-cm.sh and
+# run-rxe-cm.sh; run_cm.sh also in the qemu guest of
+# tests/kernel/run-qemu.sh, beside it).
 #
 # rping_expect COUNT PREFIX: the lines rping -v prints for COUNT pings of
 # 64 bytes, each after PREFIX: "rdma-ping-N: " then letters from 'A' + N

@@ -99,17 +99,7 @@ if command -v dumpcap >/dev/null; then
 fi
 
 fails=()
-rping_expect() {
-	awk -v n="$1" -v prefix="$2" 'BEGIN {
-		start = 65
-		for (p = 0; p < n; p++) {
-			s = sprintf("rdma-ping-%d: ", p); c = start
-			while (length(s) < 63) { s = s sprintf("%c", c); c++; if (c > 122) c = 65 }
-			print prefix s
-			start++; if (start > 122) start = 65
-		}
-	}'
-}
+. "$root/tests/cm/rping-expect.sh"
 # The guest's output of step NAME.
 guest_out() { awk -v n="$1" '$0 == "UABI-OUT-BEGIN " n {on = 1; next} $0 == "UABI-OUT-END " n {on = 0} on' "$work/guest.log"; }
 # host_client NAME CMD...: the guest serves: connect until it listens
