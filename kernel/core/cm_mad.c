@@ -167,9 +167,8 @@ void uabi_cm_wire_register(const struct uabi_cm_wire_ops *ops)
 }
 
 /* The module's writable parameters may change these while connections
- * are made: each is one byte, written whole; a handshake that starts
- * meanwhile may take some old values and some new (they are test knobs,
- * set between tests). */
+ * are made: each is one byte, written and read whole (READ_ONCE); a REQ
+ * reads them once for itself and its waits. */
 void uabi_cm_wire_set_timeouts(unsigned int timeout, unsigned int retries)
 {
 	WRITE_ONCE(cm_timeout, timeout > 31 ? 31 : (u8)timeout);
@@ -451,7 +450,7 @@ static void send_mra(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 
 	put32(m + MSG_LOCAL_COMM_ID, local_id);
 	put32(m + MSG_REMOTE_COMM_ID, remote_id);
 	m[MRA_B8] = (u8)(msg << 6);
-	m[MRA_B9] = (u8)(mra_timeout << 3);
+	m[MRA_B9] = (u8)(READ_ONCE(mra_timeout) << 3);
 	wire_send(link_dev, sgid, dgid, m);
 }
 
@@ -497,7 +496,7 @@ static int sidr_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *
 	put64(m + SIDR_REQ_SERVICE_ID, (u64)id->ps << 16 | cm_addr_port(&id->dst));
 	put_cma_hdr(id, m + SIDR_REQ_PRIVATE);
 	memcpy(m + SIDR_REQ_PRIVATE + CMA_HDR_LEN, c->private_data, c->private_data_len);
-	send_and_wait(id, CM_WAIT_SIDR_REP, cm_timeout, cm_retries);
+	send_and_wait(id, CM_WAIT_SIDR_REP, READ_ONCE(cm_timeout), READ_ONCE(cm_retries));
 	return 0;
 }
 
@@ -538,8 +537,9 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	id->local_comm_id = new_comm_id();
 	id->remote_comm_id = 0;
 	id->tid = (u64)id->local_comm_id << 32 | 1;
-	id->peer_cm_timeout = cm_timeout;
-	id->max_cm_retries = cm_retries;
+	/* Read once: the REQ and its waits use the same values. */
+	id->peer_cm_timeout = READ_ONCE(cm_timeout);
+	id->max_cm_retries = READ_ONCE(cm_retries);
 	mad_init(m, CM_ATTR_REQ, id->tid);
 	put32(m + REQ_LOCAL_COMM_ID, id->local_comm_id);
 	put64(m + REQ_SERVICE_ID, (u64)id->ps << 16 | cm_addr_port(&id->dst));
@@ -547,7 +547,7 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	put24(m + REQ_LOCAL_QPN, id->qpn);
 	m[REQ_RESP_RES] = id->responder_resources;
 	m[REQ_INIT_DEPTH] = id->initiator_depth;
-	m[REQ_B43] = (u8)(cm_timeout << 3 |
+	m[REQ_B43] = (u8)(id->peer_cm_timeout << 3 |
 			  (id->qp_type == UABI_QPT_UC	      ? CM_TRANSPORT_UC
 			   : id->qp_type == UABI_QPT_XRC_SEND ? CM_TRANSPORT_XRC
 							      : 0) << 1 |
@@ -557,10 +557,10 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	 * we choose the PSN the peer sends with; the REP tells ours. */
 	id->peer_psn = cm_psn(id->qpn ^ 0x5a5a5a);
 	put24(m + REQ_PSN, id->peer_psn);
-	m[REQ_B47] = (u8)(cm_timeout << 3 | (id->retry_count & 7));
+	m[REQ_B47] = (u8)(id->peer_cm_timeout << 3 | (id->retry_count & 7));
 	put16(m + REQ_PKEY, 0xffff);
 	m[REQ_B50] = (u8)(id->mtu << 4 | (id->rnr_retry_count & 7));
-	m[REQ_B51] = (u8)(cm_retries << 4 | (c->srq ? 1 : 0) << 3 |
+	m[REQ_B51] = (u8)(id->max_cm_retries << 4 | (c->srq ? 1 : 0) << 3 |
 			  (id->qp_type == UABI_QPT_XRC_SEND ? CM_EXT_TRANSPORT_XRC : 0));
 	/* RoCE: no LIDs (the permissive LID, as Linux sends a routed path) */
 	put16(m + REQ_LOCAL_LID, 0xffff);
@@ -573,7 +573,7 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	/* The RDMA CM header, then the caller's private data. */
 	put_cma_hdr(id, m + REQ_PRIVATE);
 	memcpy(m + REQ_PRIVATE + CMA_HDR_LEN, c->private_data, c->private_data_len);
-	send_and_wait(id, CM_WAIT_REP, cm_timeout, cm_retries);
+	send_and_wait(id, CM_WAIT_REP, id->peer_cm_timeout, id->max_cm_retries);
 	return 0;
 }
 
@@ -672,7 +672,7 @@ int cm_wire_disconnect(struct uabi_cm_id *id)
 	case UABI_CM_REP_RCVD:
 		build_dreq(id);
 		id->state = UABI_CM_DISCONNECTED;
-		send_and_wait(id, CM_WAIT_DREP, cm_timeout, cm_retries);
+		send_and_wait(id, CM_WAIT_DREP, READ_ONCE(cm_timeout), READ_ONCE(cm_retries));
 		return 0;
 	case UABI_CM_DISCONNECTED:
 		/* after the peer's DREQ: where Linux sends its DREP, and
@@ -1276,7 +1276,7 @@ static void local_expired(struct uabi_cm_id *id, u64 now)
 	if (id->retries_left) {
 		id->retries_left--;
 		if (id->qp_type != UABI_QPT_UD)
-			id->retry_ns = cm_time_ns(mra_timeout);
+			id->retry_ns = cm_time_ns(READ_ONCE(mra_timeout));
 		id->deadline = now + id->retry_ns;
 		return;
 	}
@@ -1299,8 +1299,8 @@ void cm_local_wait(struct uabi_cm_id *id, u8 wait)
 	if (!wire_ops)
 		return;
 	id->wait = wait;
-	id->retry_ns = cm_time_ns(cm_timeout);
-	id->retries_left = cm_retries;
+	id->retry_ns = cm_time_ns(READ_ONCE(cm_timeout));
+	id->retries_left = READ_ONCE(cm_retries);
 	id->deadline = ktime_get_ns() + id->retry_ns;
 	rearm(cm_dev());
 }
