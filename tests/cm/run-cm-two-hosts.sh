@@ -28,7 +28,8 @@
 #   a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
 #   killed mid-pings (the server ends by itself), and mckey (UD
-#   multicast to 239.1.2.3 and to ff0e::6612 across).  Neither uabid
+#   multicast to 239.1.2.3, to ff0e::6612 on the IPv6-only devices and
+#   to ff0e::6614 on the IPv4-first ones, across).  Neither uabid
 #   holds an object at the end.
 #
 # With --inproc INPROC_LIB (ctest cm_two_hosts_inproc) there is no uabid:
@@ -87,9 +88,9 @@ ip -n $A addr add fd66::1/64 dev $vA nodad && ip -n $B addr add fd66::2/64 dev $
 ip -n $A addr add 10.66.1.1/24 dev $vA && ip -n $B addr add 10.66.1.2/24 dev $vB
 ip -n $A addr add fe80::66:1/64 dev $vA nodad && ip -n $B addr add fe80::66:2/64 dev $vB nodad
 # A second veth pair with IPv6 addresses only (fd67::1 and fd67::2), for
-# a second RoCE device, roce1: an IPv6 multicast group is joined on a
-# device whose endpoint is IPv6 (docs/wire.md, "UD multicast": the first
-# pair's devices are IPv4 ones, which an IPv6 group is refused on).
+# a second RoCE device, roce1: an IPv6 multicast group on a device with
+# no IPv4 address at all (and on the first pair's devices, whose first
+# address is IPv4, below).
 ip -n $A link add $wA type veth peer name $wB netns $B || { echo "FAIL: veth"; exit 1; }
 ip -n $A addr add fd67::1/64 dev $wA nodad && ip -n $B addr add fd67::2/64 dev $wB nodad
 for n in $A $B; do
@@ -572,6 +573,10 @@ mckey_pair() {
 if command -v mckey >/dev/null && command -v stdbuf >/dev/null; then
 	mckey_pair mckey 239.1.2.3 ::ffff:239.1.2.3 10.66.0.2 10.66.0.1
 	v6only=1 mckey_pair mckey6 ff0e::6612 ff0e::6612 fd67::2 fd67::1
+	# An IPv6 group on the first pair's devices, whose first address is
+	# IPv4: joined on the interface all the same, sent to from an IPv6
+	# address of the device (docs/wire.md, "UD multicast").
+	mckey_pair mckey6-dual ff0e::6614 ff0e::6614 fd66::2 fd66::1
 fi
 
 # Nothing left behind: no object in either uabid, or (in-process) no

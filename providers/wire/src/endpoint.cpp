@@ -237,7 +237,7 @@ std::unique_ptr<Endpoint> Endpoint::open_impl(const PeerAddr &local, int relay_f
 		ep->trace_ = std::fopen(t, "a");
 	if (const char *n = getenv("UABI_WIRE_NETEM"))
 		ep->impair(n);
-	ep->mcast_send_setup();
+	ep->mcast_send_setup(ep->fd_, ep->local_);
 	ep->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ep->wake_fd_ < 0)
 		return nullptr;
@@ -466,6 +466,7 @@ int Endpoint::add_source(const PeerAddr &local, bool polled)
 	Source &s = srcs_[n];
 	s.local.len = sizeof(s.local.ss);
 	getsockname(fd, reinterpret_cast<sockaddr *>(&s.local.ss), &s.local.len);
+	mcast_send_setup(fd, local);
 	s.fd = fd;
 	s.polled.store(polled || !receives, std::memory_order_relaxed);
 	nsrc_.store(n + 1, std::memory_order_release);

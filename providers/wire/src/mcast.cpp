@@ -19,19 +19,22 @@ namespace uabi::wire {
 
 namespace {
 
-// The group @mgid names, in the endpoint's family: false if none.
-bool group_of(const std::uint8_t mgid[16], bool v6, std::uint8_t out[16])
+// The group @mgid names: false if none.  @v6 says which family it is
+// (an IPv4 group's address is the first four bytes of @out).
+bool group_of(const std::uint8_t mgid[16], bool &v6, std::uint8_t out[16])
 {
 	static const std::uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	std::memset(out, 0, 16);
 	if (!std::memcmp(mgid, mapped, sizeof(mapped))) {
-		if (v6 || (mgid[12] & 0xf0) != 0xe0)
+		if ((mgid[12] & 0xf0) != 0xe0)
 			return false;
+		v6 = false;
 		std::memcpy(out, mgid + 12, 4);
 		return true;
 	}
-	if (!v6 || mgid[0] != 0xff)
+	if (mgid[0] != 0xff)
 		return false;
+	v6 = true;
 	std::memcpy(out, mgid, 16);
 	return true;
 }
@@ -62,10 +65,10 @@ unsigned ifindex_of(const PeerAddr &local)
 	return idx;
 }
 
-// A socket bound to group @ip at @port that joined it on @local's interface.
-int join(const std::uint8_t ip[16], std::uint16_t port, const PeerAddr &local)
+// A socket bound to group @ip (of family @v6) at @port that joined it on
+// interface @ifindex, whichever family the device's own address is.
+int join(const std::uint8_t ip[16], bool v6, std::uint16_t port, unsigned ifindex)
 {
-	const bool v6 = local.v6();
 	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
@@ -82,14 +85,13 @@ int join(const std::uint8_t ip[16], std::uint16_t port, const PeerAddr &local)
 		std::memcpy(&a.sin_addr, ip, 4);
 		ip_mreqn m{};
 		std::memcpy(&m.imr_multiaddr, ip, 4);
-		m.imr_address = reinterpret_cast<const sockaddr_in *>(&local.ss)->sin_addr;
+		m.imr_ifindex = int(ifindex);
 		if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) < 0 ||
 		    setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m)) < 0)
 			err = errno;
 	} else {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
-		const unsigned ifindex = ifindex_of(local);
 		sockaddr_in6 a{};
 		a.sin6_family = AF_INET6;
 		a.sin6_port = htons(port);
@@ -111,24 +113,28 @@ int join(const std::uint8_t ip[16], std::uint16_t port, const PeerAddr &local)
 
 } // namespace
 
-// Multicast sends leave through the endpoint's interface (not wherever the
-// routing table sends a group) and come back to this host's members too.
-void Endpoint::mcast_send_setup()
+// Multicast sends leave through the device's interface (not wherever the
+// routing table sends a group) and come back to this host's members too:
+// set on every socket the endpoint sends from (@fd, bound to @local), so
+// that a group of either family can be sent to from the device's first
+// address of that family.
+void Endpoint::mcast_send_setup(int fd, const PeerAddr &local)
 {
-	if (local_.v6()) {
-		int idx = int(ifindex_of(local_));
+	if (local.v6()) {
+		int idx = int(ifindex_of(local));
 		if (idx)
-			setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_IF, &idx, sizeof(idx));
+			setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &idx, sizeof(idx));
 	} else {
-		in_addr a = reinterpret_cast<const sockaddr_in *>(&local_.ss)->sin_addr;
-		setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &a, sizeof(a));
+		in_addr a = reinterpret_cast<const sockaddr_in *>(&local.ss)->sin_addr;
+		setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &a, sizeof(a));
 	}
 }
 
 int Endpoint::attach_mcast(const std::uint8_t mgid[16], std::uint16_t port, std::uint32_t qpn)
 {
 	std::uint8_t ip[16];
-	if (!group_of(mgid, local_.v6(), ip))
+	bool v6 = false;
+	if (!group_of(mgid, v6, ip))
 		return EINVAL;
 	qpn &= kQpnMask;
 	std::lock_guard<std::mutex> g(mc_lock_);
@@ -138,7 +144,7 @@ int Endpoint::attach_mcast(const std::uint8_t mgid[16], std::uint16_t port, std:
 				gr.qpns.push_back(qpn);
 			return 0;
 		}
-	int fd = join(ip, port, local_);
+	int fd = join(ip, v6, port, ifindex_of(local_));	// 0: the route's
 	if (fd < 0)
 		return -fd;
 	Group gr;
@@ -153,7 +159,8 @@ int Endpoint::attach_mcast(const std::uint8_t mgid[16], std::uint16_t port, std:
 int Endpoint::detach_mcast(const std::uint8_t mgid[16], std::uint32_t qpn)
 {
 	std::uint8_t ip[16];
-	if (!group_of(mgid, local_.v6(), ip))
+	bool v6 = false;
+	if (!group_of(mgid, v6, ip))
 		return ENOENT;
 	qpn &= kQpnMask;
 	std::lock_guard<std::mutex> g(mc_lock_);
@@ -284,17 +291,8 @@ void Endpoint::deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo
 			if (!std::memcmp(gr.ip, ip.dst, ip.v6 ? 16 : 4))
 				qpns = gr.qpns;
 	}
-	// From this endpoint's own socket: the sender is one of its QPs.
-	bool ours = false;
-	if (from.ss.ss_family == AF_INET && local_.ss.ss_family == AF_INET) {
-		auto *f = reinterpret_cast<const sockaddr_in *>(&from.ss);
-		auto *l = reinterpret_cast<const sockaddr_in *>(&local_.ss);
-		ours = f->sin_addr.s_addr == l->sin_addr.s_addr && f->sin_port == l->sin_port;
-	} else if (from.ss.ss_family == AF_INET6 && local_.ss.ss_family == AF_INET6) {
-		auto *f = reinterpret_cast<const sockaddr_in6 *>(&from.ss);
-		auto *l = reinterpret_cast<const sockaddr_in6 *>(&local_.ss);
-		ours = !std::memcmp(&f->sin6_addr, &l->sin6_addr, 16) && f->sin6_port == l->sin6_port;
-	}
+	// From one of this endpoint's own sockets: the sender is one of its QPs.
+	const bool ours = sent_by_us(from);
 	bool any = false;
 	for (std::uint32_t n : qpns) {
 		auto it = qps_.find(n);
@@ -308,6 +306,24 @@ void Endpoint::deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo
 	}
 	if (!any)
 		counters_.rx_no_qp.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool Endpoint::sent_by_us(const PeerAddr &from) const
+{
+	auto same = [&from](const PeerAddr &l) {
+		if (!from.same_ip(l))
+			return false;
+		return from.v6() ? reinterpret_cast<const sockaddr_in6 *>(&from.ss)->sin6_port ==
+					   reinterpret_cast<const sockaddr_in6 *>(&l.ss)->sin6_port
+				 : reinterpret_cast<const sockaddr_in *>(&from.ss)->sin_port ==
+					   reinterpret_cast<const sockaddr_in *>(&l.ss)->sin_port;
+	};
+	if (same(local_))
+		return true;
+	for (unsigned i = 0, n = nsrc_.load(std::memory_order_acquire); i < n; i++)
+		if (same(srcs_[i].local))
+			return true;
+	return false;
 }
 
 } // namespace uabi::wire

@@ -507,7 +507,9 @@ private:
 	// UD multicast (mcast.cpp).
 	void deliver_mcast(const Packet &p, const PeerAddr &from, const IpInfo &ip);
 	void receive_group(int fd);
-	void mcast_send_setup();
+	void mcast_send_setup(int fd, const PeerAddr &local);
+	// @from is one of this endpoint's sockets (address and port).
+	bool sent_by_us(const PeerAddr &from) const;
 	void detach_all_mcast(std::uint32_t qpn);
 	// The groups' sockets to poll (closing those no longer used first).
 	void group_fds(std::vector<int> &out);
