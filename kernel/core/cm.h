@@ -62,6 +62,7 @@ struct uabi_cm_id {
 	 * once the peer is a CM of another host, which @peer never is. */
 	u32 link_dev;
 	bool remote;
+	bool removal_told;		/* DEVICE_REMOVAL queued (uabi_cm_link_removal()) */
 	u8 wait;			/* CM_WAIT_*: what a MAD sent waits for */
 	u8 retries_left;
 	u8 mtu;				/* the connection's path MTU (UABI_MTU_*) */

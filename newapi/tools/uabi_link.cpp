@@ -7,13 +7,18 @@
 // As `rdma link add NAME type rxe netdev IFNAME` does for Linux's rxe.  On
 // uabid (started if needed for add), by its owner or root; on the kernel
 // module, by CAP_NET_ADMIN (an interface of the initial network namespace);
-// the in-process backend takes UABI_LINKS=NAME:IFNAME instead.
+// the in-process backend takes UABI_LINKS=NAME:IFNAME instead.  Deleting
+// a device that programs still use tells their CM IDs DEVICE_REMOVAL and
+// waits (UABI_LINK_DEL_WAIT seconds, 10 if unset) for them to close it.
 #include "uabi_tool.hpp"
 
 #include <uabi/transport_daemon.hpp>
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -137,7 +142,7 @@ int explain(const char *what, const std::string &name, int err, bool kernel = fa
 		why = "no room for another device (uabi_sw0 and three links at most)";
 		break;
 	case EBUSY:
-		why = "contexts are open on it";
+		why = "contexts are still open on it";
 		break;
 	case EOPNOTSUPP:
 		why = "not a RoCE device";
@@ -152,6 +157,38 @@ int explain(const char *what, const std::string &name, int err, bool kernel = fa
 	}
 	std::fprintf(stderr, "uabi: link %s %s: %s\n", what, name.c_str(), why);
 	return kExitFail;
+}
+
+// Deletes a device with @del (a call of the backend), as Linux removes
+// one: the first call tells the CM IDs through it DEVICE_REMOVAL, and
+// while programs still have contexts on it (EBUSY) it asks again, every
+// 50 ms, until they have closed them or UABI_LINK_DEL_WAIT seconds (10)
+// have gone.  0 or the last errno.
+template <typename Del>
+int del_waiting(const std::string &name, Del del)
+{
+	double wait_s = 10;
+	if (const char *w = std::getenv("UABI_LINK_DEL_WAIT")) {
+		char *end = nullptr;
+		double v = std::strtod(w, &end);
+		if (end != w && !*end && v >= 0 && v <= 3600)
+			wait_s = v;
+	}
+	const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+	bool told = false;
+	for (;;) {
+		int err = del();
+		if (err != EBUSY || std::chrono::steady_clock::now() >= until)
+			return err;
+		if (!told) {
+			std::fprintf(stderr,
+				     "uabi: link del %s: in use; its CM IDs were told DEVICE_REMOVAL, "
+				     "waiting up to %g s for its contexts to close\n",
+				     name.c_str(), wait_s);
+			told = true;
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	}
 }
 
 } // namespace
@@ -189,8 +226,11 @@ int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
 			if (auto r = KernelTransport::link_add(words[2], words[4]); !r)
 				return explain("add", words[2], r.error(), true);
 		} else if (what == "del") {
-			if (auto r = KernelTransport::link_del(words[2]); !r)
-				return explain("del", words[2], r.error(), true);
+			if (int e = del_waiting(words[2], [&] {
+				    auto r = KernelTransport::link_del(words[2]);
+				    return r ? 0 : r.error();
+			    }))
+				return explain("del", words[2], e, true);
 			return 0;
 		}
 		return list(kernel_links(), json);
@@ -226,8 +266,11 @@ int cmd_link(const std::vector<std::string> &words, Backend backend, bool json)
 		return list(daemon::query_links(*c), json);
 	}
 	if (what == "del") {
-		if (auto r = daemon::link_del(*c, words[2]); !r)
-			return explain("del", words[2], r.error());
+		if (int e = del_waiting(words[2], [&] {
+			    auto r = daemon::link_del(*c, words[2]);
+			    return r ? 0 : r.error();
+		    }))
+			return explain("del", words[2], e);
 		return 0;
 	}
 	return list(daemon::query_links(*c), json);

@@ -579,6 +579,45 @@ if command -v mckey >/dev/null && command -v stdbuf >/dev/null; then
 	mckey_pair mckey6-dual ff0e::6614 ff0e::6614 fd66::2 fd66::1
 fi
 
+# DEVICE_REMOVAL (uabid only: an in-process device is the process's own,
+# no `uabi link del` reaches it): host A's roce0 is deleted under an rping
+# client connected through it, pinging without end.  The client's ID
+# hears DEVICE_REMOVAL (rping says so and exits), its contexts close, and
+# `uabi link del` then deletes the device within its wait (10 s); the
+# server across hears DISCONNECTED (the client's uabid sends the DREQ as
+# the dead client's ID goes) and ends too.  roce0 of A is gone afterwards.
+if [[ -z $inproc ]]; then
+	on $B timeout 30 rping -s -a 10.66.0.2 -p 27190 >"$log/removal.server.out" 2>&1 &
+	rspid=$!
+	for _ in $(seq 40); do
+		sleep 0.25
+		on $A timeout 30 rping -c -a 10.66.0.2 -p 27190 >"$log/removal.client.out" 2>&1 &
+		rcpid=$!
+		sleep 1
+		kill -0 $rcpid 2>/dev/null && break
+		wait $rcpid
+	done
+	t0=$SECONDS
+	ip netns exec $A env UABI_SOCKET="$log/$A.sock" UABI_LINK_DEL_WAIT=10 "$tool" link del roce0 \
+		>"$log/removal.del.out" 2>&1
+	delrc=$?
+	dt=$((SECONDS - t0))
+	wait $rcpid
+	rcrc=$?
+	wait $rspid
+	rsrc=$?
+	links=$(ip netns exec $A env UABI_SOCKET="$log/$A.sock" "$tool" link 2>&1)
+	if ((delrc == 0 && rcrc != 124 && rsrc != 124)) &&
+		grep -qi 'device removal' "$log/removal.client.out" &&
+		grep -q 'told DEVICE_REMOVAL' "$log/removal.del.out" &&
+		[[ $links != *roce0* ]]; then
+		pass "device-removal (uabi link del under a connected rping: client \"$(grep -i -m1 'device removal' "$log/removal.client.out")\", exit $rcrc; device deleted after ${dt} s; server exit $rsrc: \"$(tail -n1 "$log/removal.server.out")\")"
+	else
+		fail "device-removal (link del $delrc after ${dt} s, client $rcrc, server $rsrc; links: $(echo $links))" \
+			"$log"/removal.*
+	fi
+fi
+
 # Nothing left behind: no object in either uabid, or (in-process) no
 # process of ours in either namespace.
 if [[ -n $inproc ]]; then

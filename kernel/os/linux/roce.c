@@ -39,6 +39,8 @@
 #include "linux_host.h"
 #include "../../drivers/sw/sw.h"
 
+#include <uabi/cm_wire.h>
+
 #include <linux/anon_inodes.h>
 #include <linux/if_ether.h>
 #include <linux/inetdevice.h>
@@ -599,12 +601,13 @@ static struct uabi_device *device_at(u32 pos, u32 *slot)
 	return NULL;
 }
 
-static struct uabi_device *device_named(const char *name)
+/* The device called @name, and its registry slot in @slot. */
+static struct uabi_device *device_named(const char *name, u32 *slot)
 {
 	struct uabi_device *dev;
 	u32 pos;
 
-	for (pos = 0; (dev = device_at(pos, NULL)); pos++)
+	for (pos = 0; (dev = device_at(pos, slot)); pos++)
 		if (!strcmp(dev->name, name))
 			return dev;
 	return NULL;
@@ -642,7 +645,7 @@ static int link_add(const struct uabi_link_req *req)
 		return -ENOMEM;
 	mutex_lock(&roce_lock);
 	ret = -EEXIST;
-	if (device_named(req->name))
+	if (device_named(req->name, NULL))
 		goto err;
 	ret = roce_read_link(req->netdev, &link, &ifindex);
 	if (ret)
@@ -691,19 +694,26 @@ static int link_del(const struct uabi_link_req *req)
 {
 	struct uabi_device *dev;
 	struct uabi_kroce *r;
+	u32 slot = 0;
 	int ret;
 
 	mutex_lock(&roce_lock);
-	dev = device_named(req->name);
+	dev = device_named(req->name, &slot);
 	r = dev ? roce_of(dev) : NULL;
 	ret = !dev ? -ENODEV : !r ? -EOPNOTSUPP : 0;
 	if (!ret) {
+		/* The CM's IDs through it hear DEVICE_REMOVAL first (their
+		 * programs then close their contexts: `uabi link del` asks
+		 * again while the device is busy).  roce_lock, then the CM's
+		 * mutex: the order roce_cm.c allows. */
+		uabi_cm_link_removal(slot, 0);
 		mutex_lock(&dev->lock);
 		if (atomic_read(&dev->num_contexts) || !list_empty(&dev->rcv_qps))
 			ret = -EBUSY;
 		mutex_unlock(&dev->lock);
 	}
 	if (!ret) {
+		uabi_cm_link_removal(slot, 1);
 		pr_info("rdma_uabi: device %s deleted\n", dev->name);
 		roce_destroy(r);
 	}

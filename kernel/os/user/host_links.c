@@ -7,6 +7,7 @@
  * again whenever a context is opened on the device, so addresses that come
  * and go are seen by the next context.
  */
+#include <uabi/cm_wire.h>
 #include <uabi/core.h>
 #include <uabi/host_user.h>
 #include "../../drivers/sw/sw.h"
@@ -170,11 +171,16 @@ int uabi_user_link_del(const char *name)
 			continue;
 		if (uabi_sw_link_get(dev, &link))
 			return -EOPNOTSUPP;	/* uabi_sw0 is no link */
+		/* The CM's IDs through it hear DEVICE_REMOVAL first (their
+		 * programs then close their contexts: `uabi link del` asks
+		 * again while the device is busy). */
+		uabi_cm_link_removal(i, 0);
 		mutex_lock(&dev->lock);
 		ret = atomic_read(&dev->num_contexts) || !list_empty(&dev->rcv_qps) ? -EBUSY : 0;
 		mutex_unlock(&dev->lock);
 		if (ret)
 			return ret;
+		uabi_cm_link_removal(i, 1);
 		uabi_sw_destroy(dev);
 		return 0;
 	}
