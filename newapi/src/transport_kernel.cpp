@@ -167,6 +167,28 @@ Result<std::vector<uabi_link_info>> KernelTransport::links(const char *path)
 	return out;
 }
 
+Result<std::vector<uabi_link_cm_info>> KernelTransport::link_cm_counts(const char *path)
+{
+	auto fd = open_node(path);
+	if (!fd)
+		return make_error(fd.error());
+	std::vector<uabi_link_cm_info> out;
+	for (std::uint32_t pos = 0; pos < 64; pos++) {
+		uabi_link_cm_info c{};
+		c.index = pos;
+		if (::ioctl(*fd, UABI_IOCTL_LINK_QUERY_CM, &c) < 0) {
+			int e = errno;
+			if (e == ENODEV)
+				break;
+			::close(*fd);
+			return make_error(e);
+		}
+		out.push_back(c);
+	}
+	::close(*fd);
+	return out;
+}
+
 Result<void> KernelTransport::link_add(const std::string &name, const std::string &netdev, const char *path)
 {
 	return link_change(UABI_IOCTL_LINK_ADD, name, netdev, path);

@@ -123,6 +123,21 @@ Result<std::vector<daemon::LinkEntry>> kernel_links()
 	std::vector<daemon::LinkEntry> out(k->size());
 	for (std::size_t i = 0; i < k->size(); i++)
 		std::memcpy(&out[i], &(*k)[i], sizeof((*k)[i]));
+	// The CM's counts (a module without the call: zeros, as before); a
+	// device that came or went between the two calls keeps zeros.
+	if (auto c = KernelTransport::link_cm_counts())
+		for (std::size_t i = 0; i < out.size() && i < c->size(); i++) {
+			const uabi_link_cm_info &m = (*c)[i];
+			if (std::strncmp(m.name, out[i].name, sizeof(m.name)))
+				continue;
+			out[i].qp1_in = m.qp1_in;
+			out[i].qp1_refused = m.qp1_refused;
+			out[i].cm_taken = m.cm_taken;
+			out[i].cm_dropped = m.cm_dropped;
+			out[i].cm_sent = m.cm_sent;
+			out[i].cm_resent = m.cm_resent;
+			out[i].cm_timed_out = m.cm_timed_out;
+		}
 	return out;
 }
 

@@ -41,6 +41,9 @@ UABI_ASSERT_OFFSET(struct uabi_ioctl, msg_len, 8);
  *
  * UABI_IOCTL_LINK_QUERY: @index in, the device at that position out
  *   (ENODEV past the last).  Any user.
+ * UABI_IOCTL_LINK_QUERY_CM: the same for the connection manager's counts
+ *   of the device at @index (struct uabi_link_cm_info; zeros for
+ *   uabi_sw0).  Any user.  A module without it answers ENOTTY.
  * UABI_IOCTL_LINK_ADD / _DEL: CAP_NET_ADMIN (EPERM).  ADD: EINVAL (name
  *   not 1-63 of [A-Za-z0-9_.-], "." or "..", or an unterminated field),
  *   EEXIST (a device of that name), ENODEV (no such interface), ENOSPC
@@ -83,6 +86,23 @@ struct uabi_link_info {
 };
 UABI_ASSERT_SIZE(struct uabi_link_info, 144);
 
+struct uabi_link_cm_info {
+	__u32 index;		/* position, as UABI_IOCTL_LINK_QUERY's */
+	__u32 reserved;		/* out: zero */
+	char name[64];		/* out: the device there */
+	/* Datagrams for QP1 that were a whole UD SEND to the GSI with a right
+	 * ICRC (handed to the CM) and that were not (refused); then the CM's
+	 * own counts, for every device (docs/cm.md, "Across hosts"). */
+	__aligned_u64 qp1_in;
+	__aligned_u64 qp1_refused;
+	__aligned_u64 cm_taken;		/* MADs that moved a connection */
+	__aligned_u64 cm_dropped;	/* malformed, unknown, for no connection */
+	__aligned_u64 cm_sent;
+	__aligned_u64 cm_resent;
+	__aligned_u64 cm_timed_out;
+};
+UABI_ASSERT_SIZE(struct uabi_link_cm_info, 128);
+
 struct uabi_link_req {
 	char name[64];		/* NUL-terminated */
 	char netdev[16];	/* LINK_ADD: the interface (IFNAMSIZ) */
@@ -122,5 +142,6 @@ UABI_ASSERT_SIZE(struct uabi_relay_hdr, 40);
 #define UABI_IOCTL_OPEN_DEVICE _IOW(0x1b, 0x13, __u32)
 #define UABI_IOCTL_WIRE_RELAY _IOR(0x1b, 0x14, struct uabi_wire_relay)
 #define UABI_IOCTL_WIRE_BIND _IOW(0x1b, 0x15, struct uabi_wire_bind)
+#define UABI_IOCTL_LINK_QUERY_CM _IOWR(0x1b, 0x16, struct uabi_link_cm_info)
 
 #endif /* RDMA_UABI_IOCTL_H */

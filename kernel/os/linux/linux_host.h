@@ -66,8 +66,13 @@ struct sk_buff;
  * before no sender uses once this returns (set_socks) / it receives no
  * more, its sockets are about to be released (detach). */
 #define UABI_KCM_SOCKS 16
-void uabi_kcm_attach(struct uabi_device *dev, int ifindex, atomic64_t *rx_relayed,
-		     atomic64_t *rx_dropped);
+/* The counters the CM's receive path adds to: the device's (its relay's
+ * too) and its QP1's. */
+struct uabi_kcm_counters {
+	atomic64_t *rx_relayed, *rx_dropped;	/* QP1's datagrams counted too */
+	atomic64_t *qp1_in, *qp1_refused;
+};
+void uabi_kcm_attach(struct uabi_device *dev, int ifindex, const struct uabi_kcm_counters *c);
 void uabi_kcm_set_socks(struct uabi_device *dev, struct socket *const *socks, const u8 (*addrs)[16],
 			u32 n);
 void uabi_kcm_detach(struct uabi_device *dev);
@@ -99,7 +104,7 @@ struct uabi_kfile {
 /* RoCE devices and their receiving (roce.c). */
 int uabi_kroce_init(void);
 void uabi_kroce_exit(void);
-/* UABI_IOCTL_LINK_QUERY, _ADD and _DEL. */
+/* UABI_IOCTL_LINK_QUERY, _QUERY_CM, _ADD and _DEL. */
 long uabi_kroce_link_ioctl(unsigned int cmd, void __user *arg);
 /* A context on the device at position @pos; *@roce its RoCE state (NULL
  * for uabi_sw0).  ERR_PTR(-ENODEV) for no such device. */

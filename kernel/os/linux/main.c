@@ -214,6 +214,7 @@ static long uabi_dev_ioctl(struct file *filp, unsigned int cmd,
 	case UABI_IOCTL_EXECUTE:
 		break;
 	case UABI_IOCTL_LINK_QUERY:
+	case UABI_IOCTL_LINK_QUERY_CM:
 	case UABI_IOCTL_LINK_ADD:
 	case UABI_IOCTL_LINK_DEL:
 		return uabi_kroce_link_ioctl(cmd, (void __user *)arg);

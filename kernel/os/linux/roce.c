@@ -99,6 +99,8 @@ struct uabi_kroce {
 	struct xarray qps;		/* QPN -> struct uabi_krelay */
 	atomic64_t rx_relayed;
 	atomic64_t rx_dropped;
+	atomic64_t qp1_in;		/* QP1: given to the CM */
+	atomic64_t qp1_refused;		/* QP1: not a whole GSI SEND, bad ICRC */
 };
 
 static DEFINE_MUTEX(roce_lock);
@@ -433,7 +435,14 @@ static void roce_bind(struct uabi_kroce *r, const struct uabi_sw_link *l)
 	r->sock = sock;
 	memcpy(r->addr, addr, 16);
 	r->bind_err = 0;
-	uabi_kcm_attach(r->dev, r->ifindex, &r->rx_relayed, &r->rx_dropped);
+	{
+		const struct uabi_kcm_counters c = {
+			.rx_relayed = &r->rx_relayed, .rx_dropped = &r->rx_dropped,
+			.qp1_in = &r->qp1_in, .qp1_refused = &r->qp1_refused,
+		};
+
+		uabi_kcm_attach(r->dev, r->ifindex, &c);
+	}
 	roce_bind_others(r, l);
 }
 
@@ -661,6 +670,8 @@ static int link_add(const struct uabi_link_req *req)
 	xa_init(&r->qps);
 	atomic64_set(&r->rx_relayed, 0);
 	atomic64_set(&r->rx_dropped, 0);
+	atomic64_set(&r->qp1_in, 0);
+	atomic64_set(&r->qp1_refused, 0);
 	list_add_tail(&r->node, &roce_list);
 	atomic_inc(&roce_count);
 	roce_bind(r, &link);
@@ -755,12 +766,56 @@ static int link_query(struct uabi_link_info *info)
 	return 0;
 }
 
+/* The CM's counts of the device at @info->index (zeros but the name for
+ * uabi_sw0). */
+static int link_query_cm(struct uabi_link_cm_info *info)
+{
+	struct uabi_cm_wire_stats st;
+	struct uabi_device *dev;
+	struct uabi_kroce *r;
+	u32 pos = info->index;
+
+	memset(info, 0, sizeof(*info));
+	mutex_lock(&roce_lock);
+	dev = device_at(pos, NULL);
+	if (!dev) {
+		mutex_unlock(&roce_lock);
+		return -ENODEV;
+	}
+	info->index = pos;
+	strscpy(info->name, dev->name, sizeof(info->name));
+	r = roce_of(dev);
+	if (r) {
+		info->qp1_in = atomic64_read(&r->qp1_in);
+		info->qp1_refused = atomic64_read(&r->qp1_refused);
+		/* roce_lock, then the CM's mutex: the order roce_cm.c allows */
+		uabi_cm_wire_get_stats(&st);
+		info->cm_taken = st.received;
+		info->cm_dropped = st.dropped;
+		info->cm_sent = st.sent;
+		info->cm_resent = st.resent;
+		info->cm_timed_out = st.timed_out;
+	}
+	mutex_unlock(&roce_lock);
+	return 0;
+}
+
 long uabi_kroce_link_ioctl(unsigned int cmd, void __user *arg)
 {
 	struct uabi_link_info info;
 	struct uabi_link_req req;
 	int ret;
 
+	if (cmd == UABI_IOCTL_LINK_QUERY_CM) {
+		struct uabi_link_cm_info cm;
+
+		if (copy_from_user(&cm, arg, sizeof(cm)))
+			return -EFAULT;
+		ret = link_query_cm(&cm);
+		if (!ret && copy_to_user(arg, &cm, sizeof(cm)))
+			ret = -EFAULT;
+		return ret;
+	}
 	if (cmd == UABI_IOCTL_LINK_QUERY) {
 		if (copy_from_user(&info, arg, sizeof(info)))
 			return -EFAULT;

@@ -78,8 +78,7 @@ struct kcm_link {
 	u32 nsocks;
 	int ifindex;
 	u32 psn;			/* of QP1's sends, under kcm_lock */
-	atomic64_t *rx_relayed;		/* roce.c's counters of the device */
-	atomic64_t *rx_dropped;
+	struct uabi_kcm_counters c;	/* roce.c's counters of the device */
 	struct rcu_head rcu;
 };
 
@@ -308,7 +307,8 @@ bool uabi_kcm_rcv(struct uabi_device *dev, struct sock *sk, struct sk_buff *skb)
 	queue_work(system_wq, &kcm_rx_work);
 	return true;
 drop:
-	atomic64_inc(l->rx_dropped);
+	atomic64_inc(l->c.rx_dropped);
+	atomic64_inc(l->c.qp1_refused);
 	kfree_skb(skb);
 	return true;
 }
@@ -356,7 +356,8 @@ static void kcm_rx_one(struct sk_buff *skb, u8 *b)
 		rcu_read_unlock();
 		return;
 	}
-	atomic64_inc(ok ? l->rx_relayed : l->rx_dropped);
+	atomic64_inc(ok ? l->c.rx_relayed : l->c.rx_dropped);
+	atomic64_inc(ok ? l->c.qp1_in : l->c.qp1_refused);
 	rcu_read_unlock();
 	if (!ok)
 		return;
@@ -390,8 +391,7 @@ static void kcm_rx_fn(struct work_struct *work)
 }
 
 /* ------------------------------------------------------------- links */
-void uabi_kcm_attach(struct uabi_device *dev, int ifindex, atomic64_t *rx_relayed,
-		     atomic64_t *rx_dropped)
+void uabi_kcm_attach(struct uabi_device *dev, int ifindex, const struct uabi_kcm_counters *c)
 {
 	struct kcm_link *l;
 	u32 slot;
@@ -409,8 +409,7 @@ void uabi_kcm_attach(struct uabi_device *dev, int ifindex, atomic64_t *rx_relaye
 	l->dev = dev;
 	l->slot = slot;
 	l->ifindex = ifindex;
-	l->rx_relayed = rx_relayed;
-	l->rx_dropped = rx_dropped;
+	l->c = *c;
 	get_random_bytes(&l->psn, sizeof(l->psn));
 	mutex_lock(&kcm_lock);
 	WARN_ON(rcu_access_pointer(kcm_links[slot]));

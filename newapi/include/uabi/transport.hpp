@@ -115,6 +115,9 @@ public:
 								     const char *path = UABI_DEVICE_PATH);
 	// The module's devices, in position order (UABI_IOCTL_LINK_QUERY).
 	static Result<std::vector<uabi_link_info>> links(const char *path = UABI_DEVICE_PATH);
+	// The CM's counts of each of them (UABI_IOCTL_LINK_QUERY_CM), in the
+	// same order; ENOTTY from a module that has no such call.
+	static Result<std::vector<uabi_link_cm_info>> link_cm_counts(const char *path = UABI_DEVICE_PATH);
 	// `uabi link add/del` on the module (CAP_NET_ADMIN: EPERM otherwise).
 	static Result<void> link_add(const std::string &name, const std::string &netdev,
 				     const char *path = UABI_DEVICE_PATH);
