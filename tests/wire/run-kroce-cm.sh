@@ -352,6 +352,17 @@ kcount=$(sed -n '/^UABI-KCM-FLOOD$/q; /^link kroce0\//p' "$log" | tail -n 1 | gr
 kdropped=${kcount##* }
 echo "run-kroce-cm: the module's kroce0 at the end: $kcount"
 ((${kdropped:-0} > 0)) || fails+=("the module counted no garbage as dropped")
+# ... and in its QP1 and CM counts (UABI_IOCTL_LINK_QUERY_CM): garbage
+# refused at QP1 (wrong Q_Keys, bad ICRCs, runts), MADs given to the CM,
+# the rpings' MADs taken, the CM's own sent.
+kcm=$(sed -n '/^UABI-KCM-FLOOD$/q; /^link kroce0\//p' "$log" | tail -n 1 |
+	grep -oE 'qp1 in [0-9]+ refused [0-9]+ cm taken [0-9]+ dropped [0-9]+ sent [0-9]+')
+read -r _ _ kqp1_in _ kqp1_refused _ _ kcm_taken _ kcm_dropped _ kcm_sent <<<"$kcm"
+echo "run-kroce-cm: the module's QP1 and CM counts: $kcm"
+((${kqp1_refused:-0} > 0)) || fails+=("the module's QP1 refused none of the garbage (uabi link: $kcm)")
+((${kqp1_in:-0} > 0 && ${kcm_taken:-0} > 0 && ${kcm_sent:-0} > 0)) ||
+	fails+=("the module's QP1/CM counts show no MAD given, taken or sent (uabi link: $kcm)")
+((${kcm_dropped:-0} > 0)) || fails+=("the module's CM dropped none of the garbage's MADs (uabi link: $kcm)")
 # rping's payload, both sides of both runs.
 diff <(grep '^ping data: ' "$work/rping-client.out") <(rping_expect 10 "ping data: ") >/dev/null ||
 	fails+=("host rping-client: payload not what rping sent")
