@@ -153,6 +153,45 @@ kconnect rping6 "" /kcm/rping -c -a fd91::1 -p 27004 -v -C 10
 ip -6 addr del fd91::2/64 dev eth0
 if await v4 "receives 10.91.0.2:4791"; then step v4-back PASS; else step v4-back FAIL; fi
 
+# What the module counted so far (run-kroce-cm.sh reads the counts up to
+# UABI-KCM-COUNTS: adding the device again below starts them anew).
+$U link
+echo "UABI-KCM-COUNTS"
+
+# DEVICE_REMOVAL: an rping client connected through kroce0 to the host's
+# server (run-kroce-cm.sh), pinging without end; `uabi link del kroce0`
+# tells its ID DEVICE_REMOVAL, rping says so and exits, its file closes
+# (its ID goes, the DREQ with it) and the device is deleted within the
+# wait.  Then it comes back for what follows.
+tries=0
+while [ $tries -lt 60 ]; do
+	timeout 120 $U run -- /kcm/rping -c -a 10.91.0.1 -p 27030 >/tmp/removal.out 2>&1 &
+	rp=$!
+	sleep 2
+	kill -0 $rp 2>/dev/null && break
+	wait $rp
+	tries=$((tries + 1))
+done
+if kill -0 $rp 2>/dev/null; then
+	UABI_LINK_DEL_WAIT=20 $U link del kroce0 2>/tmp/removal.del
+	drc=$?
+	wait $rp
+	rrc=$?
+	if [ $drc = 0 ] && [ $rrc != 124 ] && grep -qi "device removal" /tmp/removal.out &&
+		grep -q "told DEVICE_REMOVAL" /tmp/removal.del && ! $U link | grep -q "^link kroce0/"; then
+		step removal PASS
+	else
+		step removal FAIL
+	fi
+	show removal-client /tmp/removal.out
+	show removal-del /tmp/removal.del
+else
+	step removal FAIL
+	show removal-client /tmp/removal.out
+fi
+$U link | grep -q "^link kroce0/" || $U link add kroce0 netdev eth0 >/dev/null || step removal-add-again FAIL
+await added "receives 10.91.0.2:4791" || step removal-add-again FAIL
+
 # What the module counted.  Then the device goes and comes back 10 times
 # while the host floods its QP1 (from UABI-KCM-FLOOD until
 # UABI-KCM-FLOOD-END), and the module unloads with the device still

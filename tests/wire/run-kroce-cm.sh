@@ -32,8 +32,11 @@
 #   address: the module's device receives and runs the CM at every
 #   address of its GID table, not its first IPv4 one only)
 #
-# The module must count the garbage as dropped (its `uabi link`) and
-# still connect afterwards.
+# The module must count the garbage as dropped (its `uabi link`: relayed/
+# dropped, and QP1's and the CM's counts) and still connect afterwards.
+# DEVICE_REMOVAL: the guest deletes kroce0 under an rping client connected
+# to our server without end: the client hears DEVICE_REMOVAL and exits,
+# the device goes, our server ends; the guest adds kroce0 again.
 # Then, while this side floods the module's QP1 with garbage, the guest
 # deletes and adds its device 10 times and unloads the module with the
 # device still there (no warning in dmesg).  The tap is captured (WORK/tap-{1,2}.pcap, before and after the
@@ -305,6 +308,29 @@ host_connect rping6 "" rping -c -a fd91::2 -p 27003 -v -C 10
 host_serve rping6 "" rping -s -a fd91::1 -p 27004 -v -C 10
 ip -n "$ns" -6 addr del fd91::1/64 dev "$tap"
 
+# DEVICE_REMOVAL (kroce-cm-guest-init.sh): our rping server, without end,
+# for the guest's client, whose device the guest then deletes under it;
+# the server must end (DISCONNECTED) once the guest's step is reported.
+hs timeout 200 "$tool" run -- rping -s -a 10.91.0.1 -p 27030 >"$work/removal-server.out" 2>&1 &
+rmpid=$!
+while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-STEP: removal |^UABI-KCM-RESULT' "$log"; do
+	sleep 1
+done
+for _ in $(seq 30); do
+	kill -0 $rmpid 2>/dev/null || break
+	sleep 0.5
+done
+if kill -0 $rmpid 2>/dev/null; then
+	kill $rmpid 2>/dev/null
+	for p in $(ip netns pids "$ns"); do
+		[[ $(cat /proc/$p/comm 2>/dev/null) == rping ]] && kill $p 2>/dev/null
+	done
+	fails+=("host removal-server: still serving 15 s after the guest deleted its device")
+else
+	echo "run-kroce-cm: host removal-server: ended ($(tail -n 1 "$work/removal-server.out"))"
+fi
+wait $rmpid 2>/dev/null
+
 # The flood while the guest deletes and adds its device and unloads the
 # module: bursts of 500 until it says it is done (at most 60).
 while kill -0 "$qemu" 2>/dev/null && ! grep -qE '^UABI-KCM-FLOOD$|^UABI-KCM-RESULT' "$log"; do
@@ -348,14 +374,14 @@ done < <(grep '^UABI-KCM-STEP: ' "$log")
 grep -q '^UABI-KCM-RESULT: PASS' "$log" || fails+=("the guest did not report UABI-KCM-RESULT: PASS")
 grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the guest")
 # The module's count after the rpings: the garbage dropped.
-kcount=$(sed -n '/^UABI-KCM-FLOOD$/q; /^link kroce0\//p' "$log" | tail -n 1 | grep -oE 'relayed [0-9]+ dropped [0-9]+')
+kcount=$(sed -n '/^UABI-KCM-COUNTS$/q; /^link kroce0\//p' "$log" | tail -n 1 | grep -oE 'relayed [0-9]+ dropped [0-9]+')
 kdropped=${kcount##* }
 echo "run-kroce-cm: the module's kroce0 at the end: $kcount"
 ((${kdropped:-0} > 0)) || fails+=("the module counted no garbage as dropped")
 # ... and in its QP1 and CM counts (UABI_IOCTL_LINK_QUERY_CM): garbage
 # refused at QP1 (wrong Q_Keys, bad ICRCs, runts), MADs given to the CM,
 # the rpings' MADs taken, the CM's own sent.
-kcm=$(sed -n '/^UABI-KCM-FLOOD$/q; /^link kroce0\//p' "$log" | tail -n 1 |
+kcm=$(sed -n '/^UABI-KCM-COUNTS$/q; /^link kroce0\//p' "$log" | tail -n 1 |
 	grep -oE 'qp1 in [0-9]+ refused [0-9]+ cm taken [0-9]+ dropped [0-9]+ sent [0-9]+')
 read -r _ _ kqp1_in _ kqp1_refused _ _ kcm_taken _ kcm_dropped _ kcm_sent <<<"$kcm"
 echo "run-kroce-cm: the module's QP1 and CM counts: $kcm"
