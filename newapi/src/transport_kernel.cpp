@@ -145,16 +145,21 @@ Result<void> link_change(unsigned long req, const std::string &name, const std::
 
 } // namespace
 
-Result<std::vector<uabi_link_info>> KernelTransport::links(const char *path)
+namespace {
+
+// Every device's answer to the query @cmd (struct T, @index in), in
+// position order, up to the first ENODEV.
+template <typename T>
+Result<std::vector<T>> query_each(const char *path, unsigned long cmd)
 {
 	auto fd = open_node(path);
 	if (!fd)
 		return make_error(fd.error());
-	std::vector<uabi_link_info> out;
+	std::vector<T> out;
 	for (std::uint32_t pos = 0; pos < 64; pos++) {
-		uabi_link_info l{};
+		T l{};
 		l.index = pos;
-		if (::ioctl(*fd, UABI_IOCTL_LINK_QUERY, &l) < 0) {
+		if (::ioctl(*fd, cmd, &l) < 0) {
 			int e = errno;
 			if (e == ENODEV)
 				break;
@@ -167,26 +172,16 @@ Result<std::vector<uabi_link_info>> KernelTransport::links(const char *path)
 	return out;
 }
 
+} // namespace
+
+Result<std::vector<uabi_link_info>> KernelTransport::links(const char *path)
+{
+	return query_each<uabi_link_info>(path, UABI_IOCTL_LINK_QUERY);
+}
+
 Result<std::vector<uabi_link_cm_info>> KernelTransport::link_cm_counts(const char *path)
 {
-	auto fd = open_node(path);
-	if (!fd)
-		return make_error(fd.error());
-	std::vector<uabi_link_cm_info> out;
-	for (std::uint32_t pos = 0; pos < 64; pos++) {
-		uabi_link_cm_info c{};
-		c.index = pos;
-		if (::ioctl(*fd, UABI_IOCTL_LINK_QUERY_CM, &c) < 0) {
-			int e = errno;
-			if (e == ENODEV)
-				break;
-			::close(*fd);
-			return make_error(e);
-		}
-		out.push_back(c);
-	}
-	::close(*fd);
-	return out;
+	return query_each<uabi_link_cm_info>(path, UABI_IOCTL_LINK_QUERY_CM);
 }
 
 Result<void> KernelTransport::link_add(const std::string &name, const std::string &netdev, const char *path)

@@ -732,24 +732,44 @@ static int link_del(const struct uabi_link_req *req)
 	return ret;
 }
 
-static int link_query(struct uabi_link_info *info)
+/* What UABI_IOCTL_LINK_QUERY (@info) or _QUERY_CM (@cm) answers for the
+ * device at position @pos: one of the two is filled, the other NULL. */
+static int link_query(u32 pos, struct uabi_link_info *info, struct uabi_link_cm_info *cm)
 {
+	struct uabi_cm_wire_stats st;
 	struct uabi_sw_link link;
 	struct uabi_device *dev;
 	struct uabi_kroce *r;
-	u32 pos = info->index;
 
-	memset(info, 0, sizeof(*info));
 	mutex_lock(&roce_lock);
 	dev = device_at(pos, NULL);
 	if (!dev) {
 		mutex_unlock(&roce_lock);
 		return -ENODEV;
 	}
+	r = roce_of(dev);
+	if (cm) {
+		memset(cm, 0, sizeof(*cm));
+		cm->index = pos;
+		strscpy(cm->name, dev->name, sizeof(cm->name));
+		if (r) {
+			cm->qp1_in = atomic64_read(&r->qp1_in);
+			cm->qp1_refused = atomic64_read(&r->qp1_refused);
+			/* roce_lock, then the CM's mutex: the order roce_cm.c allows */
+			uabi_cm_wire_get_stats(&st);
+			cm->cm_taken = st.received;
+			cm->cm_dropped = st.dropped;
+			cm->cm_sent = st.sent;
+			cm->cm_resent = st.resent;
+			cm->cm_timed_out = st.timed_out;
+		}
+		mutex_unlock(&roce_lock);
+		return 0;
+	}
+	memset(info, 0, sizeof(*info));
 	info->index = pos;
 	strscpy(info->name, dev->name, sizeof(info->name));
 	info->contexts = atomic_read(&dev->num_contexts);
-	r = roce_of(dev);
 	if (r && !uabi_sw_link_get(dev, &link)) {
 		info->roce = 1;
 		strscpy(info->netdev, link.netdev, sizeof(info->netdev));
@@ -766,40 +786,6 @@ static int link_query(struct uabi_link_info *info)
 	return 0;
 }
 
-/* The CM's counts of the device at @info->index (zeros but the name for
- * uabi_sw0). */
-static int link_query_cm(struct uabi_link_cm_info *info)
-{
-	struct uabi_cm_wire_stats st;
-	struct uabi_device *dev;
-	struct uabi_kroce *r;
-	u32 pos = info->index;
-
-	memset(info, 0, sizeof(*info));
-	mutex_lock(&roce_lock);
-	dev = device_at(pos, NULL);
-	if (!dev) {
-		mutex_unlock(&roce_lock);
-		return -ENODEV;
-	}
-	info->index = pos;
-	strscpy(info->name, dev->name, sizeof(info->name));
-	r = roce_of(dev);
-	if (r) {
-		info->qp1_in = atomic64_read(&r->qp1_in);
-		info->qp1_refused = atomic64_read(&r->qp1_refused);
-		/* roce_lock, then the CM's mutex: the order roce_cm.c allows */
-		uabi_cm_wire_get_stats(&st);
-		info->cm_taken = st.received;
-		info->cm_dropped = st.dropped;
-		info->cm_sent = st.sent;
-		info->cm_resent = st.resent;
-		info->cm_timed_out = st.timed_out;
-	}
-	mutex_unlock(&roce_lock);
-	return 0;
-}
-
 long uabi_kroce_link_ioctl(unsigned int cmd, void __user *arg)
 {
 	struct uabi_link_info info;
@@ -811,7 +797,7 @@ long uabi_kroce_link_ioctl(unsigned int cmd, void __user *arg)
 
 		if (copy_from_user(&cm, arg, sizeof(cm)))
 			return -EFAULT;
-		ret = link_query_cm(&cm);
+		ret = link_query(cm.index, NULL, &cm);
 		if (!ret && copy_to_user(arg, &cm, sizeof(cm)))
 			ret = -EFAULT;
 		return ret;
@@ -819,7 +805,7 @@ long uabi_kroce_link_ioctl(unsigned int cmd, void __user *arg)
 	if (cmd == UABI_IOCTL_LINK_QUERY) {
 		if (copy_from_user(&info, arg, sizeof(info)))
 			return -EFAULT;
-		ret = link_query(&info);
+		ret = link_query(info.index, &info, NULL);
 		if (!ret && copy_to_user(arg, &info, sizeof(info)))
 			ret = -EFAULT;
 		return ret;
