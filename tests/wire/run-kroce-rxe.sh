@@ -12,13 +12,17 @@
 # eth0` at 10.79.0.3 and the programs under `uabi run`.  Debian's
 # unmodified ibv_rc_pingpong -c (4 KiB, payload checked), ibv_ud_pingpong
 # (512 B) and ib_write_bw (64 KiB) run between them, rxe serving first,
-# then the module (tests/wire/kroce-rxe-guest-init.sh).  Every packet of
+# then the module (tests/wire/kroce-rxe-guest-init.sh); then the
+# connection manager, Linux's rdma_cm on rxe against the module's:
+# Debian's rping (10 pings, payload checked here) and ucmatose (2
+# connections), each side serving and connecting.  Every packet of
 # both directions crosses both guests' kernel network stacks as RoCEv2:
 # rxe checks the module's ICRC and headers, the module's relay and our
 # engine check rxe's.  The bridge is captured (WORK/bridge.pcap): every
 # RoCEv2 packet must have its ICRC right (the --pcap-check program).
 #
-# Usage: run-kroce-rxe.sh --tool UABI --verbs-lib LIB --pcap-check BIN
+# Usage: run-kroce-rxe.sh --tool UABI --verbs-lib LIB --umad-lib LIB
+#                         --rdmacm-lib LIB --pcap-check BIN
 #                         [--work-dir DIR] [--timeout SECONDS]
 # Exit status 0 only if every step passed in both guests.
 set -uo pipefail
@@ -26,7 +30,7 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$root/scripts/qemu-lib.sh"
-tool="" verbs="" pcap_check="" work=""
+tool="" verbs="" umad="" rdmacm="" pcap_check="" work=""
 timeout_s=${UABI_KXR_TIMEOUT:-700}
 die() {
 	echo "run-kroce-rxe: FAIL: $*" >&2
@@ -36,19 +40,22 @@ while (($#)); do
 	case $1 in
 	--tool) tool=$2; shift 2 ;;
 	--verbs-lib) verbs=$2; shift 2 ;;
+	--umad-lib) umad=$2; shift 2 ;;
+	--rdmacm-lib) rdmacm=$2; shift 2 ;;
 	--pcap-check) pcap_check=$2; shift 2 ;;
 	--work-dir) work=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
-[[ -x $tool && -e $verbs && -x $pcap_check ]] || die "--tool, --verbs-lib and --pcap-check are required"
+[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check ]] ||
+	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib and --pcap-check are required"
 [[ $(id -u) == 0 ]] || die "needs root (a network namespace, a bridge and tap devices)"
 work=${work:-$root/build/tests/wire/kroce-rxe}
 mkdir -p "$work" || die "mkdir $work"
 work=$(cd "$work" && pwd)
-for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd strip timeout rdma dumpcap \
-	ibv_rc_pingpong ibv_ud_pingpong ib_write_bw; do
+for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd ldconfig strip timeout rdma \
+	dumpcap tshark ibv_rc_pingpong ibv_ud_pingpong ib_write_bw rping ucmatose; do
 	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
 done
 qemu_busybox
@@ -66,14 +73,21 @@ write_bw ib_write_bw -x GIDX -F -n 200 -s 65536 -p 25103
 EOS
 
 # ------------------------------------------------------- two initramfs
-progs() { local p; for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw; do qemu_pack "$(command -v $p)"; done; }
+progs() {
+	local p
+	for p in ibv_rc_pingpong ibv_ud_pingpong ib_write_bw rping ucmatose; do
+		qemu_pack "$(command -v $p)"
+	done
+	# pthread_exit() loads libgcc_s at run time (rping's threads end so)
+	qemu_pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
+}
 # rxe's guest.  rxe stops sending while more than 64 of a QP's packets
 # are held by virtio_net with NAPI for transmit (docs/wire.md, "Interop"):
 # both guests load it with napi_tx=0.
 qemu_rfs_init "$work/rxe" "$here/kroce-rxe-guest-init.sh"
 echo rxe >"$rfs/role"
 cp "$steps" "$rfs/steps"
-qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe
+qemu_modules modules "$kver" virtio_pci virtio_net crc32_generic rdma_rxe rdma_ucm
 qemu_modparam modules virtio_net napi_tx=0
 qemu_pack "$(command -v rdma)"
 progs
@@ -89,7 +103,9 @@ qemu_modparam modules virtio_net napi_tx=0
 progs
 qemu_pack "$tool" /kroce/uabi
 qemu_pack "$verbs" /kroce/lib/libibverbs.so.1
-for f in uabi lib/libibverbs.so.1; do
+qemu_pack "$umad" /kroce/lib/libuabi_umad.so
+qemu_pack "$rdmacm" /kroce/lib/libuabi_rdmacm.so
+for f in uabi lib/libibverbs.so.1 lib/libuabi_umad.so lib/libuabi_rdmacm.so; do
 	strip --strip-debug "$rfs/kroce/$f" || die "strip $f"
 done
 qemu_cpio "$work/kroce.cpio.gz"
@@ -132,15 +148,23 @@ for g in rxe kroce; do
 	grep -qE 'Kernel panic|Oops|BUG:' "$log" && fails+=("kernel panic/oops in the $g guest")
 done
 # Both directions of each program: rxe's steps and ours.
-for s in rc ud write_bw; do
+for s in rc ud write_bw rping ucmatose; do
 	for r in server client; do
 		for g in rxe kroce; do
 			grep -q "^UABI-KXR-STEP: $g-$r-$s PASS" "$work/$g.log" || fails+=("no $g-$r-$s PASS")
 		done
 	done
 done
-# The rc steps checked their payload (-c): ibv_rc_pingpong says so only
-# by ending well; the captures show both guests' packets with right ICRCs.
+# rping's payload, both sides in both guests (ibv_rc_pingpong -c checked
+# its own: it says so only by ending well).
+. "$root/tests/cm/rping-expect.sh"
+out() { sed -n "/^UABI-OUT-BEGIN $2\$/,/^UABI-OUT-END $2\$/p" "$work/$1.log"; }
+for g in rxe kroce; do
+	diff <(out $g $g-client-rping | grep '^ping data: ') <(rping_expect 10 "ping data: ") >/dev/null ||
+		fails+=("$g rping client: payload not what rping sent")
+	diff <(out $g $g-server-rping | grep '^server ping data: ') <(rping_expect 10 "server ping data: ") \
+		>/dev/null || fails+=("$g rping server: payload not what rping sent")
+done
 if "$pcap_check" "$work/bridge.pcap" >"$work/pcap_icrc.log" 2>&1; then
 	echo "run-kroce-rxe: capture: $(head -1 "$work/pcap_icrc.log")"
 else
