@@ -11,8 +11,9 @@
 # rdma_xclient in their XRC mode, ucmatose, udaddy, rdma_server/rdma_client,
 # rstream and riostream, and as client only cmtime; mckey to 239.1.2.3
 # receiving, then sending; perftest's ib_send_bw, ib_write_lat and
-# ib_read_bw -R as server (each pair tried again as the host says: the
-# host's word comes on a TCP connection to our port 27099, busybox nc).
+# ib_read_bw -R as server, then as client (each pair tried again as the
+# host says: the host's word comes on a TCP connection to our port 27099,
+# busybox nc).
 # Then the same rpings over IPv6.  Then, while the host floods QP1,
 # the device is deleted and added again 10 times and the module unloads
 # with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
@@ -170,14 +171,15 @@ if [ -x /kcm/mckey ]; then
 fi
 
 # perftest over rdma_cm (-R), we serve and the host connects: a run is an
-# attempt (UABI-KCM-LISTEN-NAME-N, then UABI-KCM-TRY: NAME N STATUS once
-# our server ended).  The host tells us when its client ended ("ended");
-# a server that has not ended 10 s later is stopped (its client died, as
-# when perftest's own race refused its second connection: it would wait
-# for it until its timeout).  Then the host judges the attempt with its
-# client's output and ours and tells us "again" (a new attempt, both
-# sides new), "pass" or "fail" (run-kroce-cm.sh says why).  Held ACKs off,
-# as in tests/cm/run-cm-two-hosts.sh.
+# attempt (UABI-KCM-LISTEN-NAME-N, then UABI-KCM-TRY: NAME-server N STATUS
+# once our server ended).  The host tells us when its client ended
+# ("ended": a server that has not ended 10 s later is stopped) or died
+# ("died": the server is stopped at once; as when perftest's own race
+# refused its second connection, it would wait for it until its timeout).
+# Then the host judges the attempt with its client's output and ours and
+# tells us "again" (a new attempt, both sides new), "pass" or "fail"
+# (run-kroce-cm.sh says why).  Held ACKs off, as in
+# tests/cm/run-cm-two-hosts.sh.
 kperf() {
 	name=$1
 	shift
@@ -186,15 +188,15 @@ kperf() {
 		echo "UABI-KCM-LISTEN-$name-$n"
 		UABI_WIRE_HOLD_ACKS=0 timeout 120 $U run -- "$@" >/tmp/out 2>&1 &
 		pid=$!
-		hear >/dev/null
 		i=0
+		[ "$(hear)" = died ] && i=50
 		while [ $i -lt 50 ] && kill -0 $pid 2>/dev/null; do
 			i=$((i + 1))
 			sleep 0.2
 		done
 		kill $pid 2>/dev/null	# (busybox's timeout execs the program: $pid is perftest)
 		wait $pid
-		echo "UABI-KCM-TRY: $name $n $?"
+		echo "UABI-KCM-TRY: $name-server $n $?"
 		show "$name-server-$n" /tmp/out
 		verdict=$(hear)
 		[ "$verdict" = again ] || break
@@ -202,9 +204,46 @@ kperf() {
 	done
 	[ "$verdict" = pass ] && step "$name-server" PASS || step "$name-server" FAIL
 }
-[ -x /kcm/ib_send_bw ] && kperf ib_send_bw /kcm/ib_send_bw -R -F -n 200 -p 27031
-[ -x /kcm/ib_write_lat ] && kperf ib_write_lat /kcm/ib_write_lat -R -F -n 200 -p 27032
-[ -x /kcm/ib_read_bw ] && kperf ib_read_bw /kcm/ib_read_bw -R -F -n 200 -p 27033
+# kperf_client NAME CMD...: the same, the host serving: an attempt starts
+# when the host tells us "serving-PORT" (a new port each time); our client connects again only while
+# its first connection is refused (the server not up yet: at most 60
+# times, a second apart); UABI-KCM-TRY: NAME-client N STATUS once it ended.
+kperf_client() {
+	name=$1
+	shift
+	n=1
+	while :; do
+		verdict=$(hear)
+		case $verdict in serving-*) ;; *) break ;; esac
+		tries=0
+		while :; do
+			UABI_WIRE_HOLD_ACKS=0 timeout 60 $U run -- "$@" -p "${verdict#serving-}" >/tmp/out 2>&1
+			rc=$?
+			[ $rc != 0 ] && grep -q 'Unable to init the socket connection' /tmp/out &&
+				[ $tries -lt 60 ] || break
+			tries=$((tries + 1))
+			sleep 1
+		done
+		echo "UABI-KCM-TRY: $name-client $n $rc"
+		show "$name-client-$n" /tmp/out
+		verdict=$(hear)
+		[ "$verdict" = again ] || break
+		n=$((n + 1))
+	done
+	[ "$verdict" = pass ] && step "$name-client" PASS || step "$name-client" FAIL
+}
+if [ -x /kcm/ib_send_bw ]; then
+	kperf ib_send_bw /kcm/ib_send_bw -R -F -n 200 -p 27031
+	kperf_client ib_send_bw /kcm/ib_send_bw -R -F -n 200 10.91.0.1
+fi
+if [ -x /kcm/ib_write_lat ]; then
+	kperf ib_write_lat /kcm/ib_write_lat -R -F -n 200 -p 27032
+	kperf_client ib_write_lat /kcm/ib_write_lat -R -F -n 200 10.91.0.1
+fi
+if [ -x /kcm/ib_read_bw ]; then
+	kperf ib_read_bw /kcm/ib_read_bw -R -F -n 200 -p 27033
+	kperf_client ib_read_bw /kcm/ib_read_bw -R -F -n 200 10.91.0.1
+fi
 
 # IPv6 while IPv4 stays: fd91::2 comes beside 10.91.0.2 (the device
 # keeps receiving at 10.91.0.2, its first address, and once duplicate

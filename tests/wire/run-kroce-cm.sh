@@ -30,15 +30,15 @@
 #   "joined dgid: ::ffff:239.1.2.3 mlid 0x0", each receiver gets all 20:
 #   tests/cm/mckey-check.sh)
 #   perftest's ib_send_bw, ib_write_lat and ib_read_bw -R -F -n 200, the
-#   guest as server, we as client, held ACKs off: a pair is run again
-#   whole while it fails, at most 6 times (UABI_KROCE_PERF_ATTEMPTS).
+#   guest as server, then as client, held ACKs off: a pair is run again
+#   whole while it fails, at most 15 times (UABI_KROCE_PERF_ATTEMPTS).
 #   Under TCG perftest's own measure of the CPU's clock fails now and
 #   then ("Can't produce a report") and its server may take its second
 #   connection slower than our client asks for it: an attempt that
 #   perftest could not time (that message, or an average of 0, inf or
 #   nan) is tried again, never passed; a pass needs our client's result
-#   line.  The guest hears our word (`tell`: its client ended, again,
-#   pass, fail) on a TCP connection to its port 27099 (docs/cm.md)
+#   line.  The guest hears our word (`tell`: we serve, our client ended
+#   or died, again, pass, fail) on a TCP connection to its port 27099 (docs/cm.md)
 #   the same two rpings over IPv6 (fd91::2 and fd91::1 beside each side's IPv4
 #   address: the module's device receives and runs the CM at every
 #   address of its GID table, not its first IPv4 one only)
@@ -367,15 +367,17 @@ if have mckey; then
 	verdict mckey-receiver $ok
 fi
 
-# perftest over rdma_cm (-R), the guest serving, each pair run again whole
-# (both sides new) while it fails, at most perf_attempts times, as
-# tests/cm/run-cm-two-hosts.sh does for perftest's own race (held ACKs
-# off): under TCG the guest's server also loses it more often, and its
-# own measure of the CPU's clock fails now and then ("Can't produce a
-# report").  An attempt passes only if both sides end with 0 and our
-# client prints its result line, timed (perf_timed); one that perftest
-# could not time is tried again, never passed.
-perf_attempts=${UABI_KROCE_PERF_ATTEMPTS:-6}
+# perftest over rdma_cm (-R), the guest serving, then connecting: each
+# pair run again whole (both sides new) while it fails, at most
+# perf_attempts times, as tests/cm/run-cm-two-hosts.sh does for
+# perftest's own race (held ACKs off): under TCG the guest's server also
+# loses it more often, and perftest's own measure of the CPU's clock
+# fails now and then ("Can't produce a report").  An attempt passes only
+# if both sides end with 0 and the client (ours or the guest's) prints
+# its result line, timed (perf_timed); one that perftest could not time
+# is tried again, never passed.
+perf_attempts=${UABI_KROCE_PERF_ATTEMPTS:-15}
+perf_port=27100	# our servers' ports: 27101 on
 # perf_timed OUT [-r]: OUT has no "Can't produce a report", and its
 # result line (the last line of numbers) has what perftest measured, its
 # average (a bandwidth test's BW average, a latency test's t_avg), neither
@@ -390,31 +392,61 @@ perf_timed() {
 	[[ -z $line && ${2:-} == -r ]] && return 0
 	awk -v c="$col" '{ exit !(NF >= c && tolower($0) !~ /inf|nan/ && $c + 0 > 0) }' <<<"${line:-x}"
 }
-# host_perf NAME CMD...: the client for the guest's kperf NAME.  Within an
-# attempt it connects again only while its first connection is refused
-# ("Unable to init the socket connection": the server not up yet; at most
-# 60 times, a second apart); then the guest is told it ended.
+# host_perf ROLE NAME CMD...: our side of the guest's kperf NAME (ROLE
+# client: the guest serves) or kperf_client NAME (ROLE server).  Our
+# client connects again within an attempt only while its first
+# connection is refused ("Unable to init the socket connection": the
+# server not up yet; at most 60 times, a second apart), then the guest is
+# told it ended (or died); our server is started at a new port, the
+# guest told we serve there ("serving-PORT"), and once
+# the guest's client ended it has 10 s to end by itself, else it is
+# stopped (its client died).  Outputs: WORK/NAME-host-ROLE-N.out, the
+# guest's WORK/NAME-guest-ROLE-N.out.
 host_perf() {
-	local name=$1 n rc=1 grc try ok=0 timed=
-	shift
+	local role=$1 name=$2 n rc=1 grc try ok=0 timed= spid i grole=server cout sout t0=$SECONDS
+	shift 2
+	[[ $role == server ]] && grole=client
 	for n in $(seq "$perf_attempts"); do
-		await_guest "^UABI-KCM-LISTEN-$name-$n\$" || break
-		for try in $(seq 60); do
-			hs env UABI_WIRE_HOLD_ACKS=0 timeout 60 "$tool" run -- "$@" \
-				>"$work/$name-client-$n.out" 2>&1
+		rc=1 grc=
+		if [[ $role == client ]]; then
+			await_guest "^UABI-KCM-LISTEN-$name-$n\$" || break
+			for try in $(seq 60); do
+				hs env UABI_WIRE_HOLD_ACKS=0 timeout 60 "$tool" run -- "$@" \
+					>"$work/$name-host-client-$n.out" 2>&1
+				rc=$?
+				((rc != 0)) && grep -q 'Unable to init the socket connection' \
+					"$work/$name-host-client-$n.out" && kill -0 "$qemu" 2>/dev/null || break
+				sleep 1
+			done
+			# (its server waits on for a client that died: stopped at once)
+			if ((rc == 0)); then tell ended; else tell died; fi
+			await_guest "^UABI-KCM-TRY: $name-server $n " || break
+		else
+			# a port of its own each time: a killed server's listener
+			# may outlive it in uabid for a while (seen: the next
+			# server's rdma_bind_addr failed, and the guest's client
+			# met the dead one's listener)
+			perf_port=$((perf_port + 1))
+			hs env UABI_WIRE_HOLD_ACKS=0 timeout 60 "$tool" run -- "$@" -p $perf_port \
+				>"$work/$name-host-server-$n.out" 2>&1 &
+			spid=$!
+			tell "serving-$perf_port" && await_guest "^UABI-KCM-TRY: $name-client $n "
+			for i in $(seq 50); do
+				kill -0 $spid 2>/dev/null || break
+				sleep 0.2
+			done
+			kill $spid 2>/dev/null	# (timeout: it passes the signal on)
+			wait $spid
 			rc=$?
-			((rc != 0)) && grep -q 'Unable to init the socket connection' "$work/$name-client-$n.out" &&
-				kill -0 "$qemu" 2>/dev/null || break
-			sleep 1
-		done
-		tell ended
-		await_guest "^UABI-KCM-TRY: $name $n " || break
-		grc=$(awk -v n="$name" -v k="$n" '$1 == "UABI-KCM-TRY:" && $2 == n && $3 == k {print $4}' "$log")
-		guest_out "$name-server-$n" >"$work/$name-server-$n.out"
+			grep -qE "^UABI-KCM-TRY: $name-client $n " "$log" || break
+		fi
+		grc=$(awk -v n="$name-$grole" -v k="$n" '$1 == "UABI-KCM-TRY:" && $2 == n && $3 == k {print $4}' "$log")
+		guest_out "$name-$grole-$n" >"$work/$name-guest-$grole-$n.out"
+		cout=$work/$name-host-client-$n.out sout=$work/$name-guest-server-$n.out
+		[[ $role == server ]] && cout=$work/$name-guest-client-$n.out sout=$work/$name-host-server-$n.out
 		timed=timed
-		perf_timed "$work/$name-client-$n.out" && perf_timed "$work/$name-server-$n.out" -r ||
-			timed="not timed"
-		echo "run-kroce-cm: $name -R attempt $n: client $rc, guest's server $grc, $timed"
+		perf_timed "$cout" && perf_timed "$sout" -r || timed="not timed"
+		echo "run-kroce-cm: $name -R attempt $n, we $role: ours $rc, the guest's $grc, $timed"
 		if ((rc == 0)) && [[ $grc == 0 && $timed == timed ]]; then
 			ok=1
 			break
@@ -423,16 +455,25 @@ host_perf() {
 	done
 	if ((ok)); then
 		tell pass
-		echo "run-kroce-cm: host $name-client: PASS (attempt $n: $(grep -E '^ +[0-9]+ +[0-9]+ ' "$work/$name-client-$n.out" | tail -n 1 | tr -s ' '))"
+		echo "run-kroce-cm: host $name-$role: PASS (attempt $n, $((SECONDS - t0)) s: $(grep -E '^ +[0-9]+ +[0-9]+ ' "$cout" | tail -n 1 | tr -s ' '))"
 	else
 		tell fail
-		fails+=("host $name-client -R (attempt $n: client $rc, guest's server ${grc:-none}, ${timed:-no result}; see $work/$name-client-*.out)")
-		echo "run-kroce-cm: host $name-client: FAIL"; tail -n 5 "$work/$name-client-$n.out"
+		fails+=("host $name-$role -R (attempt $n, $((SECONDS - t0)) s: ours $rc, the guest's ${grc:-none}, ${timed:-no result}; see $work/$name-*-$n.out)")
+		echo "run-kroce-cm: host $name-$role: FAIL"; tail -n 5 "$work/$name-host-$role-$n.out"
 	fi
 }
-have ib_send_bw && host_perf ib_send_bw ib_send_bw -R -F -n 200 -p 27031 10.91.0.2
-have ib_write_lat && host_perf ib_write_lat ib_write_lat -R -F -n 200 -p 27032 10.91.0.2
-have ib_read_bw && host_perf ib_read_bw ib_read_bw -R -F -n 200 -p 27033 10.91.0.2
+if have ib_send_bw; then
+	host_perf client ib_send_bw ib_send_bw -R -F -n 200 -p 27031 10.91.0.2
+	host_perf server ib_send_bw ib_send_bw -R -F -n 200
+fi
+if have ib_write_lat; then
+	host_perf client ib_write_lat ib_write_lat -R -F -n 200 -p 27032 10.91.0.2
+	host_perf server ib_write_lat ib_write_lat -R -F -n 200
+fi
+if have ib_read_bw; then
+	host_perf client ib_read_bw ib_read_bw -R -F -n 200 -p 27033 10.91.0.2
+	host_perf server ib_read_bw ib_read_bw -R -F -n 200
+fi
 
 # IPv6 while IPv4 stays: fd91::1 beside 10.91.0.1 here, fd91::2 beside
 # 10.91.0.2 in the guest (made to fail: with the module receiving and
