@@ -205,9 +205,10 @@ kperf() {
 	[ "$verdict" = pass ] && step "$name-server" PASS || step "$name-server" FAIL
 }
 # kperf_client NAME CMD...: the same, the host serving: an attempt starts
-# when the host tells us "serving-PORT" (a new port each time); our client connects again only while
-# its first connection is refused (the server not up yet: at most 60
-# times, a second apart); UABI-KCM-TRY: NAME-client N STATUS once it ended.
+# when the host tells us "serving-PORT" (a new port each time); our
+# client connects again only while its first connection is refused (the
+# server not up yet: at most 60 times, a second apart); UABI-KCM-TRY:
+# NAME-client N STATUS once it ended.
 kperf_client() {
 	name=$1
 	shift

@@ -38,7 +38,8 @@
 #   perftest could not time (that message, or an average of 0, inf or
 #   nan) is tried again, never passed; a pass needs our client's result
 #   line.  The guest hears our word (`tell`: we serve, our client ended
-#   or died, again, pass, fail) on a TCP connection to its port 27099 (docs/cm.md)
+#   or died, again, pass, fail) on a TCP connection to its port 27099
+#   (docs/cm.md)
 #   the same two rpings over IPv6 (fd91::2 and fd91::1 beside each side's IPv4
 #   address: the module's device receives and runs the CM at every
 #   address of its GID table, not its first IPv4 one only)
@@ -374,10 +375,10 @@ fi
 # it far more often (ib_write_lat's: 5 and 6 times in a row seen while
 # other builds loaded the machine; a lost attempt costs 2-3 s), and
 # perftest's own measure of the CPU's clock fails now and then ("Can't
-# produce a report").  An attempt passes only
-# if both sides end with 0 and the client (ours or the guest's) prints
-# its result line, timed (perf_timed); one that perftest could not time
-# is tried again, never passed.
+# produce a report").  An attempt passes only if both sides end with 0
+# and the client (ours or the guest's) prints its result line, timed
+# (perf_timed); one that perftest could not time is tried again, never
+# passed.
 perf_attempts=${UABI_KROCE_PERF_ATTEMPTS:-30}
 perf_port=27100	# our servers' ports: 27101 on
 # perf_timed OUT [-r]: OUT has no "Can't produce a report", and its
@@ -400,9 +401,9 @@ perf_timed() {
 # connection is refused ("Unable to init the socket connection": the
 # server not up yet; at most 60 times, a second apart), then the guest is
 # told it ended (or died); our server is started at a new port, the
-# guest told we serve there ("serving-PORT"), and once
-# the guest's client ended it has 10 s to end by itself, else it is
-# stopped (its client died).  Outputs: WORK/NAME-host-ROLE-N.out, the
+# guest told we serve there ("serving-PORT"), and once the guest's client
+# ended it has 10 s to end by itself, else it is stopped (its client
+# died).  Outputs: WORK/NAME-host-ROLE-N.out, the
 # guest's WORK/NAME-guest-ROLE-N.out.
 host_perf() {
 	local role=$1 name=$2 n rc=1 grc try ok=0 timed= spid i grole=server cout sout t0=$SECONDS
