@@ -175,6 +175,7 @@ on() {
 	"${on_cmd[@]}" "$@"
 }
 . "$(dirname "${BASH_SOURCE[0]}")/rping-expect.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/mckey-check.sh"
 # rping_pair NAME SERVER-NS SERVER-ADDR CLIENT-NS PORT COUNT [CLIENT'S ADDR]
 # (the server's address as the client names it, if not SERVER-ADDR: a
 # link-local one's scope is the client's interface).  With while_serving
@@ -562,9 +563,8 @@ mckey_pair() {
 	crc=$?
 	wait $spid
 	src=$?
-	if ((crc == 0 && src == 0)) && grep -q 'data transfers complete' "$log/$name.server.out" &&
-		grep -q 'return status 0' "$log/$name.server.out" &&
-		grep -q "joined dgid: $mgid mlid 0x0" "$log/$name.client.out"; then
+	if ((crc == 0 && src == 0)) && mckey_ok receiver "$log/$name.server.out" "$mgid" &&
+		mckey_ok sender "$log/$name.client.out" "$mgid"; then
 		pass "$name ($group across: 20 datagrams received, $(grep -o 'joined dgid.*' "$log/$name.server.out"))"
 	else
 		fail "$name (sender $crc, receiver $src)" "$log/$name".*

@@ -9,8 +9,12 @@
 # listener is not up yet: REJECTED), then as client (retrying while the
 # host's listener is not up: REJECTED); the same with rdma_xserver and
 # rdma_xclient in their XRC mode, ucmatose, udaddy, rdma_server/rdma_client,
-# rstream and riostream, and as client only cmtime.  Then, while the host
-# floods QP1,
+# rstream and riostream, and as client only cmtime; mckey to 239.1.2.3
+# receiving, then sending; perftest's ib_send_bw, ib_write_lat and
+# ib_read_bw -R as server, then as client (each pair tried again as the
+# host says: the host's word comes on a TCP connection to our port 27099,
+# busybox nc).
+# Then the same rpings over IPv6.  Then, while the host floods QP1,
 # the device is deleted and added again 10 times and the module unloads
 # with the device still there.  Prints "UABI-KCM-STEP: name PASS|FAIL", each program's
 # output between "UABI-OUT-BEGIN name" and "UABI-OUT-END name", and a
@@ -123,6 +127,123 @@ fi
 # host stops its own once this step is reported).
 if [ -x /kcm/cmtime ]; then	# 50 connections set up and torn down, step by step
 	kconnect cmtime "^connect +:" /kcm/cmtime -s 10.91.0.1 -p 27021 -c 50
+fi
+
+# hear: the host's next word (its `tell`, run-kroce-cm.sh), one TCP
+# connection to our port 27099; nothing within 300 s: empty.
+hear() {
+	timeout 300 nc -l -p 27099 </dev/null | tr -d '\r\n'
+}
+# mckey (UD multicast to 239.1.2.3 through the CM, each side bound to its
+# own device's address; tests/cm/mckey-check.sh judges its output): we
+# receive 20 datagrams from the host's sender (it sends once we print
+# UABI-KCM-LISTEN-mckey: joined, the QP attached), then send 20 to the
+# host's receiver once the host tells us it joined.  The group's
+# datagrams come to mckey's own socket on the group (docs/wire.md, "UD
+# multicast"), not through the module.
+if [ -x /kcm/mckey ]; then
+	. /kcm/mckey-check.sh
+	timeout 60 $U run -- /kcm/stdbuf -oL /kcm/mckey -m 239.1.2.3 -b 10.91.0.2 -C 20 \
+		>/tmp/out 2>&1 &
+	pid=$!
+	i=0
+	while [ $i -lt 300 ] && kill -0 $pid 2>/dev/null && ! grep -q 'mckey: joined' /tmp/out; do
+		i=$((i + 1))
+		sleep 0.2
+	done
+	echo "UABI-KCM-LISTEN-mckey"
+	wait $pid
+	rc=$?
+	if [ $rc = 0 ] && mckey_ok receiver /tmp/out ::ffff:239.1.2.3; then
+		step mckey-receiver PASS
+	else
+		step mckey-receiver FAIL
+	fi
+	show mckey-receiver /tmp/out
+	if [ "$(hear)" = joined ] &&
+		timeout 60 $U run -- /kcm/mckey -m 239.1.2.3 -b 10.91.0.2 -s -C 20 >/tmp/out 2>&1 &&
+		mckey_ok sender /tmp/out ::ffff:239.1.2.3; then
+		step mckey-sender PASS
+	else
+		step mckey-sender FAIL
+	fi
+	show mckey-sender /tmp/out
+fi
+
+# perftest over rdma_cm (-R), we serve and the host connects: a run is an
+# attempt (UABI-KCM-LISTEN-NAME-N, then UABI-KCM-TRY: NAME-server N STATUS
+# once our server ended).  The host tells us when its client ended
+# ("ended": a server that has not ended 10 s later is stopped) or died
+# ("died": the server is stopped at once; as when perftest's own race
+# refused its second connection, it would wait for it until its timeout).
+# Then the host judges the attempt with its client's output and ours and
+# tells us "again" (a new attempt, both sides new), "pass" or "fail"
+# (run-kroce-cm.sh says why).  Held ACKs off, as in
+# tests/cm/run-cm-two-hosts.sh.
+kperf() {
+	name=$1
+	shift
+	n=1
+	while :; do
+		echo "UABI-KCM-LISTEN-$name-$n"
+		UABI_WIRE_HOLD_ACKS=0 timeout 120 $U run -- "$@" >/tmp/out 2>&1 &
+		pid=$!
+		i=0
+		[ "$(hear)" = died ] && i=50
+		while [ $i -lt 50 ] && kill -0 $pid 2>/dev/null; do
+			i=$((i + 1))
+			sleep 0.2
+		done
+		kill $pid 2>/dev/null	# (busybox's timeout execs the program: $pid is perftest)
+		wait $pid
+		echo "UABI-KCM-TRY: $name-server $n $?"
+		show "$name-server-$n" /tmp/out
+		verdict=$(hear)
+		[ "$verdict" = again ] || break
+		n=$((n + 1))
+	done
+	[ "$verdict" = pass ] && step "$name-server" PASS || step "$name-server" FAIL
+}
+# kperf_client NAME CMD...: the same, the host serving: an attempt starts
+# when the host tells us "serving-PORT" (a new port each time); our
+# client connects again only while its first connection is refused (the
+# server not up yet: at most 60 times, a second apart); UABI-KCM-TRY:
+# NAME-client N STATUS once it ended.
+kperf_client() {
+	name=$1
+	shift
+	n=1
+	while :; do
+		verdict=$(hear)
+		case $verdict in serving-*) ;; *) break ;; esac
+		tries=0
+		while :; do
+			UABI_WIRE_HOLD_ACKS=0 timeout 60 $U run -- "$@" -p "${verdict#serving-}" >/tmp/out 2>&1
+			rc=$?
+			[ $rc != 0 ] && grep -q 'Unable to init the socket connection' /tmp/out &&
+				[ $tries -lt 60 ] || break
+			tries=$((tries + 1))
+			sleep 1
+		done
+		echo "UABI-KCM-TRY: $name-client $n $rc"
+		show "$name-client-$n" /tmp/out
+		verdict=$(hear)
+		[ "$verdict" = again ] || break
+		n=$((n + 1))
+	done
+	[ "$verdict" = pass ] && step "$name-client" PASS || step "$name-client" FAIL
+}
+if [ -x /kcm/ib_send_bw ]; then
+	kperf ib_send_bw /kcm/ib_send_bw -R -F -n 200 -p 27031
+	kperf_client ib_send_bw /kcm/ib_send_bw -R -F -n 200 10.91.0.1
+fi
+if [ -x /kcm/ib_write_lat ]; then
+	kperf ib_write_lat /kcm/ib_write_lat -R -F -n 200 -p 27032
+	kperf_client ib_write_lat /kcm/ib_write_lat -R -F -n 200 10.91.0.1
+fi
+if [ -x /kcm/ib_read_bw ]; then
+	kperf ib_read_bw /kcm/ib_read_bw -R -F -n 200 -p 27033
+	kperf_client ib_read_bw /kcm/ib_read_bw -R -F -n 200 10.91.0.1
 fi
 
 # IPv6 while IPv4 stays: fd91::2 comes beside 10.91.0.2 (the device

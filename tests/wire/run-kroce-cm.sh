@@ -24,9 +24,21 @@
 #   marked XRC, the REP carrying the target QPN), ucmatose (2
 #   connections), udaddy (UD, SIDR), rdma_server/rdma_client, rstream
 #   and riostream (rsockets, 20 x 64 KiB each way, verified); then the
-#   guest as client only: cmtime (50 connections).  Not perftest's -R:
-#   under TCG its own measure of the CPU's clock fails now and then
-#   ("Can't produce a report"), and its server is too slow for its client
+#   guest as client only: cmtime (50 connections)
+#   mckey -m 239.1.2.3 -b <own address>: the guest receives 20 datagrams
+#   from our sender, then we receive 20 from the guest's (both print
+#   "joined dgid: ::ffff:239.1.2.3 mlid 0x0", each receiver gets all 20:
+#   tests/cm/mckey-check.sh)
+#   perftest's ib_send_bw, ib_write_lat and ib_read_bw -R -F -n 200, the
+#   guest as server, then as client, held ACKs off: a pair is run again
+#   whole while it fails, at most 30 times (UABI_KROCE_PERF_ATTEMPTS).
+#   Under TCG perftest's own measure of the CPU's clock fails now and
+#   then ("Can't produce a report") and its server may take its second
+#   connection slower than our client asks for it: an attempt that
+#   perftest could not time (that message, or an average of 0, inf or
+#   nan) is tried again, never passed; a pass needs our client's result
+#   line.  The guest hears our word (`tell`: we serve, our client ended
+#   or died, again, pass, fail) on a TCP connection to its port 27099
 #   (docs/cm.md)
 #   the same two rpings over IPv6 (fd91::2 and fd91::1 beside each side's IPv4
 #   address: the module's device receives and runs the CM at every
@@ -81,7 +93,7 @@ work=${work:-$root/build/tests/wire/kroce-cm}
 mkdir -p "$work" || die "mkdir $work"
 work=$(cd "$work" && pwd)
 for prog in qemu-system-x86_64 make gcc cpio gzip ip modprobe ldd ldconfig strip timeout rping \
-	dumpcap tshark; do
+	dumpcap tshark stdbuf; do
 	command -v "$prog" >/dev/null || die "missing $prog (scripts/install-deps.sh)"
 done
 busybox=/bin/busybox
@@ -134,12 +146,17 @@ pack "$(command -v rping)" /kcm/rping
 # what it was given; the host runs its side of the same list).
 progs=()
 for p in rdma_xserver rdma_xclient ucmatose udaddy rdma_server rdma_client rstream riostream \
-	cmtime; do
+	cmtime mckey ib_send_bw ib_write_lat ib_read_bw; do
 	command -v "$p" >/dev/null || continue
 	pack "$(command -v "$p")" "/kcm/$p"
 	progs+=("$p")
 done
 have() { [[ " ${progs[*]} " == *" $1 "* ]]; }
+# mckey's receiver line-buffered (its "joined" line is awaited), and how
+# its output is judged (sourced there too).
+pack "$(command -v stdbuf)" /kcm/stdbuf
+pack /usr/libexec/coreutils/libstdbuf.so
+cp "$root/tests/cm/mckey-check.sh" "$rfs/kcm/" || die "copy mckey-check.sh"
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
 pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
 pack "$tool" /kcm/uabi
@@ -194,6 +211,7 @@ cap_start 1
 
 fails=()
 . "$root/tests/cm/rping-expect.sh"
+. "$root/tests/cm/mckey-check.sh"
 # The guest's output of step NAME.
 guest_out() { awk -v n="$1" '$0 == "UABI-OUT-BEGIN " n {on = 1; next} $0 == "UABI-OUT-END " n {on = 0} on' "$log"; }
 
@@ -298,6 +316,171 @@ if have cmtime; then
 	done
 	wait $!
 fi
+# await_guest PATTERN: until the guest's log has a line matching PATTERN;
+# false if it ends first (qemu gone, or its result printed).
+await_guest() {
+	while kill -0 "$qemu" 2>/dev/null && ! grep -qE "$1|^UABI-KCM-RESULT" "$log"; do
+		sleep 0.5
+	done
+	grep -qE "$1" "$log"
+}
+# tell WORD: the guest's next `hear` (kroce-cm-guest-init.sh) gets WORD, a
+# connection to its port 27099 (again while refused: it is not listening
+# yet; at most 300 s).
+tell() {
+	local i
+	for i in $(seq 600); do
+		kill -0 "$qemu" 2>/dev/null || return 1
+		ip netns exec "$ns" timeout 5 bash -c "echo $1 >/dev/tcp/10.91.0.2/27099" 2>/dev/null &&
+			return 0
+		sleep 0.5
+	done
+	return 1
+}
+# verdict NAME OK: NAME's PASS or FAIL.
+verdict() {
+	if (($2)); then
+		echo "run-kroce-cm: host $1: PASS"
+	else
+		fails+=("host $1 (see $work/$1.out)")
+		echo "run-kroce-cm: host $1: FAIL"; tail -n 5 "$work/$1.out"
+	fi
+}
+# mckey, UD multicast to 239.1.2.3 (tests/cm/mckey-check.sh judges each
+# side): the guest receives, we send 20 datagrams once it joined; then we
+# receive (line-buffered: our "joined" line is awaited, then the guest is
+# told), the guest sends 20.  Each receiver ends only once it has all 20.
+if have mckey; then
+	ok=0
+	if await_guest '^UABI-KCM-LISTEN-mckey$'; then
+		hs timeout 60 "$tool" run -- mckey -m 239.1.2.3 -b 10.91.0.1 -s -C 20 \
+			>"$work/mckey-sender.out" 2>&1 &&
+			mckey_ok sender "$work/mckey-sender.out" ::ffff:239.1.2.3 && ok=1
+	fi
+	verdict mckey-sender $ok
+	hs timeout 60 "$tool" run -- stdbuf -oL mckey -m 239.1.2.3 -b 10.91.0.1 -C 20 \
+		>"$work/mckey-receiver.out" 2>&1 &
+	pid=$! ok=0
+	for _ in $(seq 300); do
+		grep -q 'mckey: joined' "$work/mckey-receiver.out" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	tell joined
+	wait $pid && mckey_ok receiver "$work/mckey-receiver.out" ::ffff:239.1.2.3 && ok=1
+	verdict mckey-receiver $ok
+fi
+
+# perftest over rdma_cm (-R), the guest serving, then connecting: each
+# pair run again whole (both sides new) while it fails, at most
+# perf_attempts times, as tests/cm/run-cm-two-hosts.sh does for
+# perftest's own race (held ACKs off): under TCG the guest's server loses
+# it far more often (ib_write_lat's: 5 and 6 times in a row seen while
+# other builds loaded the machine; a lost attempt costs 2-3 s), and
+# perftest's own measure of the CPU's clock fails now and then ("Can't
+# produce a report").  An attempt passes only if both sides end with 0
+# and the client (ours or the guest's) prints its result line, timed
+# (perf_timed); one that perftest could not time is tried again, never
+# passed.
+perf_attempts=${UABI_KROCE_PERF_ATTEMPTS:-30}
+perf_port=27100	# our servers' ports: 27101 on
+# perf_timed OUT [-r]: OUT has no "Can't produce a report", and its
+# result line (the last line of numbers) has what perftest measured, its
+# average (a bandwidth test's BW average, a latency test's t_avg), neither
+# 0 nor inf/nan.  With -r OUT need not have a result line (ib_read_bw's
+# server prints none).  (A send_bw server's BW peak is 0.00 by perftest's
+# design: not looked at.)
+perf_timed() {
+	local line col=4
+	! grep -q "Can't produce a report" "$1" || return 1
+	grep -q 't_avg' "$1" && col=6
+	line=$(grep -E '^ +[0-9]+ +[0-9]+ ' "$1" | tail -n 1)
+	[[ -z $line && ${2:-} == -r ]] && return 0
+	awk -v c="$col" '{ exit !(NF >= c && tolower($0) !~ /inf|nan/ && $c + 0 > 0) }' <<<"${line:-x}"
+}
+# host_perf ROLE NAME CMD...: our side of the guest's kperf NAME (ROLE
+# client: the guest serves) or kperf_client NAME (ROLE server).  Our
+# client connects again within an attempt only while its first
+# connection is refused ("Unable to init the socket connection": the
+# server not up yet; at most 60 times, a second apart), then the guest is
+# told it ended (or died); our server is started at a new port, the
+# guest told we serve there ("serving-PORT"), and once the guest's client
+# ended it has 10 s to end by itself, else it is stopped (its client
+# died).  Outputs: WORK/NAME-host-ROLE-N.out, the
+# guest's WORK/NAME-guest-ROLE-N.out.
+host_perf() {
+	local role=$1 name=$2 n rc=1 grc try ok=0 timed= spid i grole=server cout sout t0=$SECONDS
+	shift 2
+	[[ $role == server ]] && grole=client
+	for n in $(seq "$perf_attempts"); do
+		rc=1 grc=
+		if [[ $role == client ]]; then
+			await_guest "^UABI-KCM-LISTEN-$name-$n\$" || break
+			for try in $(seq 60); do
+				hs env UABI_WIRE_HOLD_ACKS=0 timeout 60 "$tool" run -- "$@" \
+					>"$work/$name-host-client-$n.out" 2>&1
+				rc=$?
+				((rc != 0)) && grep -q 'Unable to init the socket connection' \
+					"$work/$name-host-client-$n.out" && kill -0 "$qemu" 2>/dev/null || break
+				sleep 1
+			done
+			# (its server waits on for a client that died: stopped at once)
+			if ((rc == 0)); then tell ended; else tell died; fi
+			await_guest "^UABI-KCM-TRY: $name-server $n " || break
+		else
+			# a port of its own each time: a killed server's listener
+			# may outlive it in uabid for a while (seen: the next
+			# server's rdma_bind_addr failed, and the guest's client
+			# met the dead one's listener)
+			perf_port=$((perf_port + 1))
+			hs env UABI_WIRE_HOLD_ACKS=0 timeout 60 "$tool" run -- "$@" -p $perf_port \
+				>"$work/$name-host-server-$n.out" 2>&1 &
+			spid=$!
+			tell "serving-$perf_port" && await_guest "^UABI-KCM-TRY: $name-client $n "
+			for i in $(seq 50); do
+				kill -0 $spid 2>/dev/null || break
+				sleep 0.2
+			done
+			kill $spid 2>/dev/null	# (timeout: it passes the signal on)
+			wait $spid
+			rc=$?
+			grep -qE "^UABI-KCM-TRY: $name-client $n " "$log" || break
+		fi
+		grc=$(awk -v n="$name-$grole" -v k="$n" '$1 == "UABI-KCM-TRY:" && $2 == n && $3 == k {print $4}' "$log")
+		guest_out "$name-$grole-$n" >"$work/$name-guest-$grole-$n.out"
+		cout=$work/$name-host-client-$n.out sout=$work/$name-guest-server-$n.out
+		[[ $role == server ]] && cout=$work/$name-guest-client-$n.out sout=$work/$name-host-server-$n.out
+		timed=timed
+		perf_timed "$cout" && perf_timed "$sout" -r || timed="not timed"
+		echo "run-kroce-cm: $name -R attempt $n, we $role: ours $rc, the guest's $grc, $timed"
+		if ((rc == 0)) && [[ $grc == 0 && $timed == timed ]]; then
+			ok=1
+			break
+		fi
+		((n < perf_attempts)) && tell again || break
+	done
+	if ((ok)); then
+		tell pass
+		echo "run-kroce-cm: host $name-$role: PASS (attempt $n, $((SECONDS - t0)) s: $(grep -E '^ +[0-9]+ +[0-9]+ ' "$cout" | tail -n 1 | tr -s ' '))"
+	else
+		tell fail
+		fails+=("host $name-$role -R (attempt $n, $((SECONDS - t0)) s: ours $rc, the guest's ${grc:-none}, ${timed:-no result}; see $work/$name-*-$n.out)")
+		echo "run-kroce-cm: host $name-$role: FAIL"; tail -n 5 "$work/$name-host-$role-$n.out"
+	fi
+}
+if have ib_send_bw; then
+	host_perf client ib_send_bw ib_send_bw -R -F -n 200 -p 27031 10.91.0.2
+	host_perf server ib_send_bw ib_send_bw -R -F -n 200
+fi
+if have ib_write_lat; then
+	host_perf client ib_write_lat ib_write_lat -R -F -n 200 -p 27032 10.91.0.2
+	host_perf server ib_write_lat ib_write_lat -R -F -n 200
+fi
+if have ib_read_bw; then
+	host_perf client ib_read_bw ib_read_bw -R -F -n 200 -p 27033 10.91.0.2
+	host_perf server ib_read_bw ib_read_bw -R -F -n 200
+fi
+
 # IPv6 while IPv4 stays: fd91::1 beside 10.91.0.1 here, fd91::2 beside
 # 10.91.0.2 in the guest (made to fail: with the module receiving and
 # running its CM at its first IPv4 address only, as before, these two
