@@ -428,10 +428,11 @@ host_perf() {
 			if ((rc == 0)); then tell ended; else tell died; fi
 			await_guest "^UABI-KCM-TRY: $name-server $n " || break
 		else
-			# a port of its own each time: a killed server's listener
-			# may outlive it in uabid for a while (seen: the next
-			# server's rdma_bind_addr failed, and the guest's client
-			# met the dead one's listener)
+			# a port of its own each time, so that a server of an
+			# earlier attempt cannot be met (seen while the stop below
+			# signalled only hs's subshell: the server lived on, the
+			# next one's rdma_bind_addr failed and the guest's client
+			# reached the old one)
 			perf_port=$((perf_port + 1))
 			hs env UABI_WIRE_HOLD_ACKS=0 timeout 60 "$tool" run -- "$@" -p $perf_port \
 				>"$work/$name-host-server-$n.out" 2>&1 &
@@ -441,7 +442,11 @@ host_perf() {
 				kill -0 $spid 2>/dev/null || break
 				sleep 0.2
 			done
-			kill $spid 2>/dev/null	# (timeout: it passes the signal on)
+			# stopped: the program itself ($! is hs's subshell, which
+			# a signal would end without reaching its children)
+			for i in $(ip netns pids "$ns"); do
+				[[ $(cat /proc/$i/comm 2>/dev/null) == "${1:0:15}" ]] && kill "$i" 2>/dev/null
+			done
 			wait $spid
 			rc=$?
 			grep -qE "^UABI-KCM-TRY: $name-client $n " "$log" || break
