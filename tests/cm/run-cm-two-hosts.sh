@@ -43,7 +43,8 @@
 # goes to the endpoint of a listening rping on host B, and "nothing left"
 # is no process of ours left in either namespace.
 #
-# Usage: run-cm-two-hosts.sh [--inproc INPROC_LIB] UABI_TOOL [CM_GARBAGE]
+# Usage: run-cm-two-hosts.sh [--inproc INPROC_LIB] UABI_TOOL [CM_GARBAGE [HALF_CONNECT]]
+# (HALF_CONNECT: tests/cm/ucma_half_connect.c, for the half-connect case)
 set -uo pipefail
 inproc=
 if [[ ${1:-} == --inproc ]]; then
@@ -52,6 +53,7 @@ if [[ ${1:-} == --inproc ]]; then
 fi
 tool=$(realpath "$1")
 garbage=${2:+$(realpath "$2")}
+half=${3:+$(realpath "$3")}
 me=run-cm-two-hosts${inproc:+ --inproc}
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
 for p in ip ss rping ucmatose timeout; do
@@ -478,6 +480,50 @@ if grep -q 'ping data' "$log/killed.server.out" && ((src != 124 && src != 137)) 
 	pass "client killed mid-pings (the server ended by itself after $((SECONDS - t0)) s, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
 else
 	fail "client killed mid-pings (server exit $src)" "$log"/killed.*
+fi
+
+# A client killed half-way through connecting (tests/cm/ucma_half_connect.c:
+# raw ucma commands, as librdmacm would send the RTU by itself): once the
+# server's REP is in, and right after its REQ.  With uabids the client's
+# uabid destroys its ID and sends the IB CM's REJ across: the rping server
+# sees REJECTED, "consumer defined" (28) after the REP; "timeout" (1) or
+# 28 after the REQ, or its accept finds the request rejected (EINVAL, as
+# on Linux).  In-process nobody is left to send the REJ: the server's REP
+# runs out of its retries (the short CM timeouts: about 1 s) and it sees
+# UNREACHABLE.  Either way it ends by itself within the CM's timeouts.
+if [[ -n $half ]]; then
+	port=25520
+	for when in rep req; do
+		port=$((port + 1))
+		on $B timeout 30 rping -s -a 10.66.0.2 -p $port -v -C 1 \
+			>"$log/half-$when.server.out" 2>"$log/half-$when.server.err" &
+		spid=$!
+		for _ in $(seq 40); do
+			sleep 0.25
+			on $A timeout 30 "$half" $port $when 10.66.0.2 >"$log/half-$when.client.out" 2>&1
+			crc=$?
+			grep -q '^event 8 (status 8)' "$log/half-$when.client.out" || break
+		done
+		t0=$SECONDS
+		wait $spid
+		src=$?
+		dt=$((SECONDS - t0))
+		if [[ -n $inproc ]]; then
+			want='RDMA_CM_EVENT_UNREACHABLE|RDMA_CM_EVENT_REJECTED|rdma_accept: Invalid argument'
+		elif [[ $when == rep ]]; then
+			want='RDMA_CM_EVENT_REJECTED, error 28$'
+		else
+			want='RDMA_CM_EVENT_REJECTED, error (1|28)$|rdma_accept: Invalid argument'
+		fi
+		if ((crc == 137 && src != 124 && src != 0 && dt < 20)) &&
+			{ [[ $when == req ]] || grep -qx REP "$log/half-$when.client.out"; } &&
+			grep -Eq "$want" "$log/half-$when.server.err"; then
+			pass "client killed half-way ($when: the server ended by itself after $dt s, exit $src: $(grep -Eo 'RDMA_CM_EVENT_[A-Z]+, error -?[0-9]+|rdma_accept: Invalid argument' "$log/half-$when.server.err" | head -1))"
+		else
+			fail "client killed half-way ($when: client exit $crc, server exit $src after $dt s)" \
+				"$log"/half-$when.*
+		fi
+	done
 fi
 
 # While host B serves (an rping server listening there: in-process, its

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 // A client that dies half-way through connecting: raw ucma commands (no
-// librdmacm, which would send the RTU by itself) resolve 127.0.0.1:PORT,
+// librdmacm, which would send the RTU by itself) resolve ADDR:PORT
+// (an IPv4 address, 127.0.0.1 if not given),
 // send the REQ and SIGKILL themselves, at once (req) or once the REP is
 // in (rep; "REP" printed first): the RTU is never sent.  The server must
 // learn it (docs/cm.md, "Going away").
 //
-//   ucma_half_connect PORT req|rep
+//   ucma_half_connect PORT req|rep [ADDR]
 #define _GNU_SOURCE
 #include <rdma/rdma_user_cm.h>
 
@@ -54,7 +55,7 @@ static void expect(int fd, uint32_t want)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	int fd = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
 	dst->sin_family = AF_INET;
 	dst->sin_port = htons((uint16_t)atoi(argv[1]));
 	dst->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (argc == 4 && inet_pton(AF_INET, argv[3], &dst->sin_addr) != 1)
+		return 2;
 	cmd(fd, RDMA_USER_CM_CMD_RESOLVE_IP, &ri, sizeof(ri), 0);
 	expect(fd, ADDR_RESOLVED);
 	struct rdma_ucm_resolve_route rr = {.id = r.id, .timeout_ms = 2000};

@@ -279,6 +279,28 @@ if await v4 "receives 10.91.0.2:4791"; then step v4-back PASS; else step v4-back
 $U link
 echo "UABI-KCM-COUNTS"
 
+# A client killed half-way through connecting (raw ucma commands that
+# SIGKILL themselves once the host's REP is in, then right after the REQ):
+# the module's CM sends the REJ as the dead program's ID goes; the host's
+# rping server must see it (run-kroce-cm.sh judges that side).
+for when in rep req; do
+	[ $when = rep ] && hport=27040 || hport=27041
+	tries=0
+	while :; do
+		timeout 30 $U run -- /kcm/ucma_half_connect $hport $when 10.91.0.1 >/tmp/half.out 2>&1
+		hrc=$?
+		grep -q '^event 8 (status 8)' /tmp/half.out && [ $tries -lt 60 ] || break
+		tries=$((tries + 1))
+		sleep 0.5
+	done
+	if [ $hrc = 137 ] && { [ $when = req ] || grep -qx REP /tmp/half.out; }; then
+		step "half-$when-client" PASS
+	else
+		step "half-$when-client" FAIL
+	fi
+	show "half-$when-client" /tmp/half.out
+done
+
 # DEVICE_REMOVAL: an rping client connected through kroce0 to the host's
 # server (run-kroce-cm.sh), pinging without end; `uabi link del kroce0`
 # tells its ID DEVICE_REMOVAL, rping says so and exits, its file closes

@@ -61,6 +61,7 @@
 #
 # Usage: run-kroce-cm.sh --tool UABI --verbs-lib LIB --umad-lib LIB
 #                        --rdmacm-lib LIB --pcap-check BIN --garbage BIN
+#                        --half-connect BIN
 #                        [--work-dir DIR] [--timeout SECONDS]
 # Exit status 0 only if every step passed on both sides.
 set -uo pipefail
@@ -81,13 +82,14 @@ while (($#)); do
 	--rdmacm-lib) rdmacm=$2; shift 2 ;;
 	--pcap-check) pcap_check=$2; shift 2 ;;
 	--garbage) garbage=$2; shift 2 ;;
+	--half-connect) half=$2; shift 2 ;;
 	--work-dir) work=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
-[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check && -x $garbage ]] ||
-	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib, --pcap-check and --garbage are required"
+[[ -x $tool && -e $verbs && -e $umad && -e $rdmacm && -x $pcap_check && -x $garbage && -x ${half:-} ]] ||
+	die "--tool, --verbs-lib, --umad-lib, --rdmacm-lib, --pcap-check, --garbage and --half-connect are required"
 [[ $(id -u) == 0 ]] || die "needs root (a network namespace and a tap device)"
 work=${work:-$root/build/tests/wire/kroce-cm}
 mkdir -p "$work" || die "mkdir $work"
@@ -159,6 +161,7 @@ pack /usr/libexec/coreutils/libstdbuf.so
 cp "$root/tests/cm/mckey-check.sh" "$rfs/kcm/" || die "copy mckey-check.sh"
 # pthread_exit() loads libgcc_s at run time (rping's threads end so)
 pack "$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')"
+pack "$half" /kcm/ucma_half_connect
 pack "$tool" /kcm/uabi
 pack "$verbs" /kcm/lib/libibverbs.so.1
 pack "$umad" /kcm/lib/libuabi_umad.so
@@ -495,6 +498,42 @@ sleep 1	# (uabid binds its socket at the new address on the notification)
 host_connect rping6 "" rping -c -a fd91::2 -p 27003 -v -C 10
 host_serve rping6 "" rping -s -a fd91::1 -p 27004 -v -C 10
 ip -n "$ns" -6 addr del fd91::1/64 dev "$tap"
+
+# A client killed half-way through connecting, in the guest (after our
+# REP, then right after its REQ; tests/cm/ucma_half_connect.c): the
+# module's CM sends the REJ as the dead program's ID goes, and our rping
+# server sees REJECTED ("consumer defined", 28, after the REP; 1 or 28
+# after the REQ, or its accept finds the request rejected) and ends by
+# itself.
+for when in rep req; do
+	[[ $when == rep ]] && hport=27040 || hport=27041
+	hs timeout 60 "$tool" run -- rping -s -a 10.91.0.1 -p $hport -v -C 1 \
+		>"$work/half-$when-server.out" 2>"$work/half-$when-server.err" &
+	hpid=$!
+	await_guest "^UABI-KCM-STEP: half-$when-client " || true
+	for _ in $(seq 30); do
+		kill -0 $hpid 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 $hpid 2>/dev/null; then
+		for p in $(ip netns pids "$ns"); do
+			[[ $(cat /proc/$p/comm 2>/dev/null) == rping ]] && kill $p 2>/dev/null
+		done
+		wait $hpid
+		fails+=("host half-$when-server: still waiting 15 s after the guest's client died")
+	else
+		wait $hpid
+		hrc=$?
+		want='RDMA_CM_EVENT_REJECTED, error 28$'
+		[[ $when == req ]] && want='RDMA_CM_EVENT_REJECTED, error (1|28)$|rdma_accept: Invalid argument'
+		if ((hrc != 0)) && grep -Eq "$want" "$work/half-$when-server.err"; then
+			echo "run-kroce-cm: host half-$when-server: PASS (ended by itself, exit $hrc: $(grep -Eo 'RDMA_CM_EVENT_[A-Z]+, error -?[0-9]+|rdma_accept: Invalid argument' "$work/half-$when-server.err" | head -1))"
+		else
+			fails+=("host half-$when-server (exit $hrc; see $work/half-$when-server.err)")
+			echo "run-kroce-cm: host half-$when-server: FAIL"; tail -n 5 "$work/half-$when-server.err"
+		fi
+	fi
+done
 
 # DEVICE_REMOVAL (kroce-cm-guest-init.sh): our rping server, without end,
 # for the guest's client, whose device the guest then deletes under it;
