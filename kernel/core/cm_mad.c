@@ -1366,28 +1366,25 @@ void uabi_cm_wire_timeout(void)
 
 /*
  * RoCE device @link is being deleted (`uabi link del`; docs/cm.md,
- * "DEVICE_REMOVAL"): every ID through it — resolved, bound (UD) or
+ * "DEVICE_REMOVAL"): every ID through it (resolved, bound (UD) or
  * connected through it, or made from a request that came through it: the
- * IDs whose QUERY names it — hears DEVICE_REMOVAL, once, as Linux's rdma_cm tells the IDs
- * of a device it removes; the program then destroys them and closes its
- * contexts on the device.  @gone: the device goes now, and the IDs are cut
- * from it (no MAD leaves through its index, which a later device may
- * take, and none that arrives there is theirs).  Returns the number of
- * IDs through the device.
+ * IDs whose QUERY names it) hears DEVICE_REMOVAL, once, as Linux's
+ * rdma_cm tells the IDs of a device it removes; the program then destroys
+ * them and closes its contexts on the device.  @gone: the device goes
+ * now, and the IDs are cut from it (no MAD leaves through its index,
+ * which a later device may take, and none that arrives there is theirs).
  */
-unsigned int uabi_cm_link_removal(unsigned int link, int gone)
+void uabi_cm_link_removal(unsigned int link, int gone)
 {
 	struct uabi_device *dev = cm_dev(), *l = uabi_device_get(link);
 	struct uabi_cm_id *id;
-	unsigned int n = 0;
 
 	if (!dev || !l || l == dev)
-		return 0;
+		return;
 	mutex_lock(&dev->lock);
 	list_for_each_entry(id, &dev->cm_ids, dev_node) {
 		if (id->link_dev != link + 1)
 			continue;
-		n++;
 		if (!id->removal_told) {
 			id->removal_told = true;
 			cm_push(id, UABI_CM_EVENT_DEVICE_REMOVAL, 0, NULL);
@@ -1400,7 +1397,6 @@ unsigned int uabi_cm_link_removal(unsigned int link, int gone)
 		}
 	}
 	mutex_unlock(&dev->lock);
-	return n;
 }
 
 void uabi_cm_wire_get_stats(struct uabi_cm_wire_stats *out)

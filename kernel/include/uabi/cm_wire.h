@@ -64,8 +64,8 @@ void uabi_cm_wire_set_mra_timeout(unsigned timeout);
 
 /* RoCE device @link is being deleted: every ID through it hears
  * DEVICE_REMOVAL once; @gone: it is deleted now, and the IDs are cut from
- * it.  Returns how many IDs are through it.  Call without the CM's lock. */
-unsigned int uabi_cm_link_removal(unsigned int link, int gone);
+ * it.  Call without the CM's lock. */
+void uabi_cm_link_removal(unsigned int link, int gone);
 
 #ifdef __cplusplus
 }
