@@ -316,6 +316,9 @@ private:
 	bool do_link_change(Conn &c, std::uint16_t op, std::size_t n);
 	bool give_relay(Conn &c);
 	bool wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn);
+	bool holds_qp(uabi_context *ctx, std::uint32_t qpn);
+	// @key's owner unbound or went: the next standby takes over.
+	void wire_promote(std::uint64_t key);
 	void release_relay(Conn &c);
 	int steer_member(Link &l, Conn &c);
 	void steer_release(Link &l, Conn &c);
@@ -364,6 +367,10 @@ private:
 	std::map<unsigned, Link> links_;		    // by core index
 	std::unordered_map<int, unsigned> link_fds_;	    // UDP fd -> core index
 	std::unordered_map<std::uint64_t, Conn *> wire_qps_; // (index, QPN) -> owner
+	// An XRC receive QP that several contexts hold and bound: the ones
+	// after its owner in wire_qps_, in bind order; the next one takes its
+	// datagrams when the owner unbinds or goes (docs/wire.md, "XRC").
+	std::unordered_map<std::uint64_t, std::vector<Conn *>> wire_standby_;
 	int nl_fd_ = -1;				    // the address monitor
 	int cm_timer_fd_ = -1;				    // the CM's timer (timerfd)
 	char device_name_[64] = {};

@@ -12,6 +12,7 @@
 // the bound address follow.
 #include "uabid.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
@@ -286,6 +287,8 @@ void Daemon::link_forget(unsigned index)
 	}
 	for (auto q = wire_qps_.begin(); q != wire_qps_.end();)
 		q = (q->first >> 32) == index ? wire_qps_.erase(q) : std::next(q);
+	for (auto q = wire_standby_.begin(); q != wire_standby_.end();)
+		q = (q->first >> 32) == index ? wire_standby_.erase(q) : std::next(q);
 	links_.erase(it);
 }
 
@@ -696,24 +699,36 @@ bool Daemon::wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn)
 	const std::uint64_t key = qp_key(c.device, qpn);
 	if (op == kOpWireUnbind) {
 		auto it = wire_qps_.find(key);
-		if (it == wire_qps_.end() || it->second != &c)
+		if (it != wire_qps_.end() && it->second == &c) {
+			wire_promote(key);
+			return admin_reply(c, op, 0, nullptr, 0);
+		}
+		auto sb = wire_standby_.find(key);
+		auto at = sb == wire_standby_.end() ? decltype(sb->second)::iterator{}
+						    : std::find(sb->second.begin(), sb->second.end(), &c);
+		if (sb == wire_standby_.end() || at == sb->second.end())
 			return admin_reply(c, op, -ENOENT, nullptr, 0);
-		wire_qps_.erase(it);
-		Link &l = links_.at(c.device);
-		if (l.steered.erase(qpn))
-			steer_update(l);
+		sb->second.erase(at);
+		if (sb->second.empty())
+			wire_standby_.erase(sb);
 		return admin_reply(c, op, 0, nullptr, 0);
 	}
 	// Only a QP of this connection's own context: found among its
 	// objects, never by the number alone.
-	bool mine = false;
-	for (const uabi_object_info &o : objects_of(c.ctx))
-		if (o.type == UABI_OBJ_QP && (o.qpn & 0xffffff) == qpn)
-			mine = true;
-	if (!mine)
+	if (!holds_qp(c.ctx, qpn))
 		return admin_reply(c, op, -ENOENT, nullptr, 0);
+	// An XRC receive QP the owner still holds too: served by the owner,
+	// this context next (standby).
+	if (auto it = wire_qps_.find(key);
+	    it != wire_qps_.end() && it->second != &c && holds_qp(it->second->ctx, qpn)) {
+		std::vector<Conn *> &sb = wire_standby_[key];
+		if (std::find(sb.begin(), sb.end(), &c) == sb.end())
+			sb.push_back(&c);
+		return admin_reply(c, op, 0, nullptr, 0);
+	}
 	// A QPN another connection had bound (its QP is gone, the number
 	// reused): ours now, in the program too.
+	wire_standby_.erase(key);
 	wire_qps_[key] = &c;
 	Link &l = links_.at(c.device);
 	if (l.steer) {
@@ -725,10 +740,59 @@ bool Daemon::wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn)
 	return admin_reply(c, op, 0, nullptr, 0);
 }
 
+bool Daemon::holds_qp(uabi_context *ctx, std::uint32_t qpn)
+{
+	for (const uabi_object_info &o : objects_of(ctx))
+		if (o.type == UABI_OBJ_QP && (o.qpn & 0xffffff) == qpn)
+			return true;
+	return false;
+}
+
+void Daemon::wire_promote(std::uint64_t key)
+{
+	const unsigned index = unsigned(key >> 32);
+	const std::uint32_t qpn = std::uint32_t(key & 0xffffff);
+	Conn *next = nullptr;
+	if (auto sb = wire_standby_.find(key); sb != wire_standby_.end()) {
+		// Bound but no longer holding it (a registration dropped
+		// without an unbind): skipped.
+		while (!sb->second.empty() && !next) {
+			Conn *n = sb->second.front();
+			sb->second.erase(sb->second.begin());
+			if (n->relay >= 0 && holds_qp(n->ctx, qpn))
+				next = n;
+		}
+		if (sb->second.empty())
+			wire_standby_.erase(sb);
+	}
+	auto l = links_.find(index);
+	if (!next) {
+		wire_qps_.erase(key);
+		if (l != links_.end() && l->second.steered.erase(qpn))
+			steer_update(l->second);
+		return;
+	}
+	wire_qps_[key] = next;
+	if (l != links_.end() && l->second.steer) {
+		l->second.steered.erase(qpn);
+		if (next->member >= 0 && l->second.steered.size() < kMaxSteered)
+			l->second.steered[qpn] = unsigned(next->member) + 1;
+		steer_update(l->second);
+	}
+}
+
 void Daemon::release_relay(Conn &c)
 {
-	for (auto q = wire_qps_.begin(); q != wire_qps_.end();)
-		q = q->second == &c ? wire_qps_.erase(q) : std::next(q);
+	for (auto sb = wire_standby_.begin(); sb != wire_standby_.end();) {
+		std::erase(sb->second, &c);
+		sb = sb->second.empty() ? wire_standby_.erase(sb) : std::next(sb);
+	}
+	std::vector<std::uint64_t> owned;
+	for (const auto &q : wire_qps_)
+		if (q.second == &c)
+			owned.push_back(q.first);
+	for (std::uint64_t key : owned)
+		wire_promote(key);
 	if (auto it = links_.find(c.device); it != links_.end())
 		steer_release(it->second, c);
 	c.member = -1;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "xrc_harness.h"
+#include "xrc_roce.h"
 
 #ifndef UABI_OFED_VERBS_API
 #error "compile with -I<rdma-uabi>/compat/include/ofed first: this is OFED 1.5 source"
@@ -72,17 +73,7 @@ static inline int ofed_guard_intact(const unsigned char *g, size_t n)
 
 static inline struct ibv_context *ofed_open_device(void)
 {
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
-
-	if (!xrc_check(list && n >= 1, "ibv_get_device_list: %d device(s)", n))
-		return NULL;
-	ctx = ibv_open_device(list[0]);
-	xrc_check(ctx != NULL, "ibv_open_device(%s)%s%s", ibv_get_device_name(list[0]),
-		  ctx ? "" : ": ", ctx ? "" : strerror(errno));
-	ibv_free_device_list(list);
-	return ctx;
+	return xrc_open_device();
 }
 
 static inline uint16_t ofed_port_lid(struct ibv_context *ctx)
@@ -130,6 +121,8 @@ static inline int ofed_qp_to_rtr(int (*modify)(void *, struct ibv_qp_attr *, int
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = dlid;
 	a.ah_attr.port_num = 1;
+	if (!xrc_roce_av(&a.ah_attr))
+		return 0;
 	return xrc_expect_ret(modify(obj, &a,
 				     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 					 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |

@@ -10,12 +10,13 @@
  *   B  opens the same domain, registers on A's receive QP
  *      (ibv_reg_xrc_rcv_qp), creates its own XRC SRQ and CQ, posts
  *      receives;
- *      A is killed with SIGKILL: the receive QP stays, B still sees the
- *      state A gave it;
+ *      A is killed with SIGKILL (after C's first half): the receive QP
+ *      stays, B still sees the state A gave it;
  *   C  (another "node": its own domain on its own file) sends N messages of
  *      various sizes through an IBV_QPT_XRC send QP with
- *      xrc_remote_srq_num = B's srq->xrc_srq_num; B receives every one on
- *      its SRQ, byte-exact and in order;
+ *      xrc_remote_srq_num = B's srq->xrc_srq_num, the first half before A
+ *      is killed, the rest after; B receives every one on its SRQ,
+ *      byte-exact and in order;
  *      an RDMA WRITE with a bad rkey through XRC gives B (registered on the
  *      receive QP) IBV_EVENT_QP_ACCESS_ERR | IBV_XRC_QP_EVENT_FLAG with
  *      element.xrc_qp_num;
@@ -46,7 +47,7 @@ enum {
 	M_B_READY,     /* B -> P: B's srq num */
 	M_B_AFTER_KILL,
 	M_B_RECV, /* P -> B: receive N */
-	M_C_SEND, /* P -> C: rcv qpn, srq num, lid: send N */
+	M_C_SEND, /* P -> C: rcv qpn, srq num, lid, count: send the next count */
 	M_DONE,	  /* role -> P: step done (v0: failures so far) */
 	M_B_EVENT,
 	M_C_BAD_WRITE, /* P -> C: srq num, B's rkey, address */
@@ -409,6 +410,7 @@ static int role_c(int s)
 		return 1;
 	uint32_t qpn = m.v[0], srq_num = m.v[1];
 	uint16_t dlid = (uint16_t)m.v[2];
+	uint32_t count = m.v[3];
 	if (!ofed_qp_to_init(ofed_modify_qp_cb, qp, "ibv_modify_qp(IBV_QPT_XRC)") ||
 	    !ofed_qp_to_rtr(ofed_modify_qp_cb, qp, "ibv_modify_qp(IBV_QPT_XRC)", qpn, dlid) ||
 	    !ofed_qp_to_rts(qp, "ibv_modify_qp(IBV_QPT_XRC)", 14))
@@ -434,25 +436,32 @@ static int role_c(int s)
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!xrc_check(mr != NULL, "ibv_reg_mr"))
 		return 1;
-	int posted = 0, post_err = 0;
-	for (uint32_t i = 0; i < n_msgs; i++) {
-		unsigned char *p = buf + (size_t)i * XRC_SLOT;
-		int r = ofed_post_xrc_send(qp, mr, p, i, xrc_size_of(i), srq_num);
-		if (r && !post_err)
-			post_err = r;
-		posted += r == 0;
-	}
-	xrc_check(posted == (int)n_msgs, "ibv_post_send: %d of %u sends posted%s%s", posted, n_msgs,
-		  post_err ? ": " : "", post_err ? xrc_errname(post_err) : "");
+	/* In the parts the parent asks for (M_C_SEND's v3 messages each). */
 	struct ibv_wc *wc = calloc(n_msgs, sizeof(*wc));
-	int got = ofed_poll_n(cq, wc, posted);
-	int ok = 0;
-	for (int k = 0; k < got; k++)
-		ok += wc[k].status == IBV_WC_SUCCESS && wc[k].opcode == IBV_WC_SEND;
-	xrc_check(got == posted && ok == got, "%d of %d send completions, %d IBV_WC_SUCCESS%s%s",
-		  got, posted, ok, ok < got ? ", first bad: " : "",
-		  ok < got ? ibv_wc_status_str(wc[ok].status) : "");
-	xrc_send(s, M_DONE, 0, 0, 0, 0);
+	for (uint32_t first = 0; first < n_msgs; first += count) {
+		if (first && xrc_expect(s, M_C_SEND, &m))
+			return 1;
+		count = m.v[3] && m.v[3] <= n_msgs - first ? m.v[3] : n_msgs - first;
+		int posted = 0, post_err = 0;
+		for (uint32_t i = first; i < first + count; i++) {
+			unsigned char *p = buf + (size_t)i * XRC_SLOT;
+			int r = ofed_post_xrc_send(qp, mr, p, i, xrc_size_of(i), srq_num);
+			if (r && !post_err)
+				post_err = r;
+			posted += r == 0;
+		}
+		xrc_check(posted == (int)count, "ibv_post_send: %d of messages %u..%u posted%s%s", posted,
+			  first, first + count - 1, post_err ? ": " : "",
+			  post_err ? xrc_errname(post_err) : "");
+		int got = ofed_poll_n(cq, wc, posted);
+		int ok = 0;
+		for (int k = 0; k < got; k++)
+			ok += wc[k].status == IBV_WC_SUCCESS && wc[k].opcode == IBV_WC_SEND;
+		xrc_check(got == posted && ok == got, "%d of %d send completions, %d IBV_WC_SUCCESS%s%s",
+			  got, posted, ok, ok < got ? ", first bad: " : "",
+			  ok < got ? ibv_wc_status_str(wc[ok].status) : "");
+		xrc_send(s, M_DONE, 0, 0, 0, 0);
+	}
 
 	/* An RDMA WRITE through XRC with a key that allows no remote write. */
 	if (xrc_expect(s, M_C_BAD_WRITE, &m))
@@ -568,6 +577,15 @@ int main(int argc, char **argv)
 			break;
 		uint32_t srq_num = m.v[0];
 
+		/* The first half while A, the creator, still holds the QP (on
+		 * a RoCE device A serves it and fills B's SRQ), the rest once
+		 * only B does (B takes over where A left off). */
+		const uint32_t half = n_msgs / 2;
+		if (half) {
+			xrc_send(sc, M_C_SEND, qpn, srq_num, rcv_lid, half);
+			if (xrc_expect(sc, M_DONE, NULL))
+				break;
+		}
 		kill(pa, SIGKILL);
 		int w = xrc_wait_pid(pa, XRC_WAIT_MS, &st);
 		xrc_check(w == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
@@ -578,7 +596,7 @@ int main(int argc, char **argv)
 			break;
 
 		xrc_send(sb, M_B_RECV, 0, 0, 0, 0);
-		xrc_send(sc, M_C_SEND, qpn, srq_num, rcv_lid, 0);
+		xrc_send(sc, M_C_SEND, qpn, srq_num, rcv_lid, n_msgs - half);
 		if (xrc_expect(sc, M_DONE, NULL) || xrc_expect(sb, M_DONE, NULL))
 			break;
 

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 
 #include "xrc_harness.h"
+#include "xrc_roce.h"
 
 #ifdef UABI_OFED_VERBS_API
 #error "the upstream peer must see rdma-core's verbs.h, not the OFED one"
@@ -44,14 +45,8 @@ static struct ibv_qp *open_qp(uint32_t qpn)
 
 static int setup(const char *file)
 {
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-
-	if (!xrc_check(list && n >= 1, "ibv_get_device_list: %d device(s)", n))
-		return -1;
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!xrc_check(ctx != NULL, "ibv_open_device"))
+	ctx = xrc_open_device();
+	if (!ctx)
 		return -1;
 	int fd = open(file, O_RDONLY);
 	struct ibv_xrcd_init_attr xa;
@@ -119,6 +114,8 @@ static void connect_rcv(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t lid)
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = lid;
 	a.ah_attr.port_num = 1;
+	if (!xrc_roce_av(&a.ah_attr))
+		return;
 	xrc_expect_ret(ibv_modify_qp(qp, &a,
 				     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 					 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |

@@ -636,6 +636,7 @@ struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 			return fail_ptr<struct ibv_srq>(m ? ENOMEM : m.error());
 		}
 		s->slot = slot;
+		publish_srq_owner(*impl->dp, slot);
 		{
 			std::lock_guard<std::mutex> g(impl->srq_lock);
 			impl->own_srqs.insert(slot);

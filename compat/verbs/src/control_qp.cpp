@@ -231,6 +231,16 @@ static struct ibv_qp *open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *
 			free_vqp(q);
 			return fail_ptr<struct ibv_qp>(r.error());
 		}
+		// A RoCE device: this context serves the QP too, while it
+		// holds it (docs/wire.md, "XRC").
+		if (impl_of(ctx)->roce) {
+			if (int err = create_wire_qp(ctx, a->qp_num, IBV_QPT_XRC_RECV, nullptr, nullptr, nullptr,
+						     sw::QpCaps{}, &q->dp)) {
+				(void)impl_of(ctx)->ctl.destroy_qp(r->handle);
+				free_vqp(q);
+				return fail_ptr<struct ibv_qp>(err);
+			}
+		}
 		struct ibv_qp *qp = &q->qpx.qp_base;
 		qp->handle = r->handle;
 		qp->qp_num = a->qp_num;

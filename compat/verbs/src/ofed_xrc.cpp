@@ -51,6 +51,33 @@ void set_init_domain(struct ibv_qp_init_attr *a, OfedXrcDomain *d)
 		    sizeof(d));
 }
 
+// A RoCE device: the registration's context serves the receive QP while
+// it holds one (docs/wire.md, "XRC"); its wire provider lives as long as
+// the registration.  0 or errno.
+int serve(struct ibv_context *ctx, std::uint32_t qpn)
+{
+	ContextImpl *impl = impl_of(ctx);
+	if (!impl->roce)
+		return 0;
+	sw::QpProvider *dp = nullptr;
+	if (int err = create_wire_qp(ctx, qpn, IBV_QPT_XRC_RECV, nullptr, nullptr, nullptr, sw::QpCaps{}, &dp))
+		return err;
+	std::lock_guard<std::mutex> g(impl->xrc_lock);
+	impl->xrc_regs.emplace(qpn, std::unique_ptr<sw::QpProvider>(dp));
+	return 0;
+}
+
+void unserve(struct ibv_context *ctx, std::uint32_t qpn)
+{
+	ContextImpl *impl = impl_of(ctx);
+	std::unique_ptr<sw::QpProvider> gone;
+	std::lock_guard<std::mutex> g(impl->xrc_lock);
+	if (auto it = impl->xrc_regs.find(qpn); it != impl->xrc_regs.end()) {
+		gone = std::move(it->second);
+		impl->xrc_regs.erase(it);
+	}
+}
+
 } // namespace
 
 UABI_EXPORT void *ibv_open_xrc_domain(struct ibv_context *ctx, int fd, int oflag)
@@ -128,6 +155,10 @@ UABI_EXPORT int ibv_create_xrc_rcv_qp(struct ibv_qp_init_attr *init_attr, uint32
 									  init_attr->sq_sig_all != 0);
 		if (!r)
 			return r.error();
+		if (int err = serve(d->context, *r)) {
+			(void)impl_of(d->context)->ctl.ofed_unreg_xrc_rcv_qp(d->handle, *r);
+			return err;
+		}
 		*xrc_rcv_qpn = *r;
 		return 0;
 	});
@@ -178,7 +209,13 @@ UABI_EXPORT int ibv_reg_xrc_rcv_qp(void *xrc_domain, uint32_t xrc_qp_num)
 			return EINVAL;
 		OfedXrcDomain *d = dom(xrc_domain);
 		auto r = impl_of(d->context)->ctl.ofed_reg_xrc_rcv_qp(d->handle, xrc_qp_num);
-		return r ? 0 : r.error();
+		if (!r)
+			return r.error();
+		if (int err = serve(d->context, xrc_qp_num)) {
+			(void)impl_of(d->context)->ctl.ofed_unreg_xrc_rcv_qp(d->handle, xrc_qp_num);
+			return err;
+		}
+		return 0;
 	});
 }
 
@@ -189,6 +226,9 @@ UABI_EXPORT int ibv_unreg_xrc_rcv_qp(void *xrc_domain, uint32_t xrc_qp_num)
 			return EINVAL;
 		OfedXrcDomain *d = dom(xrc_domain);
 		auto r = impl_of(d->context)->ctl.ofed_unreg_xrc_rcv_qp(d->handle, xrc_qp_num);
-		return r ? 0 : r.error();
+		if (!r)
+			return r.error();
+		unserve(d->context, xrc_qp_num);
+		return 0;
 	});
 }

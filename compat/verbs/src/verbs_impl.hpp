@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <set>
 #include <new>
 #include <vector>
@@ -57,6 +58,12 @@ struct ContextImpl {
 	// In-process, a RoCE device's endpoint carries the CM's MADs
 	// (wire.cpp, wire_cm_open()); owned, and deleted first (~ContextImpl).
 	struct WireCm *cm = nullptr;
+	// On a RoCE device, the wire provider of each OFED registration of
+	// an XRC receive QP (ibv_create/reg_xrc_rcv_qp; ofed_xrc.cpp), by
+	// QPN: the context serves the QP while it holds one (docs/wire.md,
+	// "XRC").  Last member: they go before the device and the control.
+	std::mutex xrc_lock;
+	std::multimap<std::uint32_t, std::unique_ptr<sw::QpProvider>> xrc_regs;
 };
 
 // verbs_context must end with the ibv_context the application holds.
@@ -272,6 +279,10 @@ void wire_cm_open(struct ibv_context *ctx);
 // socket back.
 bool wire_progress(ContextImpl *impl);
 void wire_consumer_sleeps(ContextImpl *impl);
+// Who owns SRQ @slot, as this process sees itself (getpid() and its pid
+// namespace), in the SRQ's writable half: a process serving an XRC receive
+// QP on the wire reaches the SRQ's buffers by it (wire.cpp).
+void publish_srq_owner(sw::Device &dev, std::uint32_t slot);
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq,
 		   sw::Cq *rcq, sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out);
 sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t state);

@@ -97,6 +97,9 @@ unsigned ifindex_of(const std::uint8_t *gid)
 	return idx;
 }
 
+// Our pid namespace: the inode of /proc/self/ns/pid (0: unknown).
+std::uint64_t pid_ns();
+
 // Keys of this process's MRs in the arena's MR table.  "This process" is
 // the pid the core knows us by, which is not getpid() when we live in a
 // pid namespace of our own and the core does not (uabid): the owner the
@@ -108,9 +111,17 @@ public:
 		const uabi_sw_qp *d = dev.qp_desc(qpn);
 		pid_ = d && d->pid ? d->pid : ::getpid();
 	}
-	// An XRC receive QP has no owner in its descriptor: the SRQs it fills
-	// are this context's own, and their owner is us.
-	void set_owner(std::int32_t pid) { pid_ = pid; }
+	// An XRC receive QP has no owner in its descriptor: the keys it
+	// takes are those of the owner of the SRQ the request at hand names
+	// (@pid, as the core knows it), this process or another one of its
+	// domain (@there: its pid here), whose memory is reached with
+	// process_vm_writev/readv (docs/wire.md, "XRC").
+	void set_owner(std::int32_t pid, std::int32_t there = 0)
+	{
+		pid_ = pid;
+		here_ = !there;
+		there_ = there;
+	}
 	std::int32_t owner() const { return pid_; }
 	bool lookup(std::uint32_t key, wire::Region &out) override
 	{
@@ -120,7 +131,9 @@ public:
 			return false;
 		out.iova = mr.iova;
 		out.length = mr.length;
-		out.base = reinterpret_cast<std::uint8_t *>(std::uintptr_t(mr.addr));
+		out.base = here_ ? reinterpret_cast<std::uint8_t *>(std::uintptr_t(mr.addr)) : nullptr;
+		out.owner = here_ ? 0 : there_;
+		out.addr = mr.addr;
 		out.access = mr.access;
 		out.pd = mr.pd;
 		// A bound window (its owner is the MR's): the engine allows it
@@ -129,10 +142,25 @@ public:
 		out.qpn = mr.qpn;
 		return true;
 	}
+	bool write(const wire::Region &r, std::uint64_t at, const std::uint8_t *src, std::size_t n) override
+	{
+		return !dev_.peer_write(r.owner, at, src, n);
+	}
+	bool read(const wire::Region &r, std::uint64_t at, std::uint8_t *dst, std::size_t n) override
+	{
+		return !dev_.peer_read(r.owner, at, dst, n);
+	}
+	bool atomic(const wire::Region &r, std::uint64_t at, bool cmp_swap, std::uint64_t compare,
+		    std::uint64_t swap_add, std::uint64_t &orig) override
+	{
+		return !dev_.peer_atomic(r.owner, at, cmp_swap, compare, swap_add, orig);
+	}
 
 private:
 	sw::Device &dev_;
 	std::int32_t pid_;
+	bool here_ = true;
+	std::int32_t there_ = 0;
 };
 
 sw::Cqe to_cqe(const wire::Completion &c)
@@ -190,8 +218,10 @@ public:
 				return mw_control_ && mw_control_(r) == 0;
 			});
 		}
-		if (qp_ && type == IBV_QPT_XRC_RECV)
+		if (qp_ && type == IBV_QPT_XRC_RECV) {
 			set_xrc_source(impl, dev, qpn);
+			set_share(impl, qpn);
+		}
 		// RC and UC also have the shared-memory provider, for a peer on
 		// this host (docs/wire.md, "Peers on this host"); their receive
 		// queue is then the arena's ring, which both fill from.
@@ -247,8 +277,12 @@ public:
 		};
 	}
 
-	// The SRQs an XRCETH may name: XRC SRQs of this QP's domain that this
-	// context made (the WQEs' buffers are in this process).
+	// The SRQs an XRCETH may name: XRC SRQs of this QP's domain, this
+	// context's own or another process's of this user (the arena is the
+	// user's), whose buffers are then reached with process_vm_writev.
+	// Another process's only while the core knows us by our own pid
+	// (not from a pid namespace of our own), where its pid is that
+	// process.
 	void set_xrc_source(ContextImpl &impl, sw::Device &dev, std::uint32_t qpn)
 	{
 		uabi_sw_qp d{};
@@ -256,16 +290,19 @@ public:
 		ArenaMemory *mem = &mem_;
 		qp_->set_xrc_source([&impl, &dev, xrcd, mem](std::uint32_t srqn, bool take, std::uint32_t &pd,
 							     std::uint64_t &wr_id, std::vector<wire::Sge> &out) {
-			{
-				std::lock_guard<std::mutex> g(impl.srq_lock);
-				if (!impl.own_srqs.count(srqn))
-					return -1;
-			}
 			uabi_sw_srq s;
 			if (!xrcd || !dev.srq_lookup(srqn, s) || s.type != UABI_SRQT_XRC || s.xrcd != xrcd)
 				return -1;
+			bool here;
+			{
+				std::lock_guard<std::mutex> g(impl.srq_lock);
+				here = impl.own_srqs.count(srqn) != 0;
+			}
+			std::int32_t there = 0;
+			if (!here && !(there = owner_here(dev, srqn)))
+				return -1;
 			pd = s.pd;
-			mem->set_owner(s.pid);
+			mem->set_owner(s.pid, there);
 			if (!take)
 				return 1;
 			sw::Srq srq(dev, srqn);
@@ -276,6 +313,72 @@ public:
 				out.push_back({g.addr, g.length, g.lkey});
 			return got;
 		});
+	}
+
+	// The pid, here, of SRQ @slot's owner, another process in our pid
+	// namespace (as it published, publish_srq_owner()); 0: none such.
+	static std::int32_t owner_here(sw::Device &dev, std::uint32_t slot)
+	{
+		const uabi_sw_srq_rw *w = dev.srq_rw(slot);
+		if (!w)
+			return 0;
+		const std::int32_t pid = __atomic_load_n(&w->owner_pid, __ATOMIC_ACQUIRE);
+		const std::uint64_t ns = __atomic_load_n(&w->owner_pidns, __ATOMIC_RELAXED);
+		return pid > 0 && pid != ::getpid() && ns && ns == pid_ns() ? pid : 0;
+	}
+
+	// An XRC receive QP is served by one process of its domain at a time
+	// (uabid or the module hands its packets to the first context that
+	// bound it and still holds it; docs/wire.md, "XRC").  Its attributes
+	// come from the arena's descriptor, which every modify updates
+	// whoever makes it, and its expected PSN and MSN from the words the
+	// server keeps there, taken over when the server changes.
+	void set_share(ContextImpl &impl, std::uint32_t qpn)
+	{
+		static std::atomic<std::uint32_t> serial{0};
+		token_ = (++serial * 2654435761u) ^ std::uint32_t(wire::now_ns()) ^ 1u;
+		wire::Qp::Share sh;
+		sh.adopt = [this, &impl, qpn](wire::QpAttr &a, std::uint32_t &epsn, std::uint32_t &msn) {
+			uabi_sw_qp d{};
+			uabi_sw_qp_rw *w = impl.dp->qp_rw(qpn);
+			if (!w || !impl.dp->qp_lookup(qpn, d) || (d.qpn & 0xffffff) != qpn)
+				return 0;
+			int got = 0;
+			if (d.seq != seen_seq_) {
+				seen_seq_ = d.seq;
+				a.state = d.state;
+				a.access = d.access;
+				a.dest = addr_of(d.dgid, ep_->port, ep_->ifindex);
+				a.src = d.is_global ? source_of(d.sgid_index) : wire::PeerAddr{};
+				a.dest_qpn = d.dest_qpn;
+				a.rq_psn = d.rq_psn;
+				a.path_mtu = d.path_mtu ? d.path_mtu : a.path_mtu;
+				a.timeout = d.timeout;
+				a.retry_cnt = d.retry_cnt;
+				a.rnr_retry = d.rnr_retry;
+				a.min_rnr_timer = d.min_rnr_timer;
+				attr_ = a;
+				got |= 1;
+			}
+			const std::int32_t me = ::getpid();
+			if (__atomic_load_n(&w->wire_server, __ATOMIC_ACQUIRE) != me ||
+			    __atomic_load_n(&w->wire_token, __ATOMIC_ACQUIRE) != token_) {
+				epsn = __atomic_load_n(&w->wire_epsn, __ATOMIC_ACQUIRE);
+				msn = __atomic_load_n(&w->wire_msn, __ATOMIC_ACQUIRE);
+				__atomic_store_n(&w->wire_token, token_, __ATOMIC_RELEASE);
+				__atomic_store_n(&w->wire_server, me, __ATOMIC_RELEASE);
+				got |= 2;
+			}
+			return got;
+		};
+		sh.save = [this, &impl, qpn](std::uint32_t epsn, std::uint32_t msn) {
+			uabi_sw_qp_rw *w = impl.dp->qp_rw(qpn);
+			if (!w || __atomic_load_n(&w->wire_token, __ATOMIC_RELAXED) != token_)
+				return;
+			__atomic_store_n(&w->wire_msn, msn, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->wire_epsn, epsn, __ATOMIC_RELEASE);
+		};
+		qp_->set_share(std::move(sh));
 	}
 
 	~WireQp() override
@@ -532,8 +635,34 @@ private:
 	bool local_ = false;		// sends go through shm_
 	bool on_wire_ = false;		// counted in impl_.wire_active
 	bool bound_ = false;
+	// An XRC receive QP (set_share()): who this provider is among the
+	// QP's servers, and the descriptor it last took attributes from.
+	std::uint32_t token_ = 0;
+	std::uint32_t seen_seq_ = ~0u;
 	sw::MwControl mw_control_;	// windows: the core binds and invalidates
 };
+
+std::uint64_t pid_ns()
+{
+	static const std::uint64_t ino = [] {
+		struct stat st;
+		return ::stat("/proc/self/ns/pid", &st) ? std::uint64_t(0) : std::uint64_t(st.st_ino);
+	}();
+	return ino;
+}
+
+} // namespace
+
+void publish_srq_owner(sw::Device &dev, std::uint32_t slot)
+{
+	uabi_sw_srq_rw *w = dev.srq_rw(slot);
+	if (!w || !pid_ns())
+		return;
+	__atomic_store_n(&w->owner_pidns, pid_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&w->owner_pid, std::int32_t(::getpid()), __ATOMIC_RELEASE);
+}
+
+namespace {
 
 // The context's endpoint, opened on first use: ENODATA if the device has
 // no address, the bind's errno (EADDRINUSE: another process of this host

@@ -255,7 +255,13 @@ struct uabi_sw_qp {
 	__u16 dlid;
 	__u8 is_global;
 	__u8 reserved0;
-	__u32 reserved1[11];
+	/* The AV's GRH and the receive PSN: what a process serving an XRC
+	 * receive QP it did not modify itself needs on a RoCE device. */
+	__u8 dgid[16];
+	__u32 rq_psn;
+	__u8 sgid_index;
+	__u8 reserved2[3];
+	__u32 reserved1[5];
 };
 
 /* The data path's half of a QP, 64 bytes, writable. */
@@ -266,7 +272,16 @@ struct uabi_sw_qp_rw {
 	__aligned_u64 rq_cons;		/* under rq_lock */
 	__u32 flush;		/* a peer moved this QP to ERR */
 	__u32 err_event;	/* IBV_EVENT_QP_* to raise (QP_ERROR) */
-	__aligned_u64 reserved[4];
+	/* An XRC receive QP on a RoCE device, served by one process of its
+	 * domain at a time (docs/wire.md, "XRC"): the server's expected PSN
+	 * and MSN at its last message boundary, and who it is (pid and a
+	 * token of that process; 0: nobody yet).  The control half sets
+	 * them when the QP enters RTR (wire_epsn = rq_psn, the rest 0). */
+	__u32 wire_epsn;
+	__u32 wire_msn;
+	__s32 wire_server;
+	__u32 wire_token;
+	__aligned_u64 reserved[2];
 };
 
 /* One per CQ, 64 bytes, read-only. */
@@ -404,8 +419,13 @@ struct uabi_sw_srq_rw {
 	__aligned_u64 prod;		/* under lock */
 	__aligned_u64 cons;		/* under lock */
 	__u32 limit_event;	/* data path: the limit was reached */
-	__u32 reserved0;
-	__aligned_u64 reserved[4];
+	/* Written by the owner once it has the SRQ: its pid as it sees
+	 * itself and its pid namespace (the inode of /proc/self/ns/pid),
+	 * so that another process serving an XRC receive QP on the wire
+	 * can reach its buffers (docs/wire.md, "XRC"); 0 until then. */
+	__s32 owner_pid;
+	__aligned_u64 owner_pidns;
+	__aligned_u64 reserved[3];
 };
 
 /* One per memory key, 64 bytes, read-only: an MR, or a bound memory

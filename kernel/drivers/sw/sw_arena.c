@@ -301,6 +301,16 @@ static u32 recv_stride(u32 max_sge)
 	return sizeof(struct uabi_sw_recv_wqe) + max_sge * sizeof(struct uabi_sw_sge);
 }
 
+/* The wire's hand-over words of an XRC receive QP (docs/wire.md, "XRC"):
+ * nobody serves it yet, and whoever does first expects @psn. */
+static void sw_arena_wire_reset(struct uabi_sw_qp_rw *w, u32 psn)
+{
+	WRITE_ONCE(w->wire_server, 0);
+	WRITE_ONCE(w->wire_token, 0u);
+	WRITE_ONCE(w->wire_msn, 0u);
+	WRITE_ONCE(w->wire_epsn, psn);
+}
+
 int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 {
 	struct uabi_qp_cap *cap = &qp->init.cap;
@@ -335,6 +345,7 @@ int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 	WRITE_ONCE(w->rq_cons, 0ull);
 	WRITE_ONCE(w->flush, 0u);
 	WRITE_ONCE(w->err_event, 0u);
+	sw_arena_wire_reset(w, 0);
 	d = &dom->arena.qps[slot];
 	seq_begin(&d->seq);
 	WRITE_ONCE(d->state, (u32)UABI_QPS_RESET);
@@ -361,6 +372,9 @@ int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 	d->sq_sig_all = qp->init.sq_sig_all ? 1 : 0;
 	d->dlid = 0;
 	d->is_global = 0;
+	memset(d->dgid, 0, sizeof(d->dgid));
+	d->rq_psn = 0;
+	d->sgid_index = 0;
 	d->max_recv_sge = sge;
 	WRITE_ONCE(d->qpn, qp->qpn);
 	seq_end(&d->seq);
@@ -396,6 +410,9 @@ int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		d->dlid = 0;
 		d->sl = 0;
 		d->is_global = 0;
+		memset(d->dgid, 0, sizeof(d->dgid));
+		d->rq_psn = 0;
+		d->sgid_index = 0;
 		WRITE_ONCE(w->flush, 0u);
 		WRITE_ONCE(w->err, 0u);
 		WRITE_ONCE(w->rq_prod, 0ull);
@@ -423,7 +440,13 @@ int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		d->dlid = a->ah_attr.dlid;
 		d->sl = a->ah_attr.sl;
 		d->is_global = a->ah_attr.is_global;
+		memcpy(d->dgid, a->ah_attr.grh.dgid, sizeof(d->dgid));
+		d->sgid_index = a->ah_attr.grh.sgid_index;
 	}
+	if (mask & UABI_QP_RQ_PSN)
+		d->rq_psn = a->rq_psn & 0xffffff;
+	if (next == UABI_QPS_RTR && qp->state < UABI_QPS_RTR)
+		sw_arena_wire_reset(w, d->rq_psn);
 	if (next == UABI_QPS_ERR)
 		WRITE_ONCE(w->err, 1u);
 	WRITE_ONCE(d->state, next);
@@ -684,6 +707,8 @@ int sw_arena_srq_create(struct sw_domain *dom, struct uabi_srq *srq, u32 slot)
 	WRITE_ONCE(w->prod, 0ull);
 	WRITE_ONCE(w->cons, 0ull);
 	WRITE_ONCE(w->limit_event, 0u);
+	WRITE_ONCE(w->owner_pid, 0);
+	WRITE_ONCE(w->owner_pidns, 0ull);
 	d = &dom->arena.srqs[slot - 1];
 	seq_begin(&d->seq);
 	d->pid = srq->pid;

@@ -40,6 +40,31 @@ int word_access(Device &dev, pid_t owner, std::uint64_t va, std::uint64_t *v, bo
 
 } // namespace
 
+int Device::peer_write(pid_t pid, std::uint64_t addr, const void *src, std::size_t n)
+{
+	iovec from{const_cast<void *>(src), n}, to{reinterpret_cast<void *>(addr), n};
+	return vm_copy(*this, pid, &to, 1, pid_, &from, 1, n);
+}
+
+int Device::peer_read(pid_t pid, std::uint64_t addr, void *dst, std::size_t n)
+{
+	iovec from{reinterpret_cast<void *>(addr), n}, to{dst, n};
+	return vm_copy(*this, pid_, &to, 1, pid, &from, 1, n);
+}
+
+int Device::peer_atomic(pid_t pid, std::uint64_t addr, bool cmp_swap, std::uint64_t compare,
+			std::uint64_t swap_add, std::uint64_t &orig)
+{
+	if (addr & 7)
+		return EINVAL;
+	ArenaLock lk(atomic_lock(), pid_);
+	int err = word_access(*this, pid, addr, &orig, false);
+	if (err || (cmp_swap && orig != compare))
+		return err;
+	std::uint64_t v = cmp_swap ? swap_add : orig + swap_add;
+	return word_access(*this, pid, addr, &v, true);
+}
+
 void Qp::complete_send(const SendWr &wr, std::uint32_t status, std::uint32_t byte_len)
 {
 	if (!(wr.send_flags & kSendSignaled) && !caps_.sq_sig_all && status == kWcSuccess)

@@ -298,9 +298,9 @@ Endpoint::~Endpoint()
 
 void Endpoint::trace(const char *dir, const Packet &p, std::size_t payload)
 {
-	std::fprintf(trace_, "%llu %s op %02x qp %06x psn %06x%s aeth %02x/%06x len %zu\n",
+	std::fprintf(trace_, "%llu %s op %02x qp %06x psn %06x%s aeth %02x/%06x len %zu pid %d\n",
 		     (unsigned long long)(now_ns() / 1000), dir, p.bth.opcode, p.bth.dest_qp, p.bth.psn,
-		     p.bth.ack_req ? " A" : "", p.aeth.syndrome, p.aeth.msn, payload);
+		     p.bth.ack_req ? " A" : "", p.aeth.syndrome, p.aeth.msn, payload, int(getpid()));
 }
 
 void Endpoint::wake()
@@ -804,6 +804,23 @@ void Endpoint::flush_acks(bool hold)
 	// (Qp::pump_locked()), else the next turn sends it.
 	hold = hold && hold_acks_;
 	bool held = false;
+	// A QP that processes take turns to serve (Qp::Share: an XRC receive
+	// QP): its completions before its ACK, and its state saved once they
+	// are in, so a server that dies after ACKing has lost nothing
+	// (docs/wire.md, "XRC").
+	for (auto &[qpn, qp] : qps_) {
+		if (!qp->share_.save)
+			continue;
+		std::lock_guard<std::mutex> q(qp->lock_);
+		if (qp->rx_done_.empty())
+			continue;
+		for (const Completion &c : qp->rx_done_)
+			if (qp->rcq_)
+				qp->rcq_(c);
+		qp->rx_done_.clear();
+		if (!qp->in_.active)
+			qp->share_.save(qp->epsn_, qp->msn_);
+	}
 	{
 		Batch batch(*this);
 		for (auto &[qpn, qp] : qps_) {

@@ -58,6 +58,11 @@ std::uint32_t Qp::state() const
 int Qp::modify(const QpAttr &a)
 {
 	std::lock_guard<std::mutex> g(lock_);
+	return modify_locked(a);
+}
+
+int Qp::modify_locked(const QpAttr &a)
+{
 	if (a.state > kErr || (a.state >= kRtr && a.state != kErr && type_ != kQptUd && !a.dest.len) ||
 	    (a.state >= kRtr && a.state != kErr && !mtu_bytes(a.path_mtu)))
 		return EINVAL;

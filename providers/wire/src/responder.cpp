@@ -74,31 +74,43 @@ bool Qp::place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span
 		    s.addr < r.iova || s.addr - r.iova > r.length || s.length > r.length - (s.addr - r.iova))
 			return false;
 		std::size_t n = std::min<std::size_t>(s.length - off, data.size() - done);
-		std::memcpy(r.base + (s.addr - r.iova) + off, data.data() + done, n);
+		const std::uint64_t at = s.addr - r.iova + off;
+		if (r.base)
+			std::memcpy(r.base + at, data.data() + done, n);
+		else if (n && !mem_.write(r, r.addr + at, data.data() + done, n))
+			return false;
 		done += n;
 		off = 0;
 	}
 	return done == data.size();
 }
 
-std::uint8_t *Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t access)
+bool Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t access,
+			Target &t)
 {
+	t = {};
 	if (!len) {
 		// No key is checked for zero bytes; the QP's own access is.
-		if (attr_.access & access)
-			return &g_zero_length;
+		if (attr_.access & access) {
+			t.p = &g_zero_length;
+			return true;
+		}
 		ep_.counters().rx_access.fetch_add(1, std::memory_order_relaxed);
-		return nullptr;
+		return false;
 	}
-	Region r;
+	Region &r = t.r;
 	// A window: its own range and access; a type 2 one through the QP
 	// it is bound to only (an invalidated window has no key at all).
 	if (!mem_.lookup(rkey, r) || r.pd != pd_locked() || !(attr_.access & access) || !(r.access & access) ||
 	    (r.window == 2 && r.qpn != qpn_) || va < r.iova || va - r.iova > r.length || len > r.length - (va - r.iova)) {
 		ep_.counters().rx_access.fetch_add(1, std::memory_order_relaxed);
-		return nullptr;
+		return false;
 	}
-	return r.base + (va - r.iova);
+	if (r.base)
+		t.p = r.base + (va - r.iova);
+	else
+		t.at = r.addr + (va - r.iova);
+	return true;
 }
 
 void Qp::send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAddr &to)
@@ -123,11 +135,12 @@ void Qp::nak_locked(std::uint8_t code, std::uint32_t psn)
 bool Qp::respond_read_locked(const Packet &p)
 {
 	std::uint32_t len = p.reth.length;
-	std::uint8_t *src = remote_locked(p.reth.rkey, p.reth.va, len, kAccRemoteRead);
-	if (!src) {
+	Target src;
+	if (!remote_locked(p.reth.rkey, p.reth.va, len, kAccRemoteRead, src)) {
 		nak_locked(kNakRemoteAccess, p.bth.psn);
 		return false;
 	}
+	std::vector<std::uint8_t> far;	// another process's bytes, packet by packet
 	std::uint32_t mtu = mtu_bytes(attr_.path_mtu);
 	std::uint32_t n = std::max<std::uint32_t>(1, (len + mtu - 1) / mtu);
 	Endpoint::Batch batch(ep_);
@@ -144,7 +157,16 @@ bool Qp::respond_read_locked(const Packet &p)
 		r.aeth.msn = msn_;
 		std::uint32_t off = i * mtu;
 		std::uint32_t sz = std::min(mtu, len - std::min(len, off));
-		ep_.transmit(r, {src + (len ? off : 0), sz}, attr_.dest, &attr_.src);
+		if (!src.p) {
+			// Read now, sent now: a process gone halfway ends the
+			// response there, and the requester times out.
+			far.resize(sz);
+			if (!mem_.read(src.r, src.at + off, far.data(), sz))
+				return true;
+			ep_.transmit(r, {far.data(), sz}, attr_.dest, &attr_.src);
+			continue;
+		}
+		ep_.transmit(r, {src.p + (len ? off : 0), sz}, attr_.dest, &attr_.src);
 	}
 	return true;
 }
@@ -170,14 +192,20 @@ bool Qp::respond_atomic_locked(const Packet &p, bool duplicate)
 		nak_locked(kNakInvalidRequest, p.bth.psn);
 		return false;
 	}
-	auto *w = reinterpret_cast<std::uint64_t *>(
-		remote_locked(p.atomic.rkey, p.atomic.va, 8, kAccRemoteAtomic));
-	if (!w) {
+	Target t;
+	if (!remote_locked(p.atomic.rkey, p.atomic.va, 8, kAccRemoteAtomic, t)) {
 		nak_locked(kNakRemoteAccess, p.bth.psn);
 		return false;
 	}
+	auto *w = reinterpret_cast<std::uint64_t *>(t.p);
 	std::uint64_t orig;
-	if (op_of(p.bth.opcode) == kCmpSwap) {
+	if (!w) {
+		if (!mem_.atomic(t.r, t.at, op_of(p.bth.opcode) == kCmpSwap, p.atomic.compare, p.atomic.swap_add,
+				 orig)) {
+			nak_locked(kNakRemoteAccess, p.bth.psn);
+			return false;
+		}
+	} else if (op_of(p.bth.opcode) == kCmpSwap) {
 		orig = p.atomic.compare;
 		__atomic_compare_exchange_n(w, &orig, p.atomic.swap_add, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
@@ -192,9 +220,41 @@ bool Qp::respond_atomic_locked(const Packet &p, bool duplicate)
 	return true;
 }
 
+void Qp::share_adopt_locked()
+{
+	QpAttr a = attr_;
+	std::uint32_t e = epsn_, m = msn_;
+	const int got = share_.adopt(a, e, m);
+	if (got & 1)
+		(void)modify_locked(a);
+	if (got & 2) {
+		// Taking over from another process: its state at its last
+		// message boundary.  A message it was halfway through starts
+		// again (the requester's packets after it are out of sequence
+		// here: NAK, and it resends from this PSN).
+		epsn_ = e & kPsnMask;
+		msn_ = m & 0xffffff;
+		in_ = {};
+		nak_sent_ = false;
+	}
+}
+
 void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 {
 	Counters &k = ep_.counters();
+	// A shared XRC receive QP: what others changed first, and what this
+	// request leaves at its end, at a message boundary only, and only
+	// once its completions are in (else Endpoint::flush_acks() saves).
+	struct Save {
+		Qp &q;
+		~Save()
+		{
+			if (q.share_.save && !q.in_.active && q.rx_done_.empty())
+				q.share_.save(q.epsn_, q.msn_);
+		}
+	} save{*this};
+	if (share_.adopt)
+		share_adopt_locked();
 	if (attr_.state < kRtr || attr_.state == kErr || !from.same_ip(attr_.dest)) {
 		k.rx_bad_state.fetch_add(1, std::memory_order_relaxed);
 		return;
@@ -355,8 +415,8 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 		if (p.has(kIsFirst)) {
 			if (in_.active)
 				return invalid();
-			std::uint8_t *dst = remote_locked(p.reth.rkey, p.reth.va, p.reth.length, kAccRemoteWrite);
-			if (!dst) {
+			Target dst;
+			if (!remote_locked(p.reth.rkey, p.reth.va, p.reth.length, kAccRemoteWrite, dst)) {
 				if (rc) {
 					nak_locked(kNakRemoteAccess, psn);
 					enter_error_locked(kEventAccessErr);
@@ -390,9 +450,15 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 			}
 			return;
 		}
-		if (!p.payload.empty())
-			std::memcpy(in_.dst, p.payload.data(), p.payload.size());
-		in_.dst += p.payload.size();
+		if (in_.dst.p && !p.payload.empty()) {
+			std::memcpy(in_.dst.p, p.payload.data(), p.payload.size());
+			in_.dst.p += p.payload.size();
+		} else if (!in_.dst.p && !p.payload.empty()) {
+			// Another process's memory (docs/wire.md, "XRC").
+			if (!mem_.write(in_.dst.r, in_.dst.at, p.payload.data(), p.payload.size()))
+				return invalid(kWcRemAccessErr);
+			in_.dst.at += p.payload.size();
+		}
 		in_.left -= p.payload.size();
 		if (p.has(kIsLast)) {
 			std::uint64_t total = in_.total;

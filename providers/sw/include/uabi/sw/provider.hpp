@@ -202,6 +202,16 @@ public:
 	// (ms, -1 = forever).
 	int next_timeout_ms();
 
+	// Memory of another process of this user, for the wire's XRC receive
+	// QPs that fill SRQs of other processes (docs/wire.md, "XRC"): @n
+	// bytes to (in placement order) or from address @addr of @pid, and
+	// an RDMA atomic on the 8 aligned bytes there, under the lock of
+	// atomics as on the shared-memory path.  0 or errno (ESRCH: gone).
+	int peer_write(pid_t pid, std::uint64_t addr, const void *src, std::size_t n);
+	int peer_read(pid_t pid, std::uint64_t addr, void *dst, std::size_t n);
+	int peer_atomic(pid_t pid, std::uint64_t addr, bool cmp_swap, std::uint64_t compare,
+			std::uint64_t swap_add, std::uint64_t &orig);
+
 	// ---- internal, for Cq/Qp/Srq and tests
 	// Read-only descriptors (nullptr: out of range) and their writable
 	// halves.

@@ -89,7 +89,10 @@ struct Sge {
 };
 
 // A registered region as the engine needs it: keys name it, iova is what
-// peers address, base is where iova lives in this process.
+// peers address, base is where iova lives in this process.  A region of
+// another process (an XRC SRQ's owner, docs/wire.md "XRC") has no base:
+// iova lives at @addr of process @owner, reached through Memory's
+// write(), read() and atomic().
 struct Region {
 	std::uint64_t iova = 0;
 	std::uint64_t length = 0;
@@ -100,6 +103,8 @@ struct Region {
 	// window is remote access only; a type 2 one through @qpn only.
 	std::uint32_t window = 0;
 	std::uint32_t qpn = 0;
+	std::int32_t owner = 0;		// base nullptr: whose memory
+	std::uint64_t addr = 0;		// base nullptr: iova's address there
 };
 
 class Memory {
@@ -107,6 +112,26 @@ public:
 	virtual ~Memory() = default;
 	// false: no such key.
 	virtual bool lookup(std::uint32_t key, Region &out) = 0;
+	// Another process's region (Region::base nullptr): @n bytes at its
+	// address @at.  false: not reachable (the process is gone).
+	virtual bool write(const Region &, std::uint64_t at, const std::uint8_t *src, std::size_t n)
+	{
+		(void)at, (void)src, (void)n;
+		return false;
+	}
+	virtual bool read(const Region &, std::uint64_t at, std::uint8_t *dst, std::size_t n)
+	{
+		(void)at, (void)dst, (void)n;
+		return false;
+	}
+	// The 8 aligned bytes at @at: compare-and-swap (@cmp_swap) or
+	// fetch-and-add, @orig the value before.
+	virtual bool atomic(const Region &, std::uint64_t at, bool cmp_swap, std::uint64_t compare,
+			    std::uint64_t swap_add, std::uint64_t &orig)
+	{
+		(void)at, (void)cmp_swap, (void)compare, (void)swap_add, (void)orig;
+		return false;
+	}
 };
 
 struct Completion {
@@ -259,6 +284,20 @@ public:
 	// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: this QP, attached to a group,
 	// gets no copy of what it sent to the group itself.
 	void set_block_self_mcast(bool on) { block_self_mc_ = on; }
+	// An XRC receive QP that processes of its domain take turns to serve
+	// (docs/wire.md, "XRC"), keeping its responder state where all of
+	// them see it.  Before each request @adopt may give the QP what
+	// another process set or left: new attributes (returns 1 or 3, @a
+	// filled) and, when this process takes over, the expected PSN and
+	// MSN at the last message boundary (returns 2 or 3, @epsn and @msn
+	// filled); 0: nothing changed.  After a request that ended at a
+	// message boundary, @save records the expected PSN and MSN.  Both
+	// run with the QP's lock held.  Set before the QP is used.
+	struct Share {
+		std::function<int(QpAttr &a, std::uint32_t &epsn, std::uint32_t &msn)> adopt;
+		std::function<void(std::uint32_t epsn, std::uint32_t msn)> save;
+	};
+	void set_share(Share s) { share_ = std::move(s); }
 
 private:
 	friend class Endpoint;
@@ -289,8 +328,17 @@ private:
 	void on_ud_locked(const Packet &p, const PeerAddr &from, const IpInfo &ip);
 	// Scatters @data at offset @off of the SGE list; false: it does not fit.
 	bool place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span<const std::uint8_t> data);
-	std::uint8_t *remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
-				    std::uint32_t access);
+	// Where @len bytes at @va of @rkey are, checked: in this process
+	// (@t.p), or in another one (@t.p nullptr, @t.r and @t.at set).
+	struct Target {
+		std::uint8_t *p = nullptr;
+		Region r;
+		std::uint64_t at = 0;
+	};
+	bool remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t access,
+			   Target &t);
+	int modify_locked(const QpAttr &a);
+	void share_adopt_locked();
 	bool respond_read_locked(const Packet &p);
 	bool respond_atomic_locked(const Packet &p, bool duplicate);
 	void send_ack_locked(std::uint8_t syndrome, std::uint32_t psn, const PeerAddr &to);
@@ -353,7 +401,7 @@ private:
 		bool is_send = false;
 		RecvQe wqe;
 		std::uint64_t off = 0;
-		std::uint8_t *dst = nullptr;	// WRITE: where the next byte lands
+		Target dst;			// WRITE: where the next byte lands
 		std::uint64_t left = 0;		// WRITE: bytes the RETH announced still to come
 		std::uint64_t total = 0;	// WRITE: the RETH's length
 		bool drop = false;		// UC: the rest of this message is dropped
@@ -365,6 +413,7 @@ private:
 	};
 	SavedAtomic atomics_[16] = {};
 	std::uint32_t atomic_next_ = 0;
+	Share share_;
 };
 
 // What precedes each datagram on a relay socket: the addresses and UDP
