@@ -231,6 +231,34 @@ else
 					step "xrc_${t}(path=$path)" FAIL
 			done
 		done
+		# The same on a RoCE device of the module (on lo): each receive
+		# QP served on the wire by one process that holds it at a time,
+		# handed over as holders go (docs/wire.md, "XRC").  Passes only
+		# if XRC SEND packets crossed the wire.
+		if [ -x /probes/uabi ]; then
+			ip link set lo up
+			if /probes/uabi --backend kernel link add kxrc netdev lo; then
+				for t in mpi mixed; do
+					case $t in
+					mpi) set -- /xrc/ofed_xrc_mpi 100 ;;
+					mixed) set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20 ;;
+					esac
+					rm -f /tmp/xrc-wire.trace
+					echo "UABI-KERNEL-XRC-BEGIN: $t on kxrc (wire)"
+					LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
+						XRC_DEVICE=kxrc XRC_GID_INDEX=0 UABI_WIRE_TRACE=/tmp/xrc-wire.trace \
+						TMPDIR=/tmp timeout 300 "$@"
+					rc=$?
+					n=$(grep -cE " rx op a[0-5] " /tmp/xrc-wire.trace 2>/dev/null)
+					echo "UABI-KERNEL-XRC-END: exit $rc, ${n:-0} XRC SEND packets received"
+					[ $rc -eq 0 ] && [ "${n:-0}" -gt 0 ] && step "xrc_${t}(wire)" PASS ||
+						step "xrc_${t}(wire)" FAIL
+				done
+				/probes/uabi --backend kernel link del kxrc || step xrc_wire_link_del FAIL
+			else
+				step "xrc(wire): uabi link add kxrc netdev lo" FAIL
+			fi
+		fi
 	fi
 
 	# Present only when run-qemu.sh got --probes: the device as middleware

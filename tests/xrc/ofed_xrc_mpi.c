@@ -10,6 +10,7 @@
  *   B  opens the same domain, registers on A's receive QP
  *      (ibv_reg_xrc_rcv_qp), creates its own XRC SRQ and CQ, posts
  *      receives;
+ *   D  registers on the receive QP too and exits still registered;
  *      A is killed with SIGKILL (after C's first half): the receive QP
  *      stays, B still sees the state A gave it;
  *   C  (another "node": its own domain on its own file) sends N messages of
@@ -53,6 +54,8 @@ enum {
 	M_C_BAD_WRITE, /* P -> C: srq num, B's rkey, address */
 	M_B_UNREG,
 	M_C_FINISH,
+	M_D_SETUP, /* P -> D: rcv qpn: register on it */
+	M_D_EXIT,  /* P -> D: exit, still registered */
 };
 
 static uint32_t n_msgs = 100;
@@ -506,6 +509,33 @@ static int role_c(int s)
 
 /* ------------------------------------------------------------- parent */
 
+/* ------------------------------------------------------------------ D */
+
+/* Another process of the node that registers on the receive QP and exits
+ * without unregistering, before any message: the QP and whoever serves it
+ * (A, on a RoCE device) carry on. */
+static int role_d(int s)
+{
+	struct xrc_msg m;
+
+	if (xrc_expect(s, M_D_SETUP, &m))
+		return 1;
+	struct ibv_context *ctx = ofed_open_device();
+	if (!ctx)
+		return 1;
+	int fd = open(dom_file, O_RDONLY);
+	struct ibv_xrc_domain *dom = ibv_open_xrc_domain(ctx, fd, 0);
+	close(fd);
+	if (!xrc_check(dom != NULL, "D: ibv_open_xrc_domain(the node's file, 0)"))
+		return 1;
+	if (!xrc_expect_ret(ibv_reg_xrc_rcv_qp(dom, m.v[0]), 0, "D: ibv_reg_xrc_rcv_qp(qpn %#x)", m.v[0]))
+		return 1;
+	xrc_send(s, M_DONE, 0, 0, 0, 0);
+	if (xrc_expect(s, M_D_EXIT, NULL))
+		return 1;
+	return xrc_failed ? 1 : 0;	/* exits holding the registration */
+}
+
 static pid_t spawn(const char *role, int (*fn)(int), int *sock)
 {
 	int sv[2];
@@ -557,10 +587,11 @@ int main(int argc, char **argv)
 	       getenv("UABI_BACKEND") ? getenv("UABI_BACKEND") : "(default)",
 	       getenv("UABI_VERBS_PATH") ? getenv("UABI_VERBS_PATH") : "(default)");
 
-	int sa, sb, sc;
+	int sa, sb, sc, sd;
 	pid_t pa = spawn("A", role_a, &sa);
 	pid_t pb = spawn("B", role_b, &sb);
 	pid_t pc = spawn("C", role_c, &sc);
+	pid_t pd = spawn("D", role_d, &sd);
 	struct xrc_msg m;
 	int st, ok = 0;
 
@@ -576,6 +607,15 @@ int main(int argc, char **argv)
 		if (xrc_expect(sb, M_B_READY, &m))
 			break;
 		uint32_t srq_num = m.v[0];
+
+		/* D registers after B and exits still registered. */
+		xrc_send(sd, M_D_SETUP, qpn, 0, 0, 0);
+		if (xrc_expect(sd, M_DONE, NULL))
+			break;
+		xrc_send(sd, M_D_EXIT, 0, 0, 0, 0);
+		int wd = xrc_wait_pid(pd, XRC_WAIT_MS, &st);
+		xrc_check_exit("D", wd, st);
+		pd = 0;
 
 		/* The first half while A, the creator, still holds the QP (on
 		 * a RoCE device A serves it and fills B's SRQ), the rest once
@@ -621,6 +661,8 @@ int main(int argc, char **argv)
 
 	if (pa)
 		kill(pa, SIGKILL), xrc_wait_pid(pa, 1000, &st);
+	if (pd)
+		kill(pd, SIGKILL), xrc_wait_pid(pd, 1000, &st);
 	/* After a failure, the others are stopped where they wait. */
 	int w = xrc_wait_pid(pb, ok ? XRC_WAIT_MS : 1000, &st);
 	xrc_check_exit("B", w, st);

@@ -82,6 +82,21 @@ struct uabi_krelay {
 	struct rcu_head rcu;
 };
 
+/*
+ * A QPN a context bound (UABI_IOCTL_WIRE_BIND), under r->bind_lock.  The
+ * QPN's datagrams go to the relay of one of them (r->qps): the first to
+ * bind, while its context holds the QP, then the next one that still does.
+ * Only an XRC receive QP is held by several contexts, each serving it in
+ * turn (docs/wire.md, "XRC").  Records go with their context (release), so
+ * @kf and its context are alive while the lock is held.
+ */
+struct uabi_kbind {
+	struct list_head node;		/* r->binds */
+	u32 qpn;
+	struct uabi_kfile *kf;
+	struct uabi_krelay *q;		/* the context's: lives as long */
+};
+
 struct uabi_kroce {
 	struct list_head node;		/* roce_list */
 	struct uabi_device *dev;
@@ -97,6 +112,8 @@ struct uabi_kroce {
 	u32 nothers;
 	bool others_missing;
 	struct xarray qps;		/* QPN -> struct uabi_krelay */
+	struct mutex bind_lock;		/* binds */
+	struct list_head binds;		/* struct uabi_kbind, in bind order */
 	atomic64_t rx_relayed;
 	atomic64_t rx_dropped;
 	atomic64_t qp1_in;		/* QP1: given to the CM */
@@ -668,6 +685,8 @@ static int link_add(const struct uabi_link_req *req)
 	strscpy(r->ifname, req->netdev, sizeof(r->ifname));
 	r->ifindex = ifindex;
 	xa_init(&r->qps);
+	mutex_init(&r->bind_lock);
+	INIT_LIST_HEAD(&r->binds);
 	atomic64_set(&r->rx_relayed, 0);
 	atomic64_set(&r->rx_dropped, 0);
 	atomic64_set(&r->qp1_in, 0);
@@ -696,6 +715,7 @@ static void roce_destroy(struct uabi_kroce *r)
 	list_del(&r->node);
 	atomic_dec(&roce_count);
 	WARN_ON(!xa_empty(&r->qps));
+	WARN_ON(!list_empty(&r->binds));
 	xa_destroy(&r->qps);
 	uabi_sw_destroy(r->dev);
 	kfree(r);
@@ -911,11 +931,74 @@ static bool owns_qpn(struct uabi_context *ctx, u32 qpn)
 	return found;
 }
 
+/* @qpn's server unbound or went: the first context left that still holds
+ * the QP serves it, or nobody.  Caller holds r->bind_lock. */
+static void promote(struct uabi_kroce *r, u32 qpn)
+{
+	struct uabi_kbind *b;
+
+	list_for_each_entry(b, &r->binds, node)
+		if (b->qpn == qpn && owns_qpn(b->kf->ctx, qpn)) {
+			if (xa_is_err(xa_store(&r->qps, qpn, b->q, GFP_KERNEL)))
+				break;
+			return;
+		}
+	xa_erase(&r->qps, qpn);
+}
+
+/* Caller holds r->bind_lock and checked that @kf's context holds @qpn. */
+static int bind(struct uabi_kroce *r, struct uabi_kfile *kf, struct uabi_krelay *q, u32 qpn)
+{
+	struct uabi_krelay *cur = xa_load(&r->qps, qpn);
+	struct uabi_kbind *b, *mine = NULL, *server = NULL;
+
+	list_for_each_entry(b, &r->binds, node) {
+		if (b->qpn != qpn)
+			continue;
+		if (b->kf == kf)
+			mine = b;
+		else if (b->q == cur)
+			server = b;
+	}
+	if (!mine) {
+		mine = kmalloc(sizeof(*mine), GFP_KERNEL);
+		if (!mine)
+			return -ENOMEM;
+		mine->qpn = qpn;
+		mine->kf = kf;
+		list_add_tail(&mine->node, &r->binds);
+	}
+	mine->q = q;
+	/* Another context serves it and still holds it: this one waits. */
+	if (server && owns_qpn(server->kf->ctx, qpn))
+		return 0;
+	/* Else (nobody, or a QP gone whose number is reused): ours. */
+	if (server) {
+		list_del(&server->node);
+		kfree(server);
+	}
+	return xa_err(xa_store(&r->qps, qpn, q, GFP_KERNEL));
+}
+
+static int unbind(struct uabi_kroce *r, struct uabi_kfile *kf, struct uabi_krelay *q, u32 qpn)
+{
+	struct uabi_kbind *b;
+
+	list_for_each_entry(b, &r->binds, node)
+		if (b->qpn == qpn && b->kf == kf && b->q == q) {
+			list_del(&b->node);
+			kfree(b);
+			if (xa_load(&r->qps, qpn) == q)
+				promote(r, qpn);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 int uabi_kroce_bind(struct uabi_kfile *kf, const struct uabi_wire_bind *b)
 {
 	struct uabi_krelay *q;
 	struct fd f;
-	void *old;
 	int ret;
 
 	if (!kf->roce || list_empty(&kf->relays))
@@ -931,16 +1014,16 @@ int uabi_kroce_bind(struct uabi_kfile *kf, const struct uabi_wire_bind *b)
 		fdput(f);
 		return -EBADF;
 	}
-	if (!b->on) {
-		old = xa_cmpxchg(&kf->roce->qps, b->qpn, q, NULL, GFP_KERNEL);
-		ret = old == q ? 0 : -ENOENT;
-	} else if (!owns_qpn(kf->ctx, b->qpn)) {
+	mutex_lock(&kf->roce->bind_lock);
+	if (!b->on)
+		ret = unbind(kf->roce, kf, q, b->qpn);
+	else if (!owns_qpn(kf->ctx, b->qpn))
 		/* Only a QP of this context's own: found among its objects,
 		 * never by the number alone. */
 		ret = -ENOENT;
-	} else {
-		ret = xa_err(xa_store(&kf->roce->qps, b->qpn, q, GFP_KERNEL));
-	}
+	else
+		ret = bind(kf->roce, kf, q, b->qpn);
+	mutex_unlock(&kf->roce->bind_lock);
 	fdput(f);
 	return ret;
 }
@@ -960,9 +1043,25 @@ static bool relay_of(struct uabi_kfile *kf, void *entry)
 void uabi_kroce_release(struct uabi_kfile *kf)
 {
 	struct uabi_krelay *q, *next;
+	struct uabi_kbind *b, *bn;
 	unsigned long idx;
 	void *entry;
 
+	/* What it served goes to the next context that holds it. */
+	if (kf->roce) {
+		struct uabi_kroce *r = kf->roce;
+
+		mutex_lock(&r->bind_lock);
+		list_for_each_entry_safe(b, bn, &r->binds, node) {
+			if (b->kf != kf)
+				continue;
+			list_del(&b->node);
+			if (xa_load(&r->qps, b->qpn) == b->q)
+				promote(r, b->qpn);
+			kfree(b);
+		}
+		mutex_unlock(&r->bind_lock);
+	}
 	/* Entries are compared, never dereferenced: another context's relay
 	 * may be going away meanwhile. */
 	if (kf->roce && !list_empty(&kf->relays))

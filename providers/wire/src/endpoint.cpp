@@ -809,6 +809,8 @@ void Endpoint::flush_acks(bool hold)
 	// are in, so a server that dies after ACKing has lost nothing
 	// (docs/wire.md, "XRC").
 	for (auto &[qpn, qp] : qps_) {
+		if (!shared_qps_.load(std::memory_order_relaxed))
+			break;
 		if (!qp->share_.save)
 			continue;
 		std::lock_guard<std::mutex> q(qp->lock_);

@@ -47,6 +47,15 @@ Qp::~Qp()
 			send_ack_locked(kAckOk | 0x1f, psn_add(epsn_, kPsnMask), ack_to_);
 	}
 	ep_.unregister_qp(this);
+	if (share_.save)
+		ep_.shared_qps_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Qp::set_share(Share s)
+{
+	if (!share_.save && s.save)
+		ep_.shared_qps_.fetch_add(1, std::memory_order_relaxed);
+	share_ = std::move(s);
 }
 
 std::uint32_t Qp::state() const

@@ -297,7 +297,7 @@ public:
 		std::function<int(QpAttr &a, std::uint32_t &epsn, std::uint32_t &msn)> adopt;
 		std::function<void(std::uint32_t epsn, std::uint32_t msn)> save;
 	};
-	void set_share(Share s) { share_ = std::move(s); }
+	void set_share(Share s);
 
 private:
 	friend class Endpoint;
@@ -632,6 +632,7 @@ private:
 	bool gro_ = false;			// UDP_GRO is on for fd_
 	bool hold_acks_ = true;			// pollers hold ACKs (UABI_WIRE_HOLD_ACKS=0: not)
 	std::atomic<bool> acks_held_{false};	// a poller left ACKs due
+	std::atomic<int> shared_qps_{0};	// QPs with a Qp::Share
 	bool live_ = false;			// in the list send_all_held_acks() walks at exit
 	pid_t owner_ = 0;			// the process that opened it
 	std::thread thread_;
