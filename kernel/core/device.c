@@ -144,6 +144,21 @@ void uabi_raise_async_event(struct uabi_device *dev, struct uabi_context *only,
 	mutex_unlock(&dev->lock);
 }
 
+void uabi_device_fatal(struct uabi_device *dev)
+{
+	struct uabi_event ev = { .event_type = UABI_EVENT_DEVICE_FATAL };
+	struct uabi_context *ctx;
+
+	mutex_lock(&dev->lock);
+	list_for_each_entry(ctx, &dev->contexts, dev_node) {
+		if (ctx->fatal_told || !ctx->async_evq)
+			continue;
+		ctx->fatal_told = true;
+		uabi_evq_push(ctx->async_evq, &ev);
+	}
+	mutex_unlock(&dev->lock);
+}
+
 /*
  * QP events go to the owner of the QP; for an XRC receive QP, to every
  * context registered on it, flagged as OFED did so that the receiver can

@@ -9,7 +9,7 @@
 // module, by CAP_NET_ADMIN (an interface of the initial network namespace);
 // the in-process backend takes UABI_LINKS=NAME:IFNAME instead.  Deleting
 // a device that programs still use tells their CM IDs DEVICE_REMOVAL and
-// waits (UABI_LINK_DEL_WAIT seconds, 10 if unset) for them to close it.
+// their contexts IBV_EVENT_DEVICE_FATAL, and waits (UABI_LINK_DEL_WAIT seconds, 10 if unset) for them to close it.
 #include "uabi_tool.hpp"
 
 #include <uabi/transport_daemon.hpp>
@@ -175,8 +175,9 @@ int explain(const char *what, const std::string &name, int err, bool kernel = fa
 }
 
 // Deletes a device with @del (a call of the backend), as Linux removes
-// one: the first call tells the CM IDs through it DEVICE_REMOVAL, and
-// while programs still have contexts on it (EBUSY) it asks again, every
+// one: the first call tells the CM IDs through it DEVICE_REMOVAL and the
+// contexts on it IBV_EVENT_DEVICE_FATAL, and while programs still have
+// contexts on it (EBUSY) it asks again, every
 // 50 ms, until they have closed them or UABI_LINK_DEL_WAIT seconds (10)
 // have gone.  0 or the last errno.
 template <typename Del>
@@ -197,8 +198,9 @@ int del_waiting(const std::string &name, Del del)
 			return err;
 		if (!told) {
 			std::fprintf(stderr,
-				     "uabi: link del %s: in use; its CM IDs were told DEVICE_REMOVAL, "
-				     "waiting up to %g s for its contexts to close\n",
+				     "uabi: link del %s: in use; its CM IDs were told DEVICE_REMOVAL and "
+				     "its contexts IBV_EVENT_DEVICE_FATAL, waiting up to %g s for them "
+				     "to close\n",
 				     name.c_str(), wait_s);
 			told = true;
 		}

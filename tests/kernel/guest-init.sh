@@ -254,7 +254,38 @@ else
 					[ $rc -eq 0 ] && [ "${n:-0}" -gt 0 ] && step "xrc_${t}(wire)" PASS ||
 						step "xrc_${t}(wire)" FAIL
 				done
-				/probes/uabi --backend kernel link del kxrc || step xrc_wire_link_del FAIL
+				# Deleted under a program watching its async
+				# events: it hears IBV_EVENT_DEVICE_FATAL, and once
+				# it is gone the device goes.
+				if [ -x /probes/ibv_asyncwatch ]; then
+					env PATH=/bin:/usr/sbin:/usr/bin:/sbin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu \
+						UABI_VERBS_LIB=/probes/lib/libibverbs.so.1 timeout 60 \
+						/probes/uabi --backend kernel run -- /probes/ibv_asyncwatch -d kxrc \
+						>/tmp/aw.out 2>&1 &
+					aw=$!
+					sleep 1
+					UABI_LINK_DEL_WAIT=30 /probes/uabi --backend kernel link del kxrc >/tmp/del.out 2>&1 &
+					del=$!
+					i=0
+					while [ $i -lt 100 ] && ! grep -q "IBV_EVENT_DEVICE_FATAL" /tmp/aw.out; do
+						i=$((i + 1))
+						sleep 0.2
+					done
+					cat /tmp/aw.out
+					kill $aw
+					wait $del
+					rc=$?
+					cat /tmp/del.out
+					if grep -q "IBV_EVENT_DEVICE_FATAL" /tmp/aw.out && [ $rc -eq 0 ] &&
+						! /probes/uabi --backend kernel link | grep -q "^link kxrc/"; then
+						step device_fatal PASS
+					else
+						step device_fatal FAIL
+					fi
+				else
+					step "device_fatal: ibv_asyncwatch not packed" FAIL
+					/probes/uabi --backend kernel link del kxrc || step xrc_wire_link_del FAIL
+				fi
 			else
 				step "xrc(wire): uabi link add kxrc netdev lo" FAIL
 			fi

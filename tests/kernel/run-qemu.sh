@@ -274,6 +274,9 @@ if [[ -n $probes ]]; then
 	done
 	ln -sf srp_daemon "$rfs$(dirname "$(PATH=/usr/sbin:/usr/bin command -v srp_daemon)")/ibsrpdm"
 	qemu_pack "$probes" /probes/uabi
+	# IBV_EVENT_DEVICE_FATAL when a RoCE device goes (guest step
+	# device_fatal; missing, the step fails).
+	p=$(command -v ibv_asyncwatch) && qemu_pack "$p" /probes/ibv_asyncwatch
 	qemu_pack "$probes_check" /probes/check_sysfs
 	qemu_pack "$probes_abuse" /probes/umad_abuse
 	qemu_pack "$probes_verbs" /probes/lib/libibverbs.so.1

@@ -7,7 +7,9 @@
 #    and the payloads check out;
 #  - with UABI_WIRE_FORCE=1 on both sides every message is RoCEv2 packets;
 #  - with it on one side only, that side sends packets and the other
-#    shared memory, and the programs still pass.
+#    shared memory, and the programs still pass;
+#  - `uabi link del` under ibv_asyncwatch: it hears IBV_EVENT_DEVICE_FATAL,
+#    and the device goes once the program is gone.
 # Usage: run-same-host.sh UABI_TOOL
 set -uo pipefail
 tool=$1
@@ -74,6 +76,28 @@ for f in "shared 0 0 0 0 0 0" "forced 1 1 many many many many" "mixed 1 0 many m
 	run rc_$mode $sf $cf ibv_rc_pingpong -d roce_lo -g 0 -n 200 -c && expect rc_$mode $4 $5
 	run write_bw_$mode $sf $cf ib_write_bw -d roce_lo -x 0 -F -n 200 && expect write_bw_$mode $6 $7
 done
+# Deleted under a program watching its async events (ibv_asyncwatch): it
+# hears IBV_EVENT_DEVICE_FATAL, and once it is gone the device goes.
+"$tool" run -- ibv_asyncwatch -d roce_lo >"$dir/asyncwatch" 2>&1 &
+aw=$!
+sleep 0.5
+UABI_LINK_DEL_WAIT=30 "$tool" link del roce_lo >"$dir/del" 2>&1 &
+del=$!
+for i in $(seq 100); do
+	grep -q IBV_EVENT_DEVICE_FATAL "$dir/asyncwatch" && break
+	sleep 0.1
+done
+kill $aw 2>/dev/null
+wait $aw 2>/dev/null
+wait $del
+drc=$?
+if grep -q IBV_EVENT_DEVICE_FATAL "$dir/asyncwatch" && ((drc == 0)) && ! "$tool" link | grep -q "^link roce_lo/"; then
+	echo "run-same-host: device-fatal: PASS ($(grep -m1 DEVICE_FATAL "$dir/asyncwatch" | sed 's/^ *//'))"
+else
+	echo "run-same-host: device-fatal: FAIL (link del exit $drc)"
+	cat "$dir/asyncwatch" "$dir/del"
+	fails=$((fails + 1))
+fi
 left=$("$tool" objects)
 if [[ $left != "no live objects" ]]; then
 	echo "run-same-host: objects left in uabid: FAIL"

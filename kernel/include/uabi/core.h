@@ -327,6 +327,7 @@ struct uabi_context {
 	struct list_head objects;	/* newest first */
 	atomic_t counts[16];		/* live objects of this context */
 	struct uabi_uobject *async_evq;	/* the context's async event queue */
+	bool fatal_told;		/* heard DEVICE_FATAL (dev->lock) */
 };
 
 struct uabi_context *uabi_context_open(struct uabi_device *dev,
@@ -572,6 +573,9 @@ void uabi_raise_async_event(struct uabi_device *dev, struct uabi_context *only,
 			    const struct uabi_event *ev);
 void uabi_raise_qp_event_locked(struct uabi_device *dev, struct uabi_qp *qp,
 				struct uabi_uobject *owner, u32 event_type);
+/* The device is going (its link deleted while in use): every context open
+ * on it hears IBV_EVENT_DEVICE_FATAL once, so that its program closes it. */
+void uabi_device_fatal(struct uabi_device *dev);
 int uabi_evq_pop(struct uabi_uobject *evq_uobj, struct uabi_event *ev);
 void uabi_evq_flush(struct uabi_evq *evq);
 /* A completion event on the CQ's channel (called by a driver). */

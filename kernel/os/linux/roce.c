@@ -733,15 +733,18 @@ static int link_del(const struct uabi_link_req *req)
 	r = dev ? roce_of(dev) : NULL;
 	ret = !dev ? -ENODEV : !r ? -EOPNOTSUPP : 0;
 	if (!ret) {
-		/* The CM's IDs through it hear DEVICE_REMOVAL first (their
-		 * programs then close their contexts: `uabi link del` asks
-		 * again while the device is busy).  roce_lock, then the CM's
-		 * mutex: the order roce_cm.c allows. */
+		/* The CM's IDs through it hear DEVICE_REMOVAL first and its
+		 * contexts IBV_EVENT_DEVICE_FATAL (their programs then close
+		 * them: `uabi link del` asks again while it is busy).
+		 * roce_lock, then the CM's mutex: the order roce_cm.c
+		 * allows. */
 		uabi_cm_link_removal(slot, 0);
 		mutex_lock(&dev->lock);
 		if (atomic_read(&dev->num_contexts) || !list_empty(&dev->rcv_qps))
 			ret = -EBUSY;
 		mutex_unlock(&dev->lock);
+		if (ret)
+			uabi_device_fatal(dev);
 	}
 	if (!ret) {
 		uabi_cm_link_removal(slot, 1);

@@ -171,15 +171,17 @@ int uabi_user_link_del(const char *name)
 			continue;
 		if (uabi_sw_link_get(dev, &link))
 			return -EOPNOTSUPP;	/* uabi_sw0 is no link */
-		/* The CM's IDs through it hear DEVICE_REMOVAL first (their
-		 * programs then close their contexts: `uabi link del` asks
-		 * again while the device is busy). */
+		/* The CM's IDs through it hear DEVICE_REMOVAL first and its
+		 * contexts IBV_EVENT_DEVICE_FATAL (their programs then close
+		 * them: `uabi link del` asks again while it is busy). */
 		uabi_cm_link_removal(i, 0);
 		mutex_lock(&dev->lock);
 		ret = atomic_read(&dev->num_contexts) || !list_empty(&dev->rcv_qps) ? -EBUSY : 0;
 		mutex_unlock(&dev->lock);
-		if (ret)
+		if (ret) {
+			uabi_device_fatal(dev);
 			return ret;
+		}
 		uabi_cm_link_removal(i, 1);
 		uabi_sw_destroy(dev);
 		return 0;
