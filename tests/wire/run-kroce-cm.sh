@@ -504,12 +504,20 @@ ip -n "$ns" -6 addr del fd91::1/64 dev "$tap"
 # module's CM sends the REJ as the dead program's ID goes, and our rping
 # server sees REJECTED ("consumer defined", 28, after the REP; 1 or 28
 # after the REQ, or its accept finds the request rejected) and ends by
-# itself.
+# itself.  Both servers listen from the start: the guest's req client
+# dies right after its REQ, so it cannot see a REQ refused for want of a
+# listener and try again, as the rep client does (seen in CI: the req
+# server, started once the rep one had ended, came after the guest's REQ
+# and waited in vain).
+declare -A half_pid
 for when in rep req; do
 	[[ $when == rep ]] && hport=27040 || hport=27041
-	hs timeout 60 "$tool" run -- rping -s -a 10.91.0.1 -p $hport -v -C 1 \
+	hs timeout 90 "$tool" run -- rping -s -a 10.91.0.1 -p $hport -v -C 1 \
 		>"$work/half-$when-server.out" 2>"$work/half-$when-server.err" &
-	hpid=$!
+	half_pid[$when]=$!
+done
+for when in rep req; do
+	hpid=${half_pid[$when]}
 	await_guest "^UABI-KCM-STEP: half-$when-client " || true
 	for _ in $(seq 30); do
 		kill -0 $hpid 2>/dev/null || break
