@@ -1374,17 +1374,45 @@ void uabi_cm_wire_timeout(void)
  * now, and the IDs are cut from it (no MAD leaves through its index,
  * which a later device may take, and none that arrives there is theirs).
  */
+/* Whether listener @id is bound to one of the @n GIDs in @gids (an address
+ * of the device going; a wildcard address is none of them). */
+static bool listens_on(const struct uabi_cm_id *id, const u8 (*gids)[16], u32 n)
+{
+	u8 g[16];
+	u32 i;
+
+	if (id->state != UABI_CM_LISTEN || id->link_dev || !addr_gid(&id->src, g))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!memcmp(gids[i], g, 16))
+			return true;
+	return false;
+}
+
 void uabi_cm_link_removal(unsigned int link, int gone)
 {
 	struct uabi_device *dev = cm_dev(), *l = uabi_device_get(link);
+	static const u8 zero[16];
 	struct uabi_cm_id *id;
+	u8 gids[16][16];
+	u32 n = 0, i;
 
 	if (!dev || !l || l == dev)
 		return;
+	/* Its addresses, for the listeners bound to one of them (they are on
+	 * the CM's device, link_dev 0, but Linux tells them too). */
+	for (i = 0; i < 16 && l->ops->query_gid; i++)
+		if (!l->ops->query_gid(l, 1, i, gids[n]) && memcmp(gids[n], zero, 16))
+			n++;
 	mutex_lock(&dev->lock);
 	list_for_each_entry(id, &dev->cm_ids, dev_node) {
-		if (id->link_dev != link + 1)
+		if (id->link_dev != link + 1) {
+			if (!id->removal_told && listens_on(id, (const u8 (*)[16])gids, n)) {
+				id->removal_told = true;
+				cm_push(id, UABI_CM_EVENT_DEVICE_REMOVAL, 0, NULL);
+			}
 			continue;
+		}
 		if (!id->removal_told) {
 			id->removal_told = true;
 			cm_push(id, UABI_CM_EVENT_DEVICE_REMOVAL, 0, NULL);

@@ -636,9 +636,13 @@ fi
 # `uabi link del` then deletes the device within its wait (10 s); the
 # server across hears DISCONNECTED (the client's uabid sends the DREQ as
 # the dead client's ID goes) and ends too.  roce0 of A is gone afterwards.
+# A listener on host A bound to roce0's address hears DEVICE_REMOVAL too,
+# as Linux tells a listener bound to a device's address, and ends.
 if [[ -z $inproc ]]; then
 	on $B timeout 30 rping -s -a 10.66.0.2 -p 27190 >"$log/removal.server.out" 2>&1 &
 	rspid=$!
+	on $A timeout 30 rping -s -a 10.66.0.1 -p 27191 >"$log/removal.listener.out" 2>&1 &
+	rlpid=$!
 	for _ in $(seq 40); do
 		sleep 0.25
 		on $A timeout 30 rping -c -a 10.66.0.2 -p 27190 >"$log/removal.client.out" 2>&1 &
@@ -656,14 +660,17 @@ if [[ -z $inproc ]]; then
 	rcrc=$?
 	wait $rspid
 	rsrc=$?
+	wait $rlpid
+	rlrc=$?
 	links=$(ip netns exec $A env UABI_SOCKET="$log/$A.sock" "$tool" link 2>&1)
-	if ((delrc == 0 && rcrc != 124 && rsrc != 124)) &&
+	if ((delrc == 0 && rcrc != 124 && rsrc != 124 && rlrc != 124)) &&
 		grep -qi 'device removal' "$log/removal.client.out" &&
+		grep -qi 'device removal' "$log/removal.listener.out" &&
 		grep -q 'told DEVICE_REMOVAL' "$log/removal.del.out" &&
 		[[ $links != *roce0* ]]; then
-		pass "device-removal (uabi link del under a connected rping: client \"$(grep -i -m1 'device removal' "$log/removal.client.out")\", exit $rcrc; device deleted after ${dt} s; server exit $rsrc: \"$(tail -n1 "$log/removal.server.out")\")"
+		pass "device-removal (uabi link del under a connected rping: client \"$(grep -i -m1 'device removal' "$log/removal.client.out")\", exit $rcrc; a listener bound to the device's address exit $rlrc; device deleted after ${dt} s; server exit $rsrc: \"$(tail -n1 "$log/removal.server.out")\")"
 	else
-		fail "device-removal (link del $delrc after ${dt} s, client $rcrc, server $rsrc; links: $(echo $links))" \
+		fail "device-removal (link del $delrc after ${dt} s, client $rcrc, listener $rlrc, server $rsrc; links: $(echo $links))" \
 			"$log"/removal.*
 	fi
 fi
