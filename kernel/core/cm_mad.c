@@ -1374,6 +1374,24 @@ void uabi_cm_wire_timeout(void)
  * now, and the IDs are cut from it (no MAD leaves through its index,
  * which a later device may take, and none that arrives there is theirs).
  */
+/* The device at @link is gone: requests that came through it and wait in
+ * listener @id's queue keep no index of it, which the next device may
+ * take (the ID made from one sends nothing; its peer times out).  Caller
+ * holds the CM device's lock. */
+static void cut_requests(struct uabi_cm_id *id, unsigned int link)
+{
+	struct uabi_cm_channel *ch = cm_chan_of(id);
+	struct cm_event_node *n;
+
+	if (!ch)
+		return;
+	spin_lock(&ch->lock);
+	list_for_each_entry(n, &ch->pending, node)
+		if (n->id == id && n->wire && n->wire->link_dev == link + 1)
+			n->wire->link_dev = 0;
+	spin_unlock(&ch->lock);
+}
+
 /* Whether listener @id is bound to one of the @n GIDs in @gids (an address
  * of the device going; a wildcard address is none of them). */
 static bool listens_on(const struct uabi_cm_id *id, const u8 (*gids)[16], u32 n)
@@ -1406,6 +1424,8 @@ void uabi_cm_link_removal(unsigned int link, int gone)
 			n++;
 	mutex_lock(&dev->lock);
 	list_for_each_entry(id, &dev->cm_ids, dev_node) {
+		if (gone && id->state == UABI_CM_LISTEN)
+			cut_requests(id, link);
 		if (id->link_dev != link + 1) {
 			if (!id->removal_told && listens_on(id, (const u8 (*)[16])gids, n)) {
 				id->removal_told = true;

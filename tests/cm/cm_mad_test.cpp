@@ -477,6 +477,28 @@ TEST_F(CmMad, PassiveSideRequestAcceptReadyDisconnect)
 	s.destroy(l);
 }
 
+// A request still in the listener's queue when its device goes (`uabi
+// link del`): the ID made from it keeps no index of the device, which the
+// next device may take, so nothing of it leaves through that index — not
+// the REP of its accept, not the REJ or DREQ of its destroy.  (Made to
+// fail: before, the REP went out through the deleted device's index.)
+TEST_F(CmMad, RequestPendingWhenItsDeviceGoesSendsNothingThroughIt)
+{
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7011));
+	feed(peer_req(0x5252, 7011));
+	uabi_cm_link_removal(kLink, 1);
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	g_sent.clear();
+	(void)s.conn(ev.handle, UABI_CM_ID_ACCEPT, 0x321, "ok");
+	EXPECT_TRUE(g_sent.empty()) << "a MAD through the deleted device's index";
+	s.destroy(ev.handle);
+	EXPECT_TRUE(g_sent.empty()) << "a MAD through the deleted device's index";
+	s.destroy(l);
+}
+
 // XRC across hosts: the REQ of an initiator (XRC_SEND) says transport
 // service type 3, extended transport type 1; the target's REP carries its
 // QPN in the local EE context's place too, where the initiator reads it
