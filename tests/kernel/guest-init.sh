@@ -238,10 +238,11 @@ else
 		if [ -x /probes/uabi ]; then
 			ip link set lo up
 			if /probes/uabi --backend kernel link add kxrc netdev lo; then
-				for t in mpi mixed; do
+				for t in mpi mixed both; do
 					case $t in
 					mpi) set -- /xrc/ofed_xrc_mpi 100 ;;
 					mixed) set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20 ;;
+					both) set -- /xrc/ofed_xrc_both 50 ;;
 					esac
 					rm -f /tmp/xrc-wire.trace
 					echo "UABI-KERNEL-XRC-BEGIN: $t on kxrc (wire)"

@@ -199,8 +199,12 @@ public:
 					dev.qp_failed(c.qpn, 1 /* IBV_EVENT_QP_FATAL */);
 			};
 		};
-		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq),
-					 type == IBV_QPT_XRC_RECV ? xrc_sink(dev) : sink(rcq),
+		// OFED's XRC QP (an XRC send QP made in a domain) is both ends of
+		// XRC: it also receives into its domain's SRQs, as on uabi_sw0.
+		uabi_sw_qp d{};
+		const bool xrc_target = type == IBV_QPT_XRC_RECV ||
+					(type == IBV_QPT_XRC_SEND && dev.qp_lookup(qpn, d) && d.xrcd);
+		qp_ = ep_->ep->create_qp(qpn, type, mem_, sink(scq), xrc_target ? xrc_sink(dev) : sink(rcq),
 					 std::max<std::uint32_t>(caps.max_send_wr, 1), 16384);
 		if (qp_) {
 			qp_->set_sq_sig_all(caps.sq_sig_all);
@@ -218,10 +222,10 @@ public:
 				return mw_control_ && mw_control_(r) == 0;
 			});
 		}
-		if (qp_ && type == IBV_QPT_XRC_RECV) {
+		if (qp_ && xrc_target)
 			set_xrc_source(impl, dev, qpn);
+		if (qp_ && type == IBV_QPT_XRC_RECV)
 			set_share(impl, qpn);
-		}
 		// RC and UC also have the shared-memory provider, for a peer on
 		// this host (docs/wire.md, "Peers on this host"); their receive
 		// queue is then the arena's ring, which both fill from.

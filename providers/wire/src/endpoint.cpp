@@ -1045,6 +1045,8 @@ void Endpoint::deliver(std::span<const std::uint8_t> pkt, const PeerAddr &from, 
 	bool type_ok = (t == kRc && qp->type_ == kQptRc) || (t == kUc && qp->type_ == kQptUc) ||
 		       (t == kUd && qp->type_ == kQptUd) ||
 		       (t == kXrc && qp->type_ == (p.has(kIsResponse) ? kQptXrcSend : kQptXrcRecv)) ||
+		       // OFED's XRC QP, both ends of XRC at once
+		       (t == kXrc && qp->type_ == kQptXrcSend && !p.has(kIsResponse) && qp->xrc_src_) ||
 		       (t == kRc && qp->type_ == kQptXrcSend && p.has(kIsResponse));
 	if (!type_ok) {
 		counters_.rx_malformed.fetch_add(1, std::memory_order_relaxed);

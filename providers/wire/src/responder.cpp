@@ -70,7 +70,8 @@ bool Qp::place_locked(const std::vector<Sge> &sges, std::uint64_t off, std::span
 			continue;
 		}
 		Region r;
-		if (!mem_.lookup(s.lkey, r) || r.window || r.pd != pd_locked() || !(r.access & kAccLocalWrite) ||
+		if (!mem_.lookup(s.lkey, r) || r.window || r.pd != responder_pd_locked() ||
+		    !(r.access & kAccLocalWrite) ||
 		    s.addr < r.iova || s.addr - r.iova > r.length || s.length > r.length - (s.addr - r.iova))
 			return false;
 		std::size_t n = std::min<std::size_t>(s.length - off, data.size() - done);
@@ -101,7 +102,8 @@ bool Qp::remote_locked(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, 
 	Region &r = t.r;
 	// A window: its own range and access; a type 2 one through the QP
 	// it is bound to only (an invalidated window has no key at all).
-	if (!mem_.lookup(rkey, r) || r.pd != pd_locked() || !(attr_.access & access) || !(r.access & access) ||
+	if (!mem_.lookup(rkey, r) || r.pd != responder_pd_locked() || !(attr_.access & access) ||
+	    !(r.access & access) ||
 	    (r.window == 2 && r.qpn != qpn_) || va < r.iova || va - r.iova > r.length || len > r.length - (va - r.iova)) {
 		ep_.counters().rx_access.fetch_add(1, std::memory_order_relaxed);
 		return false;
@@ -267,7 +269,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 	// that SRQ's PD.  A name that is no SRQ of this QP's domain is an
 	// invalid request (below, in sequence) or dropped (out of it).
 	bool bad_srq = false;
-	if (type_ == kQptXrcRecv) {
+	if (xrc_src_) {
 		std::uint64_t wr_id;
 		std::vector<Sge> none;
 		bad_srq = !xrc_src_ || xrc_src_(p.xrc_srq, false, xrc_pd_, wr_id, none) < 0;

@@ -262,7 +262,8 @@ public:
 		src_ = std::move(src);
 		src_own_ = own;
 	}
-	// An XRC receive QP: the SRQ an XRCETH names, if it is one this QP
+	// An XRC receive QP (or OFED's XRC QP, which is an XRC send QP that
+	// also receives): the SRQ an XRCETH names, if it is one this QP
 	// may fill (of its XRC domain): its PD in @pd and, with @take, its
 	// oldest WQE.  1: found (and a WQE taken, with @take), 0: found and
 	// empty, -1: no such SRQ for this QP.  Set before the QP is used.
@@ -379,9 +380,11 @@ private:
 	{
 		return type_ == kQptUc ? kUc : type_ == kQptUd ? kUd : type_ == kQptRc ? kRc : kXrc;
 	}
-	// The PD that keys must belong to: the QP's, or for an XRC receive QP
-	// the PD of the SRQ the request at hand names.
+	// The PD that keys must belong to: the QP's (its own requests), or
+	// for a request it serves as an XRC target (a receive QP, or OFED's
+	// XRC QP that is both ends) the PD of the SRQ the request names.
 	std::uint32_t pd_locked() const { return type_ == kQptXrcRecv ? xrc_pd_ : attr_.pd; }
+	std::uint32_t responder_pd_locked() const { return xrc_src_ ? xrc_pd_ : attr_.pd; }
 	XrcSource xrc_src_;
 	ErrorHook err_hook_;
 	Invalidate inv_;
