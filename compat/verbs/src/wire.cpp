@@ -648,11 +648,15 @@ private:
 
 std::uint64_t pid_ns()
 {
-	static const std::uint64_t ino = [] {
+	// Looked up again in a forked child (whose namespace may differ).
+	static std::atomic<pid_t> for_pid{0};
+	static std::atomic<std::uint64_t> ino{0};
+	if (for_pid.load(std::memory_order_acquire) != ::getpid()) {
 		struct stat st;
-		return ::stat("/proc/self/ns/pid", &st) ? std::uint64_t(0) : std::uint64_t(st.st_ino);
-	}();
-	return ino;
+		ino.store(::stat("/proc/self/ns/pid", &st) ? 0 : std::uint64_t(st.st_ino), std::memory_order_relaxed);
+		for_pid.store(::getpid(), std::memory_order_release);
+	}
+	return ino.load(std::memory_order_relaxed);
 }
 
 } // namespace

@@ -269,7 +269,7 @@ void Qp::on_request_locked(const Packet &p, const PeerAddr &from)
 	// that SRQ's PD.  A name that is no SRQ of this QP's domain is an
 	// invalid request (below, in sequence) or dropped (out of it).
 	bool bad_srq = false;
-	if (xrc_src_) {
+	if (type_ == kQptXrcRecv || xrc_src_) {
 		std::uint64_t wr_id;
 		std::vector<Sge> none;
 		bad_srq = !xrc_src_ || xrc_src_(p.xrc_srq, false, xrc_pd_, wr_id, none) < 0;
