@@ -820,9 +820,9 @@ static int id_listen(struct uabi_call *call)
 		ret = -EADDRINUSE;
 		goto out;
 	}
-	id->backlog = backlog ? backlog : 128;
-	if (id->backlog > CM_MAX_PENDING)
-		id->backlog = CM_MAX_PENDING;
+	/* As Linux's ucma: 0 or more than the most (its max_backlog, 1024)
+	 * is the most. */
+	id->backlog = backlog && backlog <= CM_MAX_PENDING ? backlog : CM_MAX_PENDING;
 	id->state = UABI_CM_LISTEN;
 out:
 	mutex_unlock(&dev->lock);
@@ -882,8 +882,10 @@ static int id_connect(struct uabi_call *call)
 		goto out;
 	}
 	if (l->num_requests >= l->backlog) {
+		/* Linux's ucma refuses the request (its event handler fails,
+		 * and the IB CM rejects it as the consumer's). */
 		id->state = UABI_CM_ROUTE_RESOLVED;
-		cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
 		goto out;
 	}
 	conn_of(id, &c, &out);

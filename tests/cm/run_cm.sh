@@ -20,7 +20,7 @@ ksaved=()
 if [[ ${UABI_CM_SLOW:-0} == 1 ]]; then
 	n_cmtime=50 n_send=200 n_perf=200 n_stream=50
 else
-	n_cmtime=200 n_send=2000 n_perf=1000 n_stream=200
+	n_cmtime=1000 n_send=2000 n_perf=1000 n_stream=200
 fi
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -239,6 +239,10 @@ cmtime)
 	client client 60 cmtime -s 127.0.0.1 -c $n_cmtime
 	((crc == 0)) || fail "client exit $crc"
 	grep -Eq '^connect +:' "$dir/client.out" || fail "no timings"
+	# cmtime exits 0 whatever its connections met; each one that did not
+	# connect or disconnect as it should prints its event.
+	bad=$(cat "$dir/client.out" "$dir/client.err" "$dir/server.out" "$dir/server.err" | grep -c '^event: ')
+	((bad == 0)) || fail "$bad unexpected events in $n_cmtime connections, the first: $(cat "$dir"/*.out "$dir"/*.err | grep -m1 '^event: ')"
 	;;
 rdma-server-client)
 	need rdma_server
