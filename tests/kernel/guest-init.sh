@@ -212,16 +212,19 @@ else
 
 	# Present only when run-qemu.sh got --xrc: the OFED XRC API across real
 	# processes sharing one receive QP through the module (tests/xrc), with
-	# each control path.
+	# each control path.  xrc_prog T: the command line of program T.
+	xrc_prog() {
+		case $1 in
+		mpi) echo /xrc/ofed_xrc_mpi 100 ;;
+		mixed) echo /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20 ;;
+		both) echo /xrc/ofed_xrc_both 50 ;;
+		esac
+	}
 	if [ -x /xrc/ofed_xrc_mpi ] && [ -x /xrc/ofed_xrc_mixed ] && [ -x /xrc/upstream_xrc_peer ] &&
 		[ -x /xrc/ofed_xrc_both ] && want xrc; then
 		for path in new write; do
 			for t in mpi mixed both; do
-				case $t in
-				mpi) set -- /xrc/ofed_xrc_mpi 100 ;;
-				mixed) set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20 ;;
-				both) set -- /xrc/ofed_xrc_both 50 ;;
-				esac
+				set -- $(xrc_prog $t)
 				echo "UABI-KERNEL-XRC-BEGIN: $t UABI_VERBS_PATH=$path"
 				LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
 					UABI_VERBS_PATH=$path TMPDIR=/tmp timeout 300 "$@"
@@ -239,11 +242,7 @@ else
 			ip link set lo up
 			if /probes/uabi --backend kernel link add kxrc netdev lo; then
 				for t in mpi mixed both; do
-					case $t in
-					mpi) set -- /xrc/ofed_xrc_mpi 100 ;;
-					mixed) set -- /xrc/ofed_xrc_mixed /xrc/upstream_xrc_peer 20 ;;
-					both) set -- /xrc/ofed_xrc_both 50 ;;
-					esac
+					set -- $(xrc_prog $t)
 					rm -f /tmp/xrc-wire.trace
 					echo "UABI-KERNEL-XRC-BEGIN: $t on kxrc (wire)"
 					LD_LIBRARY_PATH=/e2e-libs:/lib/x86_64-linux-gnu UABI_BACKEND=kernel \
