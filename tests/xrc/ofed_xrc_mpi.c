@@ -10,7 +10,7 @@
  *   B  opens the same domain, registers on A's receive QP
  *      (ibv_reg_xrc_rcv_qp), creates its own XRC SRQ and CQ, posts
  *      receives;
- *   D  registers on the receive QP too and exits still registered;
+ *   D  registers on the receive QP too, twice, and exits still registered;
  *      A is killed with SIGKILL (after C's first half): the receive QP
  *      stays, B still sees the state A gave it;
  *   C  (another "node": its own domain on its own file) sends N messages of
@@ -511,9 +511,10 @@ static int role_c(int s)
 
 /* ------------------------------------------------------------------ D */
 
-/* Another process of the node that registers on the receive QP and exits
- * without unregistering, before any message: the QP and whoever serves it
- * (A, on a RoCE device) carry on. */
+/* Another process of the node that registers on the receive QP twice (one
+ * more holder each time, as OFED counted them) and exits without
+ * unregistering, before any message: the QP and whoever serves it (A, on
+ * a RoCE device) carry on. */
 static int role_d(int s)
 {
 	struct xrc_msg m;
@@ -528,7 +529,8 @@ static int role_d(int s)
 	close(fd);
 	if (!xrc_check(dom != NULL, "D: ibv_open_xrc_domain(the node's file, 0)"))
 		return 1;
-	if (!xrc_expect_ret(ibv_reg_xrc_rcv_qp(dom, m.v[0]), 0, "D: ibv_reg_xrc_rcv_qp(qpn %#x)", m.v[0]))
+	if (!xrc_expect_ret(ibv_reg_xrc_rcv_qp(dom, m.v[0]), 0, "D: ibv_reg_xrc_rcv_qp(qpn %#x)", m.v[0]) ||
+	    !xrc_expect_ret(ibv_reg_xrc_rcv_qp(dom, m.v[0]), 0, "D: ibv_reg_xrc_rcv_qp(qpn %#x) again", m.v[0]))
 		return 1;
 	xrc_send(s, M_DONE, 0, 0, 0, 0);
 	if (xrc_expect(s, M_D_EXIT, NULL))

@@ -63,6 +63,9 @@ struct ContextImpl {
 	// QPN: the context serves the QP while it holds one (docs/wire.md,
 	// "XRC").  Last member: they go before the device and the control.
 	std::mutex xrc_lock;
+	// The wire QP serving each XRC receive QP this context holds, shared
+	// by its holds (the OFED ones below, and VQp::dp of the upstream ones).
+	std::map<std::uint32_t, std::weak_ptr<sw::QpProvider>> xrc_served;
 	std::multimap<std::uint32_t, std::unique_ptr<sw::QpProvider>> xrc_regs;
 };
 

@@ -843,6 +843,31 @@ void wire_consumer_sleeps(ContextImpl *impl)
 		ep->consumer_sleeps();
 }
 
+namespace {
+
+// One hold of an XRC receive QP by this context (created, opened or
+// registered, in any number and by either API): the context serves the QP
+// through one wire QP however many holds it has, which goes with the last.
+class XrcHold final : public sw::QpProvider {
+public:
+	explicit XrcHold(std::shared_ptr<sw::QpProvider> qp) : qp_(std::move(qp)) {}
+	bool ok() const override { return qp_->ok(); }
+	std::uint32_t state() const override { return qp_->state(); }
+	int post_send(const sw::SendWr &wr) override { return qp_->post_send(wr); }
+	int post_recv(std::uint64_t wr_id, const sw::Sge *sg, int num_sge) override
+	{
+		return qp_->post_recv(wr_id, sg, num_sge);
+	}
+	void modified(const sw::QpModify &m) override { qp_->modified(m); }
+	void set_mw_control(sw::MwControl c) override { qp_->set_mw_control(std::move(c)); }
+	int attach_mcast(const std::uint8_t *gid, bool attach) override { return qp_->attach_mcast(gid, attach); }
+
+private:
+	std::shared_ptr<sw::QpProvider> qp_;
+};
+
+} // namespace
+
 int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t type, sw::Cq *scq, sw::Cq *rcq,
 		   sw::Srq *srq, const sw::QpCaps &caps, sw::QpProvider **out)
 {
@@ -852,7 +877,22 @@ int create_wire_qp(struct ibv_context *ctx, std::uint32_t qpn, std::uint32_t typ
 	std::shared_ptr<WireEndpoint> ep;
 	if (int err = endpoint_of(ctx, ep))
 		return err;
-	auto q = std::make_unique<WireQp>(ctx, *impl_of(ctx), std::move(ep), qpn, type, scq, rcq, srq, caps);
+	ContextImpl *impl = impl_of(ctx);
+	if (type == IBV_QPT_XRC_RECV) {
+		std::lock_guard<std::mutex> g(impl->xrc_lock);
+		std::erase_if(impl->xrc_served, [qpn](const auto &e) { return e.first != qpn && e.second.expired(); });
+		std::shared_ptr<sw::QpProvider> q = impl->xrc_served[qpn].lock();
+		if (!q) {
+			auto w = std::make_shared<WireQp>(ctx, *impl, std::move(ep), qpn, type, scq, rcq, srq, caps);
+			if (!w->ok())
+				return errno ? errno : ENOMEM;
+			q = w;
+			impl->xrc_served[qpn] = q;
+		}
+		*out = new XrcHold(std::move(q));
+		return 0;
+	}
+	auto q = std::make_unique<WireQp>(ctx, *impl, std::move(ep), qpn, type, scq, rcq, srq, caps);
 	if (!q->ok())
 		return errno ? errno : ENOMEM;
 	*out = q.release();
