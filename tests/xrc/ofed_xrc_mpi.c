@@ -535,7 +535,10 @@ static int role_d(int s)
 	xrc_send(s, M_DONE, 0, 0, 0, 0);
 	if (xrc_expect(s, M_D_EXIT, NULL))
 		return 1;
-	return xrc_failed ? 1 : 0;	/* exits holding the registration */
+	/* Gone holding the registrations and all it opened, as a process
+	 * that ends without cleaning up: not a leak for the sanitizer. */
+	fflush(stdout);
+	_exit(xrc_failed ? 1 : 0);
 }
 
 static pid_t spawn(const char *role, int (*fn)(int), int *sock)
