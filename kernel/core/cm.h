@@ -47,6 +47,9 @@ struct uabi_cm_id {
 	u32 num_requests;		/* LISTEN: requests not yet taken */
 	struct uabi_cm_id *peer;
 	struct cm_event_node *request;	/* CONNECT: ours, not yet taken */
+	/* CONNECT: a request the listener's full backlog did not take, offered
+	 * again at each CM response timeout (cm_local_hold()); NULL if none. */
+	struct uabi_cm_conn_param *held;
 	u32 qpn, psn;
 	u32 peer_qpn, peer_psn;
 	u8 responder_resources;
@@ -91,6 +94,7 @@ enum {
 	 * would time it: nothing is lost, but a peer may never answer. */
 	CM_WAIT_LOCAL_REP,		/* CONNECT: the listener's ACCEPT */
 	CM_WAIT_LOCAL_RTU,		/* ACCEPT: the requester's */
+	CM_WAIT_LOCAL_HELD,		/* CONNECT: the listener's backlog was full */
 };
 
 /* A multicast group a UD ID joined (JOIN_MCAST). */
@@ -157,6 +161,16 @@ void cm_wire_drop_request(struct cm_event_node *n);
  * its MRA timeout): then cm_local_timeout().  A host without a timer
  * (none registered) waits forever. */
 void cm_local_wait(struct uabi_cm_id *id, u8 wait);
+/* A CONNECT inside this core found its listener's backlog full.  Linux's
+ * ucma fails such a request (ENOMEM), for which the IB CM sends no REJ, so
+ * the requester sends its REQ again at each CM response timeout, up to the
+ * retries, then reports UNREACHABLE (-ETIMEDOUT): the same here, the
+ * request (@id->held) offered again through cm_local_offer().  False
+ * without a timer (the caller then refuses the request). */
+bool cm_local_hold(struct uabi_cm_id *id);
+/* types_cm.c: offers @id's held request to its listener again; false if
+ * the backlog is still full (the request stays held).  dev->lock held. */
+bool cm_local_offer(struct uabi_device *dev, struct uabi_cm_id *id);
 /* The IB CM enters time-wait for a connection @id has reported
  * DISCONNECTED for (its DREQ answered or timed out, or its own DREP
  * sent): TIMEWAIT_EXIT follows the time-wait later, as Linux's rdma_cm

@@ -874,8 +874,10 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 			 UABI_CM_REJ_INVALID_SERVICE_ID, NULL, 0);
 		return true;
 	}
+	/* Beyond the backlog Linux's ucma fails the request with ENOMEM, for
+	 * which its CM sends no REJ: the peer sends the REQ again. */
 	if (found->num_requests >= found->backlog)
-		return false;	/* the peer sends it again */
+		return false;
 	w = kzalloc(sizeof(*w), GFP_KERNEL);
 	if (!w)
 		return false;
@@ -917,6 +919,19 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	return true;
 }
 
+/* A SIDR REP refusing the SIDR REQ @in (its request ID @theirs, service
+ * ID @sid) with @status. */
+static void sidr_refuse(const struct mad_in *in, u32 theirs, u64 sid, u8 status)
+{
+	u8 rep[UABI_CM_MAD_SIZE];
+
+	mad_init(rep, CM_ATTR_SIDR_REP, get64(in->m + 8));
+	put32(rep + SIDR_REP_ID, theirs);
+	rep[SIDR_REP_STATUS] = status;
+	put64(rep + SIDR_REP_SERVICE_ID, sid);
+	wire_send(in->link_dev, in->dgid, in->sgid, rep);
+}
+
 /* A SIDR REQ: a UD listener's CONNECT_REQUEST (the requester's QPN comes
  * with its first datagram); no listener: a SIDR REP, "unsupported". */
 static bool on_sidr_req(struct uabi_device *dev, const struct mad_in *in)
@@ -933,7 +948,6 @@ static bool on_sidr_req(struct uabi_device *dev, const struct mad_in *in)
 	struct cm_wire_req *w;
 	u16 ps = (u16)(sid >> 16), port = (u16)sid;
 	int gid_index;
-	u8 rep[UABI_CM_MAD_SIZE];
 
 	if ((sid & CMA_SID_MASK) != CMA_SID_PREFIX ||
 	    (ps != UABI_CM_PS_UDP && ps != UABI_CM_PS_IB) || !theirs ||
@@ -955,15 +969,14 @@ static bool on_sidr_req(struct uabi_device *dev, const struct mad_in *in)
 			break;
 		}
 	if (!found) {
-		mad_init(rep, CM_ATTR_SIDR_REP, get64(m + 8));
-		put32(rep + SIDR_REP_ID, theirs);
-		rep[SIDR_REP_STATUS] = SIDR_UNSUPPORTED;
-		put64(rep + SIDR_REP_SERVICE_ID, sid);
-		wire_send(in->link_dev, in->dgid, in->sgid, rep);
+		sidr_refuse(in, theirs, sid, SIDR_UNSUPPORTED);
 		return true;
 	}
-	if (found->num_requests >= found->backlog)
-		return false;
+	if (found->num_requests >= found->backlog) {
+		/* Linux's ucma fails the request, and its CM rejects it */
+		sidr_refuse(in, theirs, sid, SIDR_REJECT);
+		return true;
+	}
 	w = kzalloc(sizeof(*w), GFP_KERNEL);
 	if (!w)
 		return false;
@@ -1305,6 +1318,40 @@ void cm_local_wait(struct uabi_cm_id *id, u8 wait)
 	rearm(cm_dev());
 }
 
+bool cm_local_hold(struct uabi_cm_id *id)
+{
+	if (!wire_ops)
+		return false;
+	id->wait = CM_WAIT_LOCAL_HELD;
+	id->retry_ns = cm_time_ns(READ_ONCE(cm_timeout));
+	id->retries_left = READ_ONCE(cm_retries);
+	id->deadline = ktime_get_ns() + id->retry_ns;
+	rearm(cm_dev());
+	return true;
+}
+
+/* A held request's REQ (cm_local_hold()) "sent again": offered to the
+ * listener, which may have room now; none left: given up. */
+static void held_expired(struct uabi_device *dev, struct uabi_cm_id *id, u64 now)
+{
+	if (id->state != UABI_CM_CONNECT || !id->held) {
+		stop_wait(id);
+		return;
+	}
+	if (id->retries_left) {
+		id->retries_left--;
+		stats.resent++;
+		if (!cm_local_offer(dev, id))
+			id->deadline = now + id->retry_ns;
+		else if (id->wait == CM_WAIT_LOCAL_HELD)
+			stop_wait(id);	/* refused: no listener any more */
+		return;
+	}
+	stats.timed_out++;
+	stop_wait(id);
+	cm_local_timeout(id);
+}
+
 void uabi_cm_wire_timeout(void)
 {
 	struct uabi_device *dev = cm_dev();
@@ -1326,6 +1373,10 @@ void uabi_cm_wire_timeout(void)
 			continue;
 		if (wait == CM_WAIT_LOCAL_REP || wait == CM_WAIT_LOCAL_RTU) {
 			local_expired(id, now);
+			continue;
+		}
+		if (wait == CM_WAIT_LOCAL_HELD) {
+			held_expired(dev, id, now);
 			continue;
 		}
 		if (id->retries_left) {

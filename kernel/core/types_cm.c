@@ -314,6 +314,8 @@ static void cm_break(struct uabi_cm_id *id, u32 event, s32 status,
  * SIDR request just goes).  dev->lock held. */
 void cm_local_timeout(struct uabi_cm_id *id)
 {
+	kfree(id->held);	/* a request never taken: given up */
+	id->held = NULL;
 	if (id->state == UABI_CM_CONNECT) {
 		if (id->request) {
 			id->request->requester = NULL;
@@ -613,6 +615,8 @@ static int id_destroy(struct uabi_uobject *uobj, enum uabi_destroy_reason why)
 		return 0;	/* rolled back before it was set up */
 	mutex_lock(&dev->lock);
 	cm_drop_events(id);
+	kfree(id->held);	/* a request the listener never had room for */
+	id->held = NULL;
 	/* What the IB CM sends when an ID goes half-way through: a REJ,
 	 * "timeout" from a requester, "consumer defined" from the others. */
 	cm_wire_destroy(id);	/* a peer across the wire: the same MADs */
@@ -841,11 +845,88 @@ static struct uabi_cm_id *find_listener(struct uabi_device *dev, const struct ua
 	return NULL;
 }
 
+/* CONNECT inside this core: @id's request (@c) to the listener of its
+ * destination.  None: refused as the IB CM refuses a REQ for no service.
+ * A full backlog: a UD request is rejected (the SIDR REP Linux's CM sends
+ * when ucma's handler fails); an RC/UC one is held and offered again at
+ * each CM response timeout (cm_local_hold()), as Linux's IB CM drops such
+ * a REQ without a REJ for its requester to send it again (ucma's handler
+ * fails with ENOMEM, for which cm_destroy_id() sends none).  Returns false
+ * if the request was held (or is still: @id->held is @c then).
+ * dev->lock held. */
+static bool offer_request(struct uabi_device *dev, struct uabi_cm_id *id,
+			  const struct uabi_cm_conn_param *c)
+{
+	struct uabi_cm_conn_param out;
+	struct uabi_cm_id *l = find_listener(dev, id);
+
+	if (!l) {
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		/* UD: the SIDR REP's "unsupported", which Linux reports so */
+		if (id->qp_type == UABI_QPT_UD)
+			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
+		else
+			cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_INVALID_SERVICE_ID,
+				NULL);
+		return true;
+	}
+	if (l->num_requests >= l->backlog) {
+		if (id->held == c)
+			return false;	/* still full: held a while more */
+		if (id->qp_type != UABI_QPT_UD) {
+			id->held = kmalloc(sizeof(*c), GFP_KERNEL);
+			if (id->held) {
+				*id->held = *c;
+				if (cm_local_hold(id))
+					return false;
+				kfree(id->held);
+				id->held = NULL;
+			}
+		}
+		/* UD, or no timer to offer it again (or no memory to keep
+		 * it): refused at once, as the consumer's */
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		if (id->qp_type == UABI_QPT_UD)
+			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
+		else
+			cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
+		return true;
+	}
+	conn_of(id, c, &out);
+	if (id->qp_type == UABI_QPT_UD)
+		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c->qkey;
+	id->request = cm_push(l, UABI_CM_EVENT_CONNECT_REQUEST, 0, &out);
+	if (!id->request) {
+		id->state = UABI_CM_ROUTE_RESOLVED;
+		cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		return true;
+	}
+	id->request->requester = id;
+	id->request->req_qpn = id->qpn;
+	id->request->req_psn = id->psn;
+	id->request->req_src = id->src;
+	id->request->req_dst = id->dst;
+	l->num_requests++;
+	cm_local_wait(id, CM_WAIT_LOCAL_REP);
+	return true;
+}
+
+bool cm_local_offer(struct uabi_device *dev, struct uabi_cm_id *id)
+{
+	struct uabi_cm_conn_param *held = id->held;
+
+	if (!offer_request(dev, id, held))
+		return false;
+	id->held = NULL;
+	kfree(held);
+	return true;
+}
+
 static int id_connect(struct uabi_call *call)
 {
-	struct uabi_cm_id *id = uobj_data(call->target), *l;
+	struct uabi_cm_id *id = uobj_data(call->target);
 	struct uabi_device *dev = call->dev;
-	struct uabi_cm_conn_param c, out;
+	struct uabi_cm_conn_param c;
 	int ret = 0;
 
 	uabi_attr_get(call, UABI_ATTR_CM_ID_CONN, &c, sizeof(c));
@@ -870,40 +951,7 @@ static int id_connect(struct uabi_call *call)
 			id->state = UABI_CM_ROUTE_RESOLVED;
 		goto out;
 	}
-	l = find_listener(dev, id);
-	if (!l) {
-		id->state = UABI_CM_ROUTE_RESOLVED;
-		/* UD: the SIDR REP's "unsupported", which Linux reports so */
-		if (id->qp_type == UABI_QPT_UD)
-			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
-		else
-			cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_INVALID_SERVICE_ID,
-				NULL);
-		goto out;
-	}
-	if (l->num_requests >= l->backlog) {
-		/* Linux's ucma refuses the request (its event handler fails,
-		 * and the IB CM rejects it as the consumer's). */
-		id->state = UABI_CM_ROUTE_RESOLVED;
-		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
-		goto out;
-	}
-	conn_of(id, &c, &out);
-	if (id->qp_type == UABI_QPT_UD)
-		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c.qkey;
-	id->request = cm_push(l, UABI_CM_EVENT_CONNECT_REQUEST, 0, &out);
-	if (!id->request) {
-		id->state = UABI_CM_ROUTE_RESOLVED;
-		cm_push(id, UABI_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
-		goto out;
-	}
-	id->request->requester = id;
-	id->request->req_qpn = id->qpn;
-	id->request->req_psn = id->psn;
-	id->request->req_src = id->src;
-	id->request->req_dst = id->dst;
-	l->num_requests++;
-	cm_local_wait(id, CM_WAIT_LOCAL_REP);
+	offer_request(dev, id, &c);
 out:
 	mutex_unlock(&dev->lock);
 	return ret;

@@ -187,14 +187,14 @@ struct Side {
 		k.add_in(UABI_ATTR_CM_ID_CONN, p);
 		return ctx.call(std::move(k));
 	}
-	Result<Message> listen(Handle id, std::uint16_t port)
+	Result<Message> listen(Handle id, std::uint16_t port, std::uint32_t backlog = 8)
 	{
 		Command b(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, id);
 		b.add_in(UABI_ATTR_CM_ID_ADDR, ipv4("0.0.0.0", port));
 		if (auto r = ctx.call(std::move(b)); !r)
 			return r;
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LISTEN, id);
-		k.add_in(UABI_ATTR_CM_ID_BACKLOG, std::uint32_t(8));
+		k.add_in(UABI_ATTR_CM_ID_BACKLOG, backlog);
 		return ctx.call(std::move(k));
 	}
 	Result<uabi_cm_event> event()
@@ -776,6 +776,57 @@ TEST_F(CmMad, SidrRequestAndReply)
 	EXPECT_EQ(get32(g_sent[0].mad, 44), 0x01234567u) << "librdmacm's RDMA_UDP_QKEY";
 	s.destroy(ev.handle);
 	s.destroy(l);
+}
+
+// Beyond a listener's backlog, as Linux's CM: a REQ is dropped unanswered
+// (ucma's handler fails with ENOMEM, for which the IB CM sends no REJ), so
+// that its requester sends it again and gets in once there is room; a
+// SIDR REQ is refused with a SIDR REP, status 2 ("rejected").
+TEST_F(CmMad, BeyondTheBacklogAReqIsDroppedAndASidrReqRejected)
+{
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7012, 1));
+	feed(peer_req(0x6262, 7012));
+	feed(peer_req(0x6363, 7012));
+	EXPECT_TRUE(g_sent.empty()) << "neither a REJ nor an MRA for the second";
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_FALSE(s.event()) << "the second REQ was not queued";
+	// Taken: room again, and the second REQ's repeat gets in.
+	feed(peer_req(0x6363, 7012));
+	uabi_cm_event ev2 = need(s.event());
+	ASSERT_EQ(ev2.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_TRUE(g_sent.empty());
+	s.destroy(ev.handle);
+	s.destroy(ev2.handle);
+	s.destroy(l);
+	g_sent.clear();
+
+	Handle u = s.create(UABI_CM_PS_UDP);
+	ASSERT_TRUE(s.listen(u, 7013, 1));
+	auto sidr_req = [](std::uint32_t req_id) {
+		Mad m = mad(0x17);
+		put32(m, 24, req_id);
+		put16(m, 28, 0xffff);
+		put64(m, 32, 0x0000000001110000ull | 7013);
+		m[41] = 0x40;
+		std::memcpy(m.data() + 40 + 16, kPeer.data() + 12, 4);
+		std::memcpy(m.data() + 40 + 32, kUs.data() + 12, 4);
+		return m;
+	};
+	feed(sidr_req(0x7272));
+	EXPECT_TRUE(g_sent.empty());
+	feed(sidr_req(0x7373));
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_EQ(g_sent[0].mad[17], 0x18) << "a SIDR REP";
+	EXPECT_EQ(get32(g_sent[0].mad, 24), 0x7373u);
+	EXPECT_EQ(g_sent[0].mad[28], 2) << "status: rejected";
+	ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_FALSE(s.event()) << "one request";
+	s.destroy(ev.handle);
+	s.destroy(u);
 }
 
 // Random MADs — mutations of valid ones naming live IDs, and noise — at

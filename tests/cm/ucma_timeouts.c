@@ -19,12 +19,20 @@
 //             client; the server's rdma_disconnect() after its
 //             DISCONNECTED (where Linux's CM sends its DREP) brings its
 //             own TIMEWAIT_EXIT.
+//   backlog:  the server listens with a backlog of 1; a second client's
+//             request, beyond it, is not refused (Linux's CM drops it
+//             unanswered and the requester sends it again): once the
+//             server has taken and rejected the first, the second arrives
+//             (REJECTED 28 for each client, rejected in turn); then, the
+//             server not reading, a request beyond the backlog gets
+//             UNREACHABLE (-ETIMEDOUT) after its retries, as does the one
+//             in the backlog (MRAs), and the server finds only the latter.
 //
 // Prints one line per event seen; exits 0 when all came as above.  The
 // CM's timeouts are uabid's (UABI_CM_RESPONSE_TIMEOUT, UABI_CM_RETRIES,
 // UABI_CM_MRA_TIMEOUT); alarm() bounds the run.
 //
-//   ucma_timeouts PORT listener|rtu|timewait
+//   ucma_timeouts PORT listener|rtu|timewait|backlog
 //
 // librdmacm's development header is not needed: the few calls and the
 // leading members of the structures they use are declared below, as
@@ -88,6 +96,7 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param);
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param);
 int rdma_establish(struct rdma_cm_id *id);
+int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len);
 int rdma_disconnect(struct rdma_cm_id *id);
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);
 int rdma_ack_cm_event(struct rdma_cm_event *event);
@@ -118,6 +127,81 @@ static struct rdma_cm_id *expect(const char *who, struct rdma_event_channel *ch,
 	return id;
 }
 
+// Waits up to @ms for an event on @ch; exits if none comes.
+static void within(const char *who, struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd pf = {.fd = ch->fd, .events = POLLIN};
+	if (poll(&pf, 1, ms) != 1) {
+		printf("%s: no event within %d ms\n", who, ms);
+		exit(1);
+	}
+}
+
+// A client ID on @ch connecting to @a (its ADDR_ and ROUTE_RESOLVED
+// taken), with QP number @qpn (no QP: the CM needs only its number).
+static struct rdma_cm_id *connect_to(struct rdma_event_channel *ch, struct sockaddr_in *a, uint32_t qpn)
+{
+	struct rdma_cm_id *c;
+	if (rdma_create_id(ch, &c, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (rdma_resolve_addr(c, NULL, (struct sockaddr *)a, 2000))
+		die("rdma_resolve_addr");
+	expect("client", ch, ADDR_RESOLVED, 1, 0);
+	if (rdma_resolve_route(c, 2000))
+		die("rdma_resolve_route");
+	expect("client", ch, ROUTE_RESOLVED, 1, 0);
+	struct rdma_conn_param p;
+	memset(&p, 0, sizeof(p));
+	p.retry_count = 7;
+	p.rnr_retry_count = 7;
+	p.qp_num = qpn;
+	if (rdma_connect(c, &p))
+		die("rdma_connect");
+	return c;
+}
+
+// backlog: see the top of the file.  @l listens with a backlog of 1.
+static int backlog_case(struct rdma_event_channel *sch, struct rdma_cm_id *l, struct sockaddr_in *a)
+{
+	struct rdma_event_channel *c1ch = rdma_create_event_channel(), *c2ch = rdma_create_event_channel();
+	if (!c1ch || !c2ch)
+		die("rdma_create_event_channel");
+	struct rdma_cm_id *c1 = connect_to(c1ch, a, 0x201);
+	struct rdma_cm_id *c2 = connect_to(c2ch, a, 0x202); // beyond the backlog
+	struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+	if (rdma_reject(n, NULL, 0))
+		die("rdma_reject");
+	expect("client 1", c1ch, REJECTED, 1, 28);
+	rdma_destroy_id(n);
+	// The second request comes with its next REQ, not refused before.
+	within("server (the request beyond the backlog)", sch, 10000);
+	n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+	if (rdma_reject(n, NULL, 0))
+		die("rdma_reject");
+	expect("client 2", c2ch, REJECTED, 1, 28);
+	rdma_destroy_id(n);
+	rdma_destroy_id(c1);
+	rdma_destroy_id(c2);
+
+	// The server stops reading: one request in the backlog, one beyond.
+	c1 = connect_to(c1ch, a, 0x203);
+	c2 = connect_to(c2ch, a, 0x204);
+	expect("client 2", c2ch, UNREACHABLE, 1, -110);
+	expect("client 1", c1ch, UNREACHABLE, 1, -110);
+	n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+	struct pollfd pf = {.fd = sch->fd, .events = POLLIN};
+	int ready = poll(&pf, 1, 300);
+	printf("server: %s\n", ready ? "another request (the one beyond the backlog)" : "no other request");
+	if (ready)
+		return 1;
+	rdma_destroy_id(n);
+	rdma_destroy_id(c1);
+	rdma_destroy_id(c2);
+	rdma_destroy_event_channel(c1ch);
+	rdma_destroy_event_channel(c2ch);
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -129,9 +213,10 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[2], "listener") && strcmp(argv[2], "rtu") &&
-			  strcmp(argv[2], "timewait")))
+			  strcmp(argv[2], "timewait") && strcmp(argv[2], "backlog")))
 		return 2;
-	const int rtu = !strcmp(argv[2], "rtu"), timewait = !strcmp(argv[2], "timewait");
+	const int rtu = !strcmp(argv[2], "rtu"), timewait = !strcmp(argv[2], "timewait"),
+		  backlog = !strcmp(argv[2], "backlog");
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	struct sockaddr_in a;
@@ -144,23 +229,24 @@ int main(int argc, char **argv)
 	if (!sch || !cch)
 		die("rdma_create_event_channel");
 	struct rdma_cm_id *l, *c;
-	if (rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) || rdma_create_id(cch, &c, NULL, RDMA_PS_TCP))
+	if (rdma_create_id(sch, &l, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
-	if (rdma_bind_addr(l, (struct sockaddr *)&a) || rdma_listen(l, 4))
+	if (rdma_bind_addr(l, (struct sockaddr *)&a) || rdma_listen(l, backlog ? 1 : 4))
 		die("listen");
-	if (rdma_resolve_addr(c, NULL, (struct sockaddr *)&a, 2000))
-		die("rdma_resolve_addr");
-	expect("client", cch, ADDR_RESOLVED, 1, 0);
-	if (rdma_resolve_route(c, 2000))
-		die("rdma_resolve_route");
-	expect("client", cch, ROUTE_RESOLVED, 1, 0);
+	if (backlog) {
+		if (backlog_case(sch, l, &a))
+			return 1;
+		rdma_destroy_id(l);
+		rdma_destroy_event_channel(cch);
+		rdma_destroy_event_channel(sch);
+		printf("ok\n");
+		return 0;
+	}
+	c = connect_to(cch, &a, 0x123);
 	struct rdma_conn_param p;
 	memset(&p, 0, sizeof(p));
 	p.retry_count = 7;
 	p.rnr_retry_count = 7;
-	p.qp_num = 0x123; // no QP: the CM needs only its number
-	if (rdma_connect(c, &p))
-		die("rdma_connect");
 	if (timewait) {
 		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
 		p.qp_num = 0x456;
