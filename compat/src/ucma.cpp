@@ -30,8 +30,70 @@ namespace uabi::legacy
 namespace
 {
 
-constexpr std::uint16_t kAfInet = 2, kAfInet6 = 10;
+constexpr std::uint16_t kAfInet = 2, kAfInet6 = 10, kAfIb = 27;
 constexpr std::size_t kSockaddrIn = 16, kSockaddrIn6 = 28;
+
+// struct sockaddr_ib (AF_IB, Linux's include/uapi/rdma/ib_user_sa.h
+// family; rdma-core's infiniband/ib.h): a GID and a service ID.
+struct SockaddrIb {
+	std::uint16_t family;
+	std::uint16_t pkey;	 // __be16
+	std::uint32_t flowinfo; // __be32
+	std::uint8_t gid[16];
+	std::uint64_t sid;	 // __be64
+	std::uint64_t sid_mask; // __be64
+	std::uint64_t scope_id;
+};
+static_assert(sizeof(SockaddrIb) == 48);
+// The RDMA IP CM Service's service IDs (IBTA annex A11): the port space
+// in bits 16-31, the port in bits 0-15 (Linux's RDMA_IB_IP_PS_*).
+constexpr std::uint64_t kIbIpPsMask = 0xFFFFFFFFFFFF0000ull;
+constexpr std::uint64_t kIbIpPsTcp = 0x0000000001060000ull, kIbIpPsUdp = 0x0000000001110000ull,
+			kIbIpPsIb = 0x00000000013F0000ull;
+
+// The service ID of port @port in port space @ps (rdma_get_service_id()).
+std::uint64_t service_id(std::uint16_t ps, std::uint16_t port)
+{
+	return std::uint64_t(ps) << 16 | port;
+}
+
+// The service ID's port space as Linux's cma_select_ib_ps() picks it for
+// an ID of port space @ps (0: none it takes: EPROTONOSUPPORT there).
+std::uint64_t ib_sid_ps(const SockaddrIb &a, std::uint16_t ps)
+{
+	const std::uint64_t mask = be64toh(a.sid_mask) & kIbIpPsMask, sid = be64toh(a.sid) & mask;
+	if (ps == RDMA_PS_IB && sid == (kIbIpPsIb & mask))
+		return kIbIpPsIb;
+	if ((ps == RDMA_PS_IB || ps == RDMA_PS_TCP) && sid == (kIbIpPsTcp & mask))
+		return kIbIpPsTcp;
+	if ((ps == RDMA_PS_IB || ps == RDMA_PS_UDP) && sid == (kIbIpPsUdp & mask))
+		return kIbIpPsUdp;
+	return 0;
+}
+
+// An AF_IB address as the IP address its GID carries (a RoCE GID is one:
+// IPv4-mapped, or IPv6; the zero GID is the wildcard) with the port of
+// its service ID.
+uabi_cm_addr from_ib(const SockaddrIb &a)
+{
+	static const std::uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	uabi_cm_addr o{};
+	const std::uint16_t port = htons(std::uint16_t(be64toh(a.sid)));
+	if (!std::memcmp(a.gid, v4mapped, sizeof(v4mapped))) {
+		sockaddr_in in{};
+		in.sin_family = AF_INET;
+		in.sin_port = port;
+		std::memcpy(&in.sin_addr, a.gid + 12, 4);
+		std::memcpy(o.bytes, &in, sizeof(in));
+	} else {
+		sockaddr_in6 in6{};
+		in6.sin6_family = AF_INET6;
+		in6.sin6_port = port;
+		std::memcpy(&in6.sin6_addr, a.gid, 16);
+		std::memcpy(o.bytes, &in6, sizeof(in6));
+	}
+	return o;
+}
 
 // The bytes of the sockaddr at @p that its family says it has (0: a family
 // Linux's rdma_addr_size() does not know).
@@ -236,6 +298,54 @@ template <class T> long status(const Result<T> &r)
 	return r ? 0 : -long(r.error());
 }
 
+// The family of the sockaddr at @p.
+std::uint16_t family_of(const void *p)
+{
+	std::uint16_t f;
+	std::memcpy(&f, p, sizeof(f));
+	return f;
+}
+
+// addr_size(), AF_IB included (RESOLVE_ADDR's rdma_addr_size()).
+std::size_t addr_size_ib(const void *p)
+{
+	return family_of(p) == kAfIb ? sizeof(SockaddrIb) : addr_size(p);
+}
+
+// QUERY of the core's ID @id.
+long query_info(Context &ctx, std::uint32_t id, uabi_cm_id_info &info)
+{
+	Command k(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, id);
+	OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
+	auto m = ctx.call(std::move(k));
+	if (!m)
+		return -m.error();
+	m->read(0, o, info);
+	return 0;
+}
+
+// RESOLVE_ADDR of @r (IP addresses) on the core's ID @id.  A multicast
+// group is reached through the device (mckey).  Another host's address:
+// through the RoCE device that has the route's source address (the core
+// finds it), when a route reaches it.
+long resolve_addr(Context &ctx, std::uint32_t id, uabi_cm_resolve &r)
+{
+	if (!is_local(r.dst) && !is_multicast(r.dst)) {
+		uabi_cm_addr via{};
+		if (family_of(r.src.bytes))
+			r.flags |= UABI_CM_RESOLVE_F_REMOTE;
+		else if (route_source(r.dst, via)) {
+			r.src = via;
+			r.flags |= UABI_CM_RESOLVE_F_REMOTE;
+		} else {
+			r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
+		}
+	}
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
+	k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
+	return status(ctx.call(std::move(k)));
+}
+
 } // namespace
 
 // The process's context for its rdma_cm files, and which file each ID is
@@ -254,6 +364,14 @@ struct Ucma::Shared {
 	int (*close_dev)(void *) = nullptr;
 	std::mutex m;
 	std::map<std::uint32_t, const Ucma *> owner;
+	// IDs bound or resolved with AF_IB addresses: the addresses as given
+	// (the core has their IP form), for QUERY to answer in their family.
+	struct IbAddrs {
+		bool has_src = false, has_dst = false;
+		std::uint64_t sid_ps = 0; // the source's port space (ib_sid_ps())
+		SockaddrIb src{}, dst{};
+	};
+	std::map<std::uint32_t, IbAddrs> ib_addrs;
 	// Multicast groups joined: the handle JOIN answered (one namespace
 	// per process, as ucma's) -> the ID and the core's number of it.
 	struct Mcast {
@@ -303,6 +421,113 @@ void hold_roce(Ucma::Shared &sh)
 std::mutex g_shared_lock;
 std::weak_ptr<Ucma::Shared> g_shared;
 pid_t g_shared_pid;
+// The rate a path of ours reports: 10 Gb/s (IB's rate code 3).
+constexpr std::uint8_t kPathRate = 3;
+
+// @a, the core's IP form of an address bound or resolved with AF_IB @ib,
+// as Linux keeps it once its port is chosen: the service ID of port space
+// @sid_ps (the bind's; 0: the ID's own @ps) and @a's port, every bit of it
+// significant (cma_bind_port()).
+SockaddrIb to_ib(const uabi_cm_addr &a, const SockaddrIb &ib, std::uint64_t sid_ps, std::uint16_t ps)
+{
+	SockaddrIb o = ib;
+	std::uint16_t port;
+	std::memcpy(&port, a.bytes + 2, sizeof(port));
+	o.sid = htobe64((sid_ps ? sid_ps : service_id(ps, 0)) | ntohs(port));
+	o.sid_mask = ~0ull;
+	return o;
+}
+
+// QUERY, ADDR or GID (@gid): the device's GUID, port and P_Key, and the
+// two addresses; ADDR in the family they were given in, GID as AF_IB
+// addresses of the two GIDs (their service IDs those of the addresses'
+// ports; ucma_query_gid()).  @ia: the ID's AF_IB addresses, if any.
+rdma_ucm_query_addr_resp query_addr(const uabi_cm_id_info &info, const Ucma::Shared::IbAddrs *ia, bool gid)
+{
+	rdma_ucm_query_addr_resp resp{};
+	resp.node_guid = htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
+	resp.port_num = info.port_num;
+	resp.pkey = htobe16(info.pkey); // big-endian in a __u16, as ucma's
+	resp.ibdev_index = 0xffffffffu; // match the device by its GUID alone
+	const uabi_cm_addr *ip[2] = {&info.src, &info.dst};
+	const std::uint8_t *gids[2] = {info.sgid, info.dgid};
+	sockaddr_storage *out[2] = {reinterpret_cast<sockaddr_storage *>(&resp.src_addr),
+				    reinterpret_cast<sockaddr_storage *>(&resp.dst_addr)};
+	std::uint16_t sizes[2];
+	for (int i = 0; i < 2; i++) {
+		const bool has_ib = ia && (i == 0 ? ia->has_src : ia->has_dst);
+		if (has_ib || gid) {
+			SockaddrIb s{};
+			if (has_ib) {
+				s = to_ib(*ip[i], i == 0 ? ia->src : ia->dst, i == 0 ? ia->sid_ps : 0,
+					  info.ps);
+			} else {
+				std::uint16_t port;
+				std::memcpy(&port, ip[i]->bytes + 2, sizeof(port));
+				s.family = kAfIb;
+				s.pkey = resp.pkey;
+				s.sid = htobe64(service_id(info.ps, ntohs(port)));
+			}
+			// GID: the device's GIDs of the ID's addresses, an
+			// AF_IB address's own GID being the IP address the
+			// core took from it
+			if (gid)
+				std::memcpy(s.gid, gids[i], sizeof(s.gid));
+			std::memcpy(out[i], &s, sizeof(s));
+			sizes[i] = sizeof(s);
+		} else {
+			sizes[i] = std::uint16_t(addr_size(ip[i]->bytes));
+			std::memcpy(out[i], ip[i]->bytes, sizes[i]);
+		}
+	}
+	resp.src_size = sizes[0];
+	resp.dst_size = sizes[1];
+	return resp;
+}
+
+// QUERY, PATH: the ID's path record (once its route is resolved), in the
+// subnet administrator's PathRecord layout (IBTA 15.2.5.16; rdma-core's
+// struct ibv_path_data), the fields QUERY_ROUTE gives, as many as fit in
+// @out_len (ucma_query_path()).
+long put_paths(std::uint64_t to, std::size_t out_len, const uabi_cm_id_info &info)
+{
+	struct PathData {
+		std::uint32_t flags, reserved;
+		std::uint8_t rec[64];
+	};
+	static_assert(sizeof(PathData) == sizeof(ib_path_rec_data));
+	struct {
+		std::uint32_t num_paths, reserved; // struct rdma_ucm_query_path_resp
+		PathData path;
+	} resp{};
+	static_assert(sizeof(resp) == sizeof(rdma_ucm_query_path_resp) + sizeof(PathData));
+	std::size_t room = out_len - sizeof(rdma_ucm_query_path_resp), n = 0;
+	if (info.num_paths && room > sizeof(PathData)) {
+		n = 1;
+		PathData &p = resp.path;
+		// IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL
+		p.flags = 0x01 | 0x02 | 0x08 | 0x20;
+		std::uint8_t *r = p.rec;
+		std::uint16_t dport;
+		std::memcpy(&dport, info.dst.bytes + 2, sizeof(dport));
+		const std::uint64_t sid = htobe64(service_id(info.ps, ntohs(dport)));
+		const std::uint16_t dlid = htobe16(info.dlid), slid = htobe16(info.slid),
+				    pkey = htobe16(info.pkey);
+		std::memcpy(r + 0, &sid, 8);
+		std::memcpy(r + 8, info.dgid, 16);
+		std::memcpy(r + 24, info.sgid, 16);
+		std::memcpy(r + 40, &dlid, 2);
+		std::memcpy(r + 42, &slid, 2);
+		r[49] = 0x80 | 1; // reversible, one path
+		std::memcpy(r + 50, &pkey, 2);
+		r[54] = 2 << 6 | (info.mtu & 0x3f); // MTU, selector "exactly"
+		r[55] = 2 << 6 | kPathRate;
+		r[56] = 2 << 6; // packet life time 0, as QUERY_ROUTE's
+	}
+	resp.num_paths = std::uint32_t(n);
+	return put(to, &resp, sizeof(rdma_ucm_query_path_resp) + n * sizeof(PathData));
+}
+
 } // namespace
 
 Result<std::unique_ptr<Ucma>> Ucma::open()
@@ -343,6 +568,7 @@ Ucma::~Ucma()
 		if (it->second == this) {
 			(void)sh_->ctx.destroy(UABI_OBJ_CM_ID, it->first);
 			sh_->forget_mcasts(it->first);
+			sh_->ib_addrs.erase(it->first);
 			it = sh_->owner.erase(it);
 		} else {
 			++it;
@@ -420,6 +646,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		if (!m)
 			return -m.error();
 		sh_->owner.erase(c.id);
+		sh_->ib_addrs.erase(c.id);
 		sh_->forget_mcasts(c.id);
 		uabi_cm_id_info info{};
 		m->read(0, o, info);
@@ -439,7 +666,35 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			a = to_addr(&c.addr, sizeof(c.addr));
 		} else {
 			auto c = in_struct<rdma_ucm_bind>(in, in_len);
-			if (c.reserved || !c.addr_size || c.addr_size != addr_size(&c.addr))
+			if (c.reserved || !c.addr_size)
+				return -EINVAL;
+			if (family_of(&c.addr) == kAfIb) {
+				// AF_IB (librdmacm's probe of it binds the zero
+				// GID with a service ID of the TCP port space)
+				if (c.addr_size != sizeof(SockaddrIb))
+					return -EINVAL;
+				SockaddrIb ib;
+				std::memcpy(&ib, &c.addr, sizeof(ib));
+				uabi_cm_id_info info{};
+				if (long e = query_info(ctx_, c.id, info))
+					return e;
+				const std::uint64_t ps = ib_sid_ps(ib, info.ps);
+				if (!ps)
+					return -EPROTONOSUPPORT;
+				a = from_ib(ib);
+				if (!is_local(a))
+					return -EADDRNOTAVAIL;
+				Command k(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, c.id);
+				k.add_in(UABI_ATTR_CM_ID_ADDR, a);
+				if (long e = status(ctx_.call(std::move(k))))
+					return e;
+				auto &ia = sh_->ib_addrs[c.id];
+				ia.has_src = true;
+				ia.src = ib;
+				ia.sid_ps = ps;
+				return 0;
+			}
+			if (c.addr_size != addr_size(&c.addr))
 				return -EINVAL;
 			id = c.id;
 			a = to_addr(&c.addr, c.addr_size);
@@ -467,35 +722,44 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			id = c.id;
 		} else {
 			auto c = in_struct<rdma_ucm_resolve_addr>(in, in_len);
-			if (c.reserved || (c.src_size && c.src_size != addr_size(&c.src_addr)) ||
-			    !c.dst_size || c.dst_size != addr_size(&c.dst_addr))
+			if (c.reserved || (c.src_size && c.src_size != addr_size_ib(&c.src_addr)) ||
+			    !c.dst_size || c.dst_size != addr_size_ib(&c.dst_addr))
 				return -EINVAL;
-			if (c.src_size)
-				r.src = to_addr(&c.src_addr, c.src_size);
-			r.dst = to_addr(&c.dst_addr, c.dst_size);
-			r.timeout_ms = c.timeout_ms;
 			id = c.id;
-		}
-		// A multicast group is reached through the device (mckey).
-		// Another host's address: through the RoCE device that has
-		// the route's source address (the core finds it), when a
-		// route reaches it.
-		if (!is_local(r.dst) && !is_multicast(r.dst)) {
-			uabi_cm_addr via{};
-			std::uint16_t sf;
-			std::memcpy(&sf, r.src.bytes, sizeof(sf));
-			if (sf)
-				r.flags |= UABI_CM_RESOLVE_F_REMOTE;
-			else if (route_source(r.dst, via)) {
-				r.src = via;
-				r.flags |= UABI_CM_RESOLVE_F_REMOTE;
+			// AF_IB: through the IP addresses of the GIDs (below)
+			SockaddrIb ib_src{}, ib_dst{};
+			const bool src_ib = c.src_size && family_of(&c.src_addr) == kAfIb,
+				   dst_ib = family_of(&c.dst_addr) == kAfIb;
+			if (src_ib) {
+				std::memcpy(&ib_src, &c.src_addr, sizeof(ib_src));
+				r.src = from_ib(ib_src);
+			} else if (c.src_size) {
+				r.src = to_addr(&c.src_addr, c.src_size);
+			}
+			if (dst_ib) {
+				std::memcpy(&ib_dst, &c.dst_addr, sizeof(ib_dst));
+				r.dst = from_ib(ib_dst);
 			} else {
-				r.flags |= UABI_CM_RESOLVE_F_NOT_LOCAL;
+				r.dst = to_addr(&c.dst_addr, c.dst_size);
+			}
+			r.timeout_ms = c.timeout_ms;
+			if (src_ib || dst_ib) {
+				long e = resolve_addr(ctx_, id, r);
+				if (e)
+					return e;
+				auto &ia = sh_->ib_addrs[id];
+				if (src_ib) {
+					ia.has_src = true;
+					ia.src = ib_src;
+				}
+				if (dst_ib) {
+					ia.has_dst = true;
+					ia.dst = ib_dst;
+				}
+				return 0;
 			}
 		}
-		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_RESOLVE_ADDR, id);
-		k.add_in(UABI_ATTR_CM_ID_RESOLVE, r);
-		return status(ctx_.call(std::move(k)));
+		return resolve_addr(ctx_, id, r);
 	}
 	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: {
 		auto c = in_struct<rdma_ucm_resolve_route>(in, in_len);
@@ -504,42 +768,47 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 	case RDMA_USER_CM_CMD_QUERY_ROUTE:
 	case RDMA_USER_CM_CMD_QUERY: {
 		auto c = in_struct<rdma_ucm_query>(in, in_len);
-		if (cmd == RDMA_USER_CM_CMD_QUERY && c.option != RDMA_USER_CM_QUERY_ADDR)
-			return -ENOSYS; // PATH and GID: AF_IB only, which we do not offer
-		std::size_t need = cmd == RDMA_USER_CM_CMD_QUERY
-				       ? sizeof(rdma_ucm_query_addr_resp)
-				       : sizeof(rdma_ucm_query_route_resp);
+		const std::uint32_t option = cmd == RDMA_USER_CM_CMD_QUERY ? c.option : ~0u;
+		std::size_t need;
+		switch (option) {
+		case ~0u:
+			need = sizeof(rdma_ucm_query_route_resp);
+			break;
+		case RDMA_USER_CM_QUERY_ADDR:
+		case RDMA_USER_CM_QUERY_GID:
+			need = sizeof(rdma_ucm_query_addr_resp);
+			break;
+		case RDMA_USER_CM_QUERY_PATH:
+			need = sizeof(rdma_ucm_query_path_resp);
+			break;
+		default:
+			return -ENOSYS;
+		}
 		if (out_len < need)
 			return -ENOSPC;
-		Command k(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, c.id);
-		OutAttr o = k.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
-		auto m = ctx_.call(std::move(k));
-		if (!m)
-			return -m.error();
 		uabi_cm_id_info info{};
-		m->read(0, o, info);
-		std::size_t src_len = addr_size(info.src.bytes),
-			    dst_len = addr_size(info.dst.bytes);
-		if (cmd == RDMA_USER_CM_CMD_QUERY) {
-			rdma_ucm_query_addr_resp resp{};
-			resp.node_guid =
-			    htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
-			resp.port_num = info.port_num;
-			resp.pkey = info.pkey;
-			resp.src_size = std::uint16_t(src_len);
-			resp.dst_size = std::uint16_t(dst_len);
-			std::memcpy(&resp.src_addr, info.src.bytes, src_len);
-			std::memcpy(&resp.dst_addr, info.dst.bytes, dst_len);
-			resp.ibdev_index = 0xffffffffu; // match the device by its GUID alone
+		if (long e = query_info(ctx_, c.id, info))
+			return e;
+		const auto ib = sh_->ib_addrs.find(c.id);
+		const Shared::IbAddrs *ia = ib == sh_->ib_addrs.end() ? nullptr : &ib->second;
+		switch (option) {
+		case RDMA_USER_CM_QUERY_ADDR:
+		case RDMA_USER_CM_QUERY_GID: {
+			rdma_ucm_query_addr_resp resp = query_addr(info, ia, option == RDMA_USER_CM_QUERY_GID);
 			return put(c.response, &resp, sizeof(resp));
+		}
+		case RDMA_USER_CM_QUERY_PATH:
+			return put_paths(c.response, out_len, info);
+		default:
+			break; // QUERY_ROUTE
 		}
 		rdma_ucm_query_route_resp resp{};
 		resp.node_guid = htobe64(info.node_guid); // __be64, as ibv_get_device_guid()
 		resp.port_num = info.port_num;
 		resp.num_paths = info.num_paths;
 		resp.ibdev_index = 0xffffffffu;
-		std::memcpy(&resp.src_addr, info.src.bytes, src_len);
-		std::memcpy(&resp.dst_addr, info.dst.bytes, dst_len);
+		std::memcpy(&resp.src_addr, info.src.bytes, addr_size(info.src.bytes));
+		std::memcpy(&resp.dst_addr, info.dst.bytes, addr_size(info.dst.bytes));
 		ib_user_path_rec &p = resp.ib_route[0];
 		std::memcpy(p.sgid, info.sgid, sizeof(p.sgid));
 		std::memcpy(p.dgid, info.dgid, sizeof(p.dgid));
@@ -552,7 +821,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			p.reversible = 1;
 			p.mtu_selector = 2;
 			p.rate_selector = 2;
-			p.rate = 3; // 10 Gb/s
+			p.rate = kPathRate;
 			p.packet_life_time_selector = 2;
 		}
 		return put(c.response, &resp, sizeof(resp));
@@ -721,14 +990,24 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			response = c.response;
 		} else {
 			auto c = in_struct<rdma_ucm_join_mcast>(in, in_len);
-			// AF_IB (an MGID itself) is not offered: its size
-			// matches no family here.
-			if (!c.addr_size || c.addr_size != addr_size(&c.addr))
+			if (!c.addr_size || c.addr_size != addr_size_ib(&c.addr))
 				return -EINVAL;
 			if (c.join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
 			    c.join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
 				return -EINVAL;
-			m.addr = to_addr(&c.addr, c.addr_size);
+			if (family_of(&c.addr) == kAfIb) {
+				// an MGID itself (cma_set_mgid()): carried as
+				// an IPv6 address, taken as it is
+				SockaddrIb ib;
+				std::memcpy(&ib, &c.addr, sizeof(ib));
+				sockaddr_in6 in6{};
+				in6.sin6_family = AF_INET6;
+				std::memcpy(&in6.sin6_addr, ib.gid, 16);
+				m.addr = to_addr(&in6, sizeof(in6));
+				m.flags = UABI_CM_MCAST_F_MGID;
+			} else {
+				m.addr = to_addr(&c.addr, c.addr_size);
+			}
 			m.uid = c.uid;
 			m.join_flags = c.join_flags == RDMA_MC_JOIN_FLAG_FULLMEMBER
 					   ? UABI_CM_MC_FULLMEMBER

@@ -1291,10 +1291,14 @@ static int id_join_mcast(struct uabi_call *call)
 	int ret = 0;
 
 	uabi_attr_get(call, UABI_ATTR_CM_ID_MCAST, &m, sizeof(m));
-	if (m.reserved || (m.join_flags != UABI_CM_MC_FULLMEMBER &&
-			   m.join_flags != UABI_CM_MC_SENDONLY_FULLMEMBER))
+	if ((m.flags & ~UABI_CM_MCAST_F_MGID) || (m.join_flags != UABI_CM_MC_FULLMEMBER &&
+						  m.join_flags != UABI_CM_MC_SENDONLY_FULLMEMBER))
 		return -EINVAL;
 	if (!addr_valid(&m.addr))
+		return -EINVAL;
+	/* an MGID: IPv6's form, a multicast GID */
+	if ((m.flags & UABI_CM_MCAST_F_MGID) &&
+	    (cm_addr_family(&m.addr) != UABI_CM_AF_INET6 || m.addr.bytes[8] != 0xff))
 		return -EINVAL;
 	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
 	if (!mc)
@@ -1338,7 +1342,10 @@ static int id_join_mcast(struct uabi_call *call)
 		}
 		n->ev.ah.grh.sgid_index = id->gid_index;
 	} else {
-		mcast_gid(id, &m.addr, mgid);
+		if (m.flags & UABI_CM_MCAST_F_MGID)
+			memcpy(mgid, m.addr.bytes + 8, sizeof(mgid));
+		else
+			mcast_gid(id, &m.addr, mgid);
 		n->ev.ah.dlid = mcast_lid(mgid);
 	}
 	memcpy(n->ev.ah.grh.dgid, mgid, sizeof(mgid));

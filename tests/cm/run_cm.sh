@@ -319,12 +319,20 @@ xrc)
 mckey)
 	# UD multicast: a receiver joins the group, then a sender joins it and
 	# sends 20 datagrams to it; the receiver ends only once it has all 20.
-	# IPv4, then IPv6.  The sender starts once the receiver has joined
-	# (its line-buffered "joined" line), so none is sent before it is in.
+	# IPv4, then IPv6, then an MGID itself (-M: an AF_IB address, the
+	# ID bound to 127.0.0.1 for its device), which must be the group
+	# joined.  The sender starts once the receiver has joined (its
+	# line-buffered "joined" line), so none is sent before it is in.
 	need mckey
 	need stdbuf
-	for group in 239.1.2.3 ff0e::1234; do
-		timeout 30 "$tool" run -- stdbuf -oL mckey -m $group -C 20 \
+	for group in 239.1.2.3 ff0e::1234 mgid:ff12:401b:ffff::1234; do
+		if [[ $group == mgid:* ]]; then
+			group=${group#mgid:}
+			how=(-M "$group" -b 127.0.0.1)
+		else
+			how=(-m "$group")
+		fi
+		timeout 30 "$tool" run -- stdbuf -oL mckey "${how[@]}" -C 20 \
 			>"$dir/server.out" 2>"$dir/server.err" &
 		spid=$!
 		pids+=("$spid")
@@ -333,7 +341,7 @@ mckey)
 			kill -0 "$spid" 2>/dev/null || break
 			sleep 0.1
 		done
-		client client 30 mckey -m $group -s -C 20
+		client client 30 mckey "${how[@]}" -s -C 20
 		wait_server
 		((crc == 0 && src == 0)) || fail "$group: exit statuses: sender $crc receiver $src"
 		grep -q 'data transfers complete' "$dir/server.out" ||
@@ -344,6 +352,8 @@ mckey)
 		joined=$(grep 'mckey: joined' "$dir/server.out")
 		[[ -n $joined && $joined == "$(grep 'mckey: joined' "$dir/client.out")" ]] ||
 			fail "$group: the two joined different groups"
+		[[ ${how[0]} == -m || $joined == *"dgid: $group "* ]] ||
+			fail "$group: the MGID given is not the group joined: $joined"
 	done
 	no_objects
 	;;
@@ -361,6 +371,15 @@ timeouts)
 		((rc == 0)) && grep -qx ok "$dir/$mode.out" || fail "$mode: exit $rc"
 		echo "$mode: $(tr "\n" ";" <"$dir/$mode.out")"
 	done
+	no_objects
+	;;
+af-ib)
+	# AF_IB addresses, and the GIDs and path records librdmacm then asks
+	# QUERY for (tests/cm/ucma_af_ib.c says what is checked).
+	timeout 60 "$tool" run -- "$prog" 7070 >"$dir/af-ib.out" 2>"$dir/af-ib.err"
+	rc=$?
+	((rc == 0)) && grep -qx ok "$dir/af-ib.out" || fail "exit $rc"
+	cat "$dir/af-ib.out"
 	no_objects
 	;;
 half-connect)

@@ -511,6 +511,23 @@ TEST_F(Cm, MulticastJoinAndLeave)
 	const std::uint8_t mgid[16] = {0xff, 0x12, 0x40, 0x01, 0xff, 0xff, 0, 0,
 				       0,    0,    0,    0,    0x0f, 0x01, 0x02, 0x03};
 	EXPECT_EQ(std::memcmp(ev.ah.grh.dgid, mgid, 16), 0) << "IPoIB's mapping, rdma_cm's signature";
+	// An MGID itself (AF_IB's group): taken as it is, in IPv6's form only;
+	// no other flag.
+	m.flags = UABI_CM_MCAST_F_MGID;
+	EXPECT_ERRNO(join(id), EINVAL) << "an IPv4 address is no MGID";
+	uabi_cm_addr mg{};
+	mg.bytes[0] = 10; // AF_INET6
+	const std::uint8_t given[16] = {0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34};
+	std::memcpy(mg.bytes + 8, given, 16);
+	m.addr = mg;
+	std::uint32_t g0 = NEED(join(id));
+	ev = NEED(s.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_MULTICAST_JOIN);
+	EXPECT_EQ(std::memcmp(ev.ah.grh.dgid, given, 16), 0) << "the MGID as given";
+	EXPECT_EQ(NEED(leave(g0)), 1u);
+	m.flags = 2;
+	EXPECT_ERRNO(join(id), EINVAL);
+	m.flags = 0;
 	m.addr = ipv4("239.1.2.4", 0);
 	std::uint32_t g2 = NEED(join(id));
 	EXPECT_NE(g1, g2);

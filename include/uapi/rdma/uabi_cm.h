@@ -186,11 +186,16 @@ enum {
  * mapping of the address) and MLID, for ibv_attach_mcast() and for
  * sending to the group.  LEAVE_MCAST drops the group's queued events and
  * answers how many of them were reported. */
+/* uabi_cm_mcast.flags: @addr is an IPv6 address carrying the group's MGID
+ * itself (an AF_IB group of librdmacm, e.g. `mckey -M`), taken as it is
+ * rather than mapped as an IP group's. */
+#define UABI_CM_MCAST_F_MGID 0x1u
+
 struct uabi_cm_mcast {
 	struct uabi_cm_addr addr;
 	__u64 uid;
 	__u32 join_flags;		/* UABI_CM_MC_* */
-	__u32 reserved;
+	__u32 flags;			/* UABI_CM_MCAST_F_* */
 };
 UABI_ASSERT_SIZE(struct uabi_cm_mcast, 144);
 
