@@ -717,10 +717,14 @@ bool Daemon::wire_bind(Conn &c, std::uint16_t op, std::uint32_t qpn)
 	// objects, never by the number alone.
 	if (!holds_qp(c.ctx, qpn))
 		return admin_reply(c, op, -ENOENT, nullptr, 0);
+	auto it = wire_qps_.find(key);
+	// Ours already: bound again, nothing changes (the holders waiting
+	// their turn keep it).
+	if (it != wire_qps_.end() && it->second == &c)
+		return admin_reply(c, op, 0, nullptr, 0);
 	// An XRC receive QP the owner still holds too: served by the owner,
 	// this context next (standby).
-	if (auto it = wire_qps_.find(key);
-	    it != wire_qps_.end() && it->second != &c && holds_qp(it->second->ctx, qpn)) {
+	if (it != wire_qps_.end() && holds_qp(it->second->ctx, qpn)) {
 		std::vector<Conn *> &sb = wire_standby_[key];
 		if (std::find(sb.begin(), sb.end(), &c) == sb.end())
 			sb.push_back(&c);

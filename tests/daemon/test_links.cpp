@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -255,6 +256,48 @@ TEST_F(LinkTest, TheRelayCarriesOwnQpsOnly)
 	send_datagram(port, qpn, 64, 0x44);
 	EXPECT_FALSE(relay_recv(*relay, h, got, 300));
 	::close(*relay);
+}
+
+// An XRC receive QP held by two contexts: the first to bind serves it, the
+// other waits its turn (docs/wire.md, "XRC").  The server binding the
+// number again changes nothing: once it unbinds, the other serves.
+TEST_F(LinkTest, ARepeatedBindKeepsTheNextServer)
+{
+	start({"--shared"});
+	ASSERT_TRUE(daemon::link_add(*admin(), "roce_lo", "lo"));
+	Context a = open_on(1), b = open_on(1);
+	const std::string f = dir_ + "/xrcd";
+	int fd = ::open(f.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_GE(fd, 0);
+	auto xa = a.open_xrcd(fd, UABI_XRCD_O_CREAT);
+	auto xb = b.open_xrcd(fd, 0);
+	::close(fd);
+	ASSERT_TRUE(xa && xb);
+	std::uint32_t qpn = UABI_XRC_QPN_CREATE;
+	uabi_qp_init init{};
+	init.qp_type = UABI_QPT_XRC_RECV;
+	ASSERT_TRUE(a.register_xrc_rcv_qp(*xa, qpn, init));
+	std::uint32_t q = qpn;
+	ASSERT_TRUE(b.register_xrc_rcv_qp(*xb, q));
+	std::uint16_t port = 0;
+	int steered = 0;
+	auto ra = a.transport().wire_relay(&port, &steered);
+	auto rb = b.transport().wire_relay(&port, &steered);
+	ASSERT_TRUE(ra && rb);
+	ASSERT_EQ(a.transport().wire_bind(qpn, true), 0);
+	ASSERT_EQ(b.transport().wire_bind(qpn, true), 0);
+	daemon::RelayHdr h{};
+	std::vector<std::uint8_t> got;
+	send_datagram(port, qpn, 64, 0x11);
+	ASSERT_TRUE(relay_recv(*ra, h, got)) << "the first to bind serves";
+	EXPECT_FALSE(relay_recv(*rb, h, got, 300));
+	ASSERT_EQ(a.transport().wire_bind(qpn, true), 0) << "the server binds again";
+	ASSERT_EQ(a.transport().wire_bind(qpn, false), 0);
+	send_datagram(port, qpn, 64, 0x22);
+	ASSERT_TRUE(relay_recv(*rb, h, got)) << "the other one serves next";
+	EXPECT_EQ(got[63], 0x22);
+	::close(*ra);
+	::close(*rb);
 }
 
 // One datagram on a plain UDP socket within @ms (false: none).
