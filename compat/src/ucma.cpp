@@ -73,17 +73,22 @@ std::uint64_t ib_sid_ps(const SockaddrIb &a, std::uint16_t ps)
 
 // An AF_IB address as the IP address its GID carries (a RoCE GID is one:
 // IPv4-mapped, or IPv6; the zero GID is the wildcard) with the port of
-// its service ID.
-uabi_cm_addr from_ib(const SockaddrIb &a)
+// its service ID; the GID of the default device (@local, which is no IP
+// address) is the loopback address, which that device has.
+uabi_cm_addr from_ib(const SockaddrIb &a, const std::uint8_t *local)
 {
 	static const std::uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	uabi_cm_addr o{};
 	const std::uint16_t port = htons(std::uint16_t(be64toh(a.sid)));
-	if (!std::memcmp(a.gid, v4mapped, sizeof(v4mapped))) {
+	const bool loopback = local && !std::memcmp(a.gid, local, 16);
+	if (loopback || !std::memcmp(a.gid, v4mapped, sizeof(v4mapped))) {
 		sockaddr_in in{};
 		in.sin_family = AF_INET;
 		in.sin_port = port;
-		std::memcpy(&in.sin_addr, a.gid + 12, 4);
+		if (loopback)
+			in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		else
+			std::memcpy(&in.sin_addr, a.gid + 12, 4);
 		std::memcpy(o.bytes, &in, sizeof(in));
 	} else {
 		sockaddr_in6 in6{};
@@ -372,6 +377,32 @@ struct Ucma::Shared {
 		SockaddrIb src{}, dst{};
 	};
 	std::map<std::uint32_t, IbAddrs> ib_addrs;
+	// Each ID's uid (CREATE_ID's), which names a listener in the
+	// CONNECT_REQUESTs it gets: a listener's AF_IB addresses pass to the
+	// IDs made from its requests, as Linux's cma_save_ib_info() does.
+	std::map<std::uint32_t, std::uint64_t> uid_of;
+	// The default device's GID (port 1, index 0), asked once; nullptr
+	// if it cannot be.
+	const std::uint8_t *local_gid()
+	{
+		if (!gid_asked) {
+			gid_asked = true;
+			if (auto g = ctx.query_gid(1, 0)) {
+				static_assert(sizeof(*g) == sizeof(gid));
+				std::memcpy(gid, &*g, sizeof(gid));
+				has_gid = true;
+			}
+		}
+		return has_gid ? gid : nullptr;
+	}
+	bool gid_asked = false, has_gid = false;
+	std::uint8_t gid[16] = {};
+	void forget(std::uint32_t id)
+	{
+		ib_addrs.erase(id);
+		uid_of.erase(id);
+		forget_mcasts(id);
+	}
 	// Multicast groups joined: the handle JOIN answered (one namespace
 	// per process, as ucma's) -> the ID and the core's number of it.
 	struct Mcast {
@@ -433,6 +464,17 @@ SockaddrIb to_ib(const uabi_cm_addr &a, const SockaddrIb &ib, std::uint64_t sid_
 	SockaddrIb o = ib;
 	std::uint16_t port;
 	std::memcpy(&port, a.bytes + 2, sizeof(port));
+	// none given (the wildcard, or a source the resolution chose): the
+	// GID of the address the core has, if it has one
+	static const std::uint8_t zero[16] = {};
+	if (!std::memcmp(o.gid, zero, 16)) {
+		if (family_of(a.bytes) == kAfInet) {
+			o.gid[10] = o.gid[11] = 0xff;
+			std::memcpy(o.gid + 12, a.bytes + 4, 4);
+		} else if (family_of(a.bytes) == kAfInet6) {
+			std::memcpy(o.gid, a.bytes + 8, 16);
+		}
+	}
 	o.sid = htobe64((sid_ps ? sid_ps : service_id(ps, 0)) | ntohs(port));
 	o.sid_mask = ~0ull;
 	return o;
@@ -567,8 +609,7 @@ Ucma::~Ucma()
 	for (auto it = sh_->owner.begin(); it != sh_->owner.end();) {
 		if (it->second == this) {
 			(void)sh_->ctx.destroy(UABI_OBJ_CM_ID, it->first);
-			sh_->forget_mcasts(it->first);
-			sh_->ib_addrs.erase(it->first);
+			sh_->forget(it->first);
 			it = sh_->owner.erase(it);
 		} else {
 			++it;
@@ -583,6 +624,35 @@ long Ucma::owns(std::uint32_t id) const
 	if (it == sh_->owner.end())
 		return -ENOENT;
 	return it->second == this ? 0 : -EINVAL;
+}
+
+void Ucma::inherit_ib(std::uint32_t id, std::uint64_t uid)
+{
+	for (const auto &[h, ia] : sh_->ib_addrs) {
+		auto u = sh_->uid_of.find(h);
+		auto o = sh_->owner.find(h);
+		if (!ia.has_src || u == sh_->uid_of.end() || u->second != uid ||
+		    o == sh_->owner.end() || o->second != this)
+			continue;
+		uabi_cm_id_info info{};
+		if (query_info(sh_->ctx, id, info))
+			return;
+		Shared::IbAddrs n;
+		n.has_src = n.has_dst = true;
+		n.src = ia.src;
+		n.sid_ps = ia.sid_ps;
+		// the requester: the GID of its IP address (IPv4-mapped)
+		n.dst.family = kAfIb;
+		n.dst.pkey = htobe16(0xffff);
+		if (family_of(info.dst.bytes) == kAfInet) {
+			n.dst.gid[10] = n.dst.gid[11] = 0xff;
+			std::memcpy(n.dst.gid + 12, info.dst.bytes + 4, 4);
+		} else {
+			std::memcpy(n.dst.gid, info.dst.bytes + 8, 16);
+		}
+		sh_->ib_addrs[id] = n;
+		return;
+	}
 }
 
 long Ucma::execute(const std::byte *buf, std::size_t len, Resolver resolve) noexcept
@@ -634,6 +704,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			return e;
 		}
 		sh_->owner[resp.id] = this;
+		sh_->uid_of[resp.id] = c.uid;
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_DESTROY_ID: {
@@ -646,8 +717,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		if (!m)
 			return -m.error();
 		sh_->owner.erase(c.id);
-		sh_->ib_addrs.erase(c.id);
-		sh_->forget_mcasts(c.id);
+		sh_->forget(c.id);
 		uabi_cm_id_info info{};
 		m->read(0, o, info);
 		rdma_ucm_destroy_id_resp resp{};
@@ -681,7 +751,7 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 				const std::uint64_t ps = ib_sid_ps(ib, info.ps);
 				if (!ps)
 					return -EPROTONOSUPPORT;
-				a = from_ib(ib);
+				a = from_ib(ib, sh_->local_gid());
 				if (!is_local(a))
 					return -EADDRNOTAVAIL;
 				Command k(UABI_OBJ_CM_ID, UABI_CM_ID_BIND, c.id);
@@ -732,13 +802,13 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 				   dst_ib = family_of(&c.dst_addr) == kAfIb;
 			if (src_ib) {
 				std::memcpy(&ib_src, &c.src_addr, sizeof(ib_src));
-				r.src = from_ib(ib_src);
+				r.src = from_ib(ib_src, sh_->local_gid());
 			} else if (c.src_size) {
 				r.src = to_addr(&c.src_addr, c.src_size);
 			}
 			if (dst_ib) {
 				std::memcpy(&ib_dst, &c.dst_addr, sizeof(ib_dst));
-				r.dst = from_ib(ib_dst);
+				r.dst = from_ib(ib_dst, sh_->local_gid());
 			} else {
 				r.dst = to_addr(&c.dst_addr, c.dst_size);
 			}
@@ -751,6 +821,13 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 				if (src_ib) {
 					ia.has_src = true;
 					ia.src = ib_src;
+				} else if (!c.src_size || !family_of(&c.src_addr)) {
+					// no source given: one of the destination's
+					// family, as Linux's cma_bind_addr() makes it
+					ia.has_src = true;
+					ia.src = SockaddrIb{};
+					ia.src.family = kAfIb;
+					ia.src.pkey = ib_dst.pkey;
 				}
 				if (dst_ib) {
 					ia.has_dst = true;
@@ -903,8 +980,10 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 			return -m.error();
 		uabi_cm_event ev{};
 		m->read(0, o, ev);
-		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST)
+		if (ev.event == UABI_CM_EVENT_CONNECT_REQUEST) {
 			sh_->owner[ev.handle] = this; // the new ID is on this file
+			inherit_ib(ev.handle, ev.uid);
+		}
 		rdma_ucm_event_resp resp{};
 		resp.uid = ev.uid;
 		resp.id = ev.handle;

@@ -269,13 +269,20 @@ rstream | riostream)
 	# non-blocking calls (-T n).  Not -T a: its client polls before each
 	# receive and gives up on POLLHUP even with data still to read, so it
 	# fails whenever the server's close overtakes its last reads (a race
-	# of the program, on any device; docs/cm.md).
+	# of the program, on any device; docs/cm.md).  Then -T v over AF_IB
+	# addresses (-f gid: the IPv4-mapped GID of 127.0.0.1; rsockets then
+	# frames its connection data as on an AF_IB connection).
 	need "$case"
 	port=7010
-	for mode in v n; do
+	for mode in v n gid; do
 		port=$((port + 1))
-		server server 30 "$case" -p $port -T $mode -S 65536 -C $n_stream
-		client client 30 "$case" -s 127.0.0.1 -p $port -T $mode -S 65536 -C $n_stream
+		if [[ $mode == gid ]]; then
+			saddr=(-f gid -b ::ffff:127.0.0.1) caddr=(-f gid -s ::ffff:127.0.0.1) mode=v
+		else
+			saddr=() caddr=(-s 127.0.0.1)
+		fi
+		server server 30 "$case" "${saddr[@]}" -p $port -T $mode -S 65536 -C $n_stream
+		client client 30 "$case" "${caddr[@]}" -p $port -T $mode -S 65536 -C $n_stream
 		wait_server
 		((crc == 0 && src == 0)) || fail "-T $mode: exit statuses: client $crc server $src"
 		for side in client server; do

@@ -18,7 +18,8 @@
 //   - an AF_IB client: its destination a GID and a service ID (the
 //     IPv4-mapped GID of 127.0.0.1, the TCP port space, PORT) reaches the
 //     IPv4 listener; its peer address stays AF_IB; the server rejects it
-//     (REJECTED, 28, its private data).
+//     (REJECTED, 28, its private data); and one whose destination is the
+//     device's own GID (QUERY GID's, no IP address) reaches it too.
 // Prints what it saw; exits 0 when all held.  alarm() bounds the run.
 //
 //   ucma_af_ib PORT
@@ -325,6 +326,8 @@ int main(int argc, char **argv)
 		die("rdma_disconnect");
 	expect("client", cch, DISCONNECTED, 0, NULL);
 	expect("server", sch, DISCONNECTED, 0, NULL);
+	uint8_t dev_gid[16];
+	memcpy(dev_gid, c->route.addr.addr.ibaddr.sgid.raw, 16);
 	rdma_destroy_id(n);
 	rdma_destroy_id(c);
 
@@ -349,6 +352,20 @@ int main(int argc, char **argv)
 	char priv[8] = {0};
 	expect("AF_IB client", cch, REJECTED, 28, priv);
 	check(!memcmp(priv, "no thank", 8), "AF_IB client: the server's private data with the REJ");
+	rdma_destroy_id(n);
+	rdma_destroy_id(c);
+
+	// And to the device's own GID (QUERY GID's above, no IP address):
+	// the listener on the loopback address has it.
+	memcpy(sib.sib_addr, dev_gid, 16);
+	c = client(cch, (struct sockaddr *)&sib);
+	if (rdma_connect(c, &p))
+		die("rdma_connect");
+	n = expect("server", sch, CONNECT_REQUEST, 0, NULL);
+	check(1, "AF_IB client to the device's GID: its request reached the listener");
+	if (rdma_reject(n, NULL, 0))
+		die("rdma_reject");
+	expect("AF_IB client", cch, REJECTED, 28, NULL);
 	rdma_destroy_id(n);
 	rdma_destroy_id(c);
 	rdma_destroy_id(l);

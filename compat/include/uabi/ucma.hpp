@@ -52,6 +52,9 @@ class Ucma
 	// 0 when @id is one of this file's IDs; -ENOENT (no such ID) or
 	// -EINVAL (another file's), as ucma_get_ctx() answers.
 	long owns(std::uint32_t id) const;
+	// @id, made from a request on this file's listener of uid @uid: that
+	// listener's AF_IB addressing, if it has one.
+	void inherit_ib(std::uint32_t id, std::uint64_t uid);
 
 	std::shared_ptr<Shared> sh_;
 	Handle channel_;
