@@ -14,6 +14,16 @@ struct uabi_device *uabi_sw_create(void);
 struct uabi_device *uabi_sw_create_shared(const struct uabi_shm_ops *shm,
 					  size_t heap_bytes);
 void uabi_sw_destroy(struct uabi_device *dev);
+/*
+ * The first slot the software devices try for a user's domain (its QPNs:
+ * docs/datapath.md), every device created from then on.  0 (the default:
+ * uabid, the module) gives the first user QPNs from 0x100.  The
+ * in-process host, whose process is the device's only user, starts at a
+ * slot of its own, so that two processes' devices, which are apart,
+ * rarely share QPNs and a QP given another process's QP number finds
+ * nothing (as a fabric would) rather than a QP of its own process.
+ */
+void uabi_sw_set_domain_start(u32 slot);
 
 /*
  * A RoCE device: the same device bound to a network interface (docs/wire.md,

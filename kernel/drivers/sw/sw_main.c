@@ -658,11 +658,18 @@ static void counters_restore(struct sw_dev *sw, struct sw_domain *dom)
 
 /* A user's first context: its domain, numbers, tables and arena (charged
  * to the memory cgroup of the process that opens it, in the kernel). */
+static u32 sw_domain_start;
+
+void uabi_sw_set_domain_start(u32 slot)
+{
+	WRITE_ONCE(sw_domain_start, slot % SW_MAX_DOMAINS);
+}
+
 static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 {
 	struct sw_dev *sw = to_sw(dev);
 	struct sw_domain *dom = kzalloc(sizeof(*dom), GFP_KERNEL_ACCOUNT);
-	u32 d;
+	u32 start = READ_ONCE(sw_domain_start), i, d = 0;
 	int ret;
 
 	if (!dom)
@@ -671,9 +678,12 @@ static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 	dom->uid = user->uid;
 	mutex_init(&dom->lock);
 	mutex_lock(&sw->lock);
-	for (d = 0; d < SW_MAX_DOMAINS && sw->domains[d]; d++)
-		;
-	if (d == SW_MAX_DOMAINS) {
+	for (i = 0; i < SW_MAX_DOMAINS; i++) {
+		d = (start + i) % SW_MAX_DOMAINS;
+		if (!sw->domains[d])
+			break;
+	}
+	if (i == SW_MAX_DOMAINS) {
 		mutex_unlock(&sw->lock);
 		kfree(dom);
 		return -EUSERS;

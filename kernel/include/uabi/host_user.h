@@ -28,6 +28,9 @@ struct uabi_user_peer {
 /* Registers the software device once per process; safe to call repeatedly
  * and from several threads.  Returns 0 or -errno. */
 int uabi_user_init(void);
+/* Before uabi_user_init(), in-process only: this process's devices number
+ * their QPs apart from other processes' (uabi_sw_set_domain_start()). */
+void uabi_user_numbers_apart(void);
 
 /* Opens a context on device 0.  peer == NULL means the calling process.
  * Returns NULL and sets errno on failure. */

@@ -333,6 +333,11 @@ static void do_init(void)
 		uabi_user_links_from_env(&user_shm_ops, UABI_SW_HEAP_USER);
 }
 
+void uabi_user_numbers_apart(void)
+{
+	uabi_sw_set_domain_start((u32)getpid());
+}
+
 int uabi_user_init(void)
 {
 	pthread_once(&init_once, do_init);

@@ -9,10 +9,14 @@
  */
 #include <uabi/host_user.h>
 
-/* The in-process host carries the CM's MADs itself (host_cm.c). */
+/* The in-process host carries the CM's MADs itself (host_cm.c), and its
+ * devices number their QPs apart from other processes' devices. */
 static int inproc_init(void)
 {
-	int ret = uabi_user_init();
+	int ret;
+
+	uabi_user_numbers_apart();
+	ret = uabi_user_init();
 
 	if (!ret)
 		uabi_user_cm_start();
