@@ -1013,12 +1013,15 @@ static int id_accept(struct uabi_call *call)
 		cm_push(peer, UABI_CM_EVENT_CONNECT_RESPONSE, 0, &out);
 		cm_local_wait(id, CM_WAIT_LOCAL_RTU);
 	} else if (id->state == UABI_CM_REP_RCVD && peer) {
-		/* The active side's ACCEPT is its RTU. */
+		/* The active side's ACCEPT is its RTU (which changes nothing on
+		 * a peer that NOTIFY established already). */
 		memset(&out, 0, sizeof(out));
 		out.qp_num = id->qpn;
 		id->state = UABI_CM_ESTABLISHED;
-		peer->state = UABI_CM_ESTABLISHED;
-		cm_push(peer, UABI_CM_EVENT_ESTABLISHED, 0, &out);
+		if (peer->state != UABI_CM_ESTABLISHED) {
+			peer->state = UABI_CM_ESTABLISHED;
+			cm_push(peer, UABI_CM_EVENT_ESTABLISHED, 0, &out);
+		}
 	} else {
 		ret = -EINVAL;
 	}
@@ -1227,9 +1230,52 @@ static int id_migrate(struct uabi_call *call)
 
 /* rdma_notify(3): the QP saw traffic before ESTABLISHED; the core makes
  * the connection before any can flow, so there is nothing to do. */
+/* NOTIFY's events (enum ib_event_type's numbers, as ucma passes them). */
+#define CM_IB_EVENT_COMM_EST 4
+#define CM_IB_EVENT_PATH_MIG 6
+
+/*
+ * NOTIFY, as Linux's rdma_notify() and ib_cm_notify() answer it.
+ * IB_EVENT_COMM_EST (the QP's first message came before the RTU) on an
+ * ID that sent its REP establishes it as the RTU would, ESTABLISHED
+ * reported; the RTU arriving later changes nothing.  On one established
+ * already it is EISCONN.  IB_EVENT_PATH_MIG on an established connection:
+ * there is no alternate path to move to, 0.  No device yet, any other
+ * state or event: EINVAL.
+ */
 static int id_notify(struct uabi_call *call)
 {
-	return 0;
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	u32 event = uabi_attr_get_u32(call, UABI_ATTR_CM_ID_EVENT_TYPE, ~0u);
+	struct uabi_cm_conn_param conn;
+	int ret = -EINVAL;
+
+	mutex_lock(&dev->lock);
+	if (!id->on_device)
+		goto out;
+	switch (event) {
+	case CM_IB_EVENT_COMM_EST:
+		if (id->state == UABI_CM_ESTABLISHED) {
+			ret = -EISCONN;
+		} else if (id->state == UABI_CM_REP_SENT) {
+			id->state = UABI_CM_ESTABLISHED;
+			id->wait = CM_WAIT_NONE;	/* no RTU waited for now */
+			id->deadline = 0;
+			memset(&conn, 0, sizeof(conn));
+			conn.qp_num = id->peer ? id->peer->qpn : id->peer_qpn;
+			cm_push(id, UABI_CM_EVENT_ESTABLISHED, 0, &conn);
+			ret = 0;
+		}
+		break;
+	case CM_IB_EVENT_PATH_MIG:
+		if (id->state == UABI_CM_ESTABLISHED)
+			ret = 0;
+		break;
+	}
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
 }
 
 /*

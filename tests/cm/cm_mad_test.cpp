@@ -829,6 +829,44 @@ TEST_F(CmMad, BeyondTheBacklogAReqIsDroppedAndASidrReqRejected)
 	s.destroy(u);
 }
 
+// NOTIFY (IB_EVENT_COMM_EST: the QP's first message came before the RTU)
+// on the passive side across the wire: ESTABLISHED at once, the REP no
+// longer waits for its RTU (not sent again), and the RTU arriving later
+// changes nothing; again EISCONN.
+TEST_F(CmMad, NotifyEstablishesBeforeTheRtu)
+{
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7014));
+	feed(peer_req(0x6565, 7014));
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	Handle id = ev.handle;
+	ASSERT_TRUE(s.conn(id, UABI_CM_ID_ACCEPT, 0x324, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	const std::uint32_t ours = get32(g_sent[0].mad, 24);
+	auto notify = [&](std::uint32_t event) {
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_NOTIFY, id);
+		k.add_in(UABI_ATTR_CM_ID_EVENT_TYPE, event);
+		return s.ctx.call(std::move(k));
+	};
+	ASSERT_TRUE(notify(4));
+	ev = need(s.event());
+	EXPECT_EQ(ev.event, UABI_CM_EVENT_ESTABLISHED);
+	EXPECT_EQ(ev.conn.qp_num, 0x999u) << "the requester's QPN";
+	uabi_cm_wire_timeout();
+	EXPECT_EQ(g_armed, 0u) << "nothing waited for any more";
+	EXPECT_EQ(g_sent.size(), 1u) << "the REP is not sent again";
+	EXPECT_EQ(notify(4).error(), EISCONN);
+	Mad rtu = mad(0x14);
+	put32(rtu, 24, 0x6565);
+	put32(rtu, 28, ours);
+	feed(rtu);
+	EXPECT_FALSE(s.event()) << "no second ESTABLISHED";
+	s.destroy(id);
+	s.destroy(l);
+}
+
 // Random MADs — mutations of valid ones naming live IDs, and noise — at
 // IDs in every state: each is taken or counted as dropped, nothing
 // crashes, and afterwards a connection is made as before.

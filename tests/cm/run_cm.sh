@@ -371,8 +371,9 @@ timeouts)
 	# a disconnect is followed by TIMEWAIT_EXIT after the IB CM's
 	# time-wait, for each side once it has sent its DREP.  A request
 	# beyond the listener's backlog is sent again, as Linux's CM drops
-	# it unanswered, and times out if the backlog stays full.
-	for mode in listener rtu timewait backlog; do
+	# it unanswered, and times out if the backlog stays full.  NOTIFY
+	# (COMM_EST) establishes an ID that sent its REP, as the RTU would.
+	for mode in listener rtu timewait backlog notify; do
 		timeout 60 "$tool" run -- "$prog" 7060 $mode >"$dir/$mode.out" 2>"$dir/$mode.err"
 		rc=$?
 		((rc == 0)) && grep -qx ok "$dir/$mode.out" || fail "$mode: exit $rc"

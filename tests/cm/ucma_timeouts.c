@@ -19,6 +19,12 @@
 //             client; the server's rdma_disconnect() after its
 //             DISCONNECTED (where Linux's CM sends its DREP) brings its
 //             own TIMEWAIT_EXIT.
+//   notify:   the server accepts and, before the client's RTU, calls
+//             rdma_notify(IBV_EVENT_COMM_EST) (its QP's first message came
+//             first): ESTABLISHED for the server at once; again EISCONN;
+//             IBV_EVENT_PATH_MIG 0; another event EINVAL; the client's
+//             RTU then brings no second ESTABLISHED; a listener's NOTIFY
+//             is EINVAL.
 //   backlog:  the server listens with a backlog of 1; a second client's
 //             request, beyond it, is not refused (Linux's CM drops it
 //             unanswered and the requester sends it again): once the
@@ -32,7 +38,7 @@
 // CM's timeouts are uabid's (UABI_CM_RESPONSE_TIMEOUT, UABI_CM_RETRIES,
 // UABI_CM_MRA_TIMEOUT); alarm() bounds the run.
 //
-//   ucma_timeouts PORT listener|rtu|timewait|backlog
+//   ucma_timeouts PORT listener|rtu|timewait|backlog|notify
 //
 // librdmacm's development header is not needed: the few calls and the
 // leading members of the structures they use are declared below, as
@@ -96,6 +102,7 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param);
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param);
 int rdma_establish(struct rdma_cm_id *id);
+int rdma_notify(struct rdma_cm_id *id, int event);
 int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len);
 int rdma_disconnect(struct rdma_cm_id *id);
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);
@@ -213,10 +220,11 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[2], "listener") && strcmp(argv[2], "rtu") &&
-			  strcmp(argv[2], "timewait") && strcmp(argv[2], "backlog")))
+			  strcmp(argv[2], "timewait") && strcmp(argv[2], "backlog") &&
+			  strcmp(argv[2], "notify")))
 		return 2;
 	const int rtu = !strcmp(argv[2], "rtu"), timewait = !strcmp(argv[2], "timewait"),
-		  backlog = !strcmp(argv[2], "backlog");
+		  backlog = !strcmp(argv[2], "backlog"), notify = !strcmp(argv[2], "notify");
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	struct sockaddr_in a;
@@ -247,7 +255,45 @@ int main(int argc, char **argv)
 	memset(&p, 0, sizeof(p));
 	p.retry_count = 7;
 	p.rnr_retry_count = 7;
-	if (timewait) {
+	if (notify) {
+		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
+		p.qp_num = 0x456;
+		if (rdma_accept(n, &p))
+			die("rdma_accept");
+		expect("client", cch, CONNECT_RESPONSE, 1, 0);
+		errno = 0;
+		int r = rdma_notify(l, 4);
+		printf("server: rdma_notify(listener, COMM_EST) %d (%s)\n", r, strerror(errno));
+		if (r != -1 || errno != EINVAL)
+			return 1;
+		if (rdma_notify(n, 4)) // IBV_EVENT_COMM_EST
+			die("rdma_notify(COMM_EST)");
+		expect("server", sch, ESTABLISHED, 1, 0);
+		errno = 0;
+		r = rdma_notify(n, 4);
+		printf("server: rdma_notify(COMM_EST) again %d (%s)\n", r, strerror(errno));
+		if (r != -1 || errno != EISCONN)
+			return 1;
+		if (rdma_notify(n, 6)) // IBV_EVENT_PATH_MIG
+			die("rdma_notify(PATH_MIG)");
+		errno = 0;
+		r = rdma_notify(n, 99);
+		printf("server: rdma_notify(99) %d (%s)\n", r, strerror(errno));
+		if (r != -1 || errno != EINVAL)
+			return 1;
+		if (rdma_establish(c))
+			die("rdma_establish");
+		struct pollfd pf = {.fd = sch->fd, .events = POLLIN};
+		int ready = poll(&pf, 1, 300);
+		printf("server: %s\n", ready ? "another event after the RTU" : "no second ESTABLISHED");
+		if (ready)
+			return 1;
+		if (rdma_disconnect(c))
+			die("rdma_disconnect");
+		expect("client", cch, DISCONNECTED, 1, 0);
+		expect("server", sch, DISCONNECTED, 1, 0);
+		rdma_destroy_id(n);
+	} else if (timewait) {
 		struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 1, 0);
 		p.qp_num = 0x456;
 		if (rdma_accept(n, &p))
