@@ -51,6 +51,27 @@ constexpr std::uint64_t kIbIpPsMask = 0xFFFFFFFFFFFF0000ull;
 constexpr std::uint64_t kIbIpPsTcp = 0x0000000001060000ull, kIbIpPsUdp = 0x0000000001110000ull,
 			kIbIpPsIb = 0x00000000013F0000ull;
 
+// The family of the sockaddr at @p.
+std::uint16_t family_of(const void *p)
+{
+	std::uint16_t f;
+	std::memcpy(&f, p, sizeof(f));
+	return f;
+}
+
+// The GID of @a's IP address (IPv4-mapped for IPv4; from_ib()'s inverse);
+// @gid is left as it is for an address of no IP family.
+void ip_gid(const uabi_cm_addr &a, std::uint8_t (&gid)[16])
+{
+	if (family_of(a.bytes) == kAfInet) {
+		std::memset(gid, 0, 10);
+		gid[10] = gid[11] = 0xff;
+		std::memcpy(gid + 12, a.bytes + 4, 4);
+	} else if (family_of(a.bytes) == kAfInet6) {
+		std::memcpy(gid, a.bytes + 8, 16);
+	}
+}
+
 // The service ID of port @port in port space @ps (rdma_get_service_id()).
 std::uint64_t service_id(std::uint16_t ps, std::uint16_t port)
 {
@@ -104,16 +125,14 @@ uabi_cm_addr from_ib(const SockaddrIb &a, const std::uint8_t *local)
 // Linux's rdma_addr_size() does not know).
 std::size_t addr_size(const void *p)
 {
-	std::uint16_t f;
-	std::memcpy(&f, p, sizeof(f));
+	const std::uint16_t f = family_of(p);
 	return f == kAfInet ? kSockaddrIn : f == kAfInet6 ? kSockaddrIn6 : 0;
 }
 
 // Is @a a multicast address (224.0.0.0/4, ff00::/8)?
 bool is_multicast(const uabi_cm_addr &a)
 {
-	std::uint16_t f;
-	std::memcpy(&f, a.bytes, sizeof(f));
+	const std::uint16_t f = family_of(a.bytes);
 	if (f == kAfInet)
 		return (a.bytes[4] & 0xf0) == 0xe0;
 	return f == kAfInet6 && a.bytes[8] == 0xff;
@@ -303,14 +322,6 @@ template <class T> long status(const Result<T> &r)
 	return r ? 0 : -long(r.error());
 }
 
-// The family of the sockaddr at @p.
-std::uint16_t family_of(const void *p)
-{
-	std::uint16_t f;
-	std::memcpy(&f, p, sizeof(f));
-	return f;
-}
-
 // addr_size(), AF_IB included (RESOLVE_ADDR's rdma_addr_size()).
 std::size_t addr_size_ib(const void *p)
 {
@@ -467,14 +478,8 @@ SockaddrIb to_ib(const uabi_cm_addr &a, const SockaddrIb &ib, std::uint64_t sid_
 	// none given (the wildcard, or a source the resolution chose): the
 	// GID of the address the core has, if it has one
 	static const std::uint8_t zero[16] = {};
-	if (!std::memcmp(o.gid, zero, 16)) {
-		if (family_of(a.bytes) == kAfInet) {
-			o.gid[10] = o.gid[11] = 0xff;
-			std::memcpy(o.gid + 12, a.bytes + 4, 4);
-		} else if (family_of(a.bytes) == kAfInet6) {
-			std::memcpy(o.gid, a.bytes + 8, 16);
-		}
-	}
+	if (!std::memcmp(o.gid, zero, 16))
+		ip_gid(a, o.gid);
 	o.sid = htobe64((sid_ps ? sid_ps : service_id(ps, 0)) | ntohs(port));
 	o.sid_mask = ~0ull;
 	return o;
@@ -644,12 +649,7 @@ void Ucma::inherit_ib(std::uint32_t id, std::uint64_t uid)
 		// the requester: the GID of its IP address (IPv4-mapped)
 		n.dst.family = kAfIb;
 		n.dst.pkey = htobe16(0xffff);
-		if (family_of(info.dst.bytes) == kAfInet) {
-			n.dst.gid[10] = n.dst.gid[11] = 0xff;
-			std::memcpy(n.dst.gid + 12, info.dst.bytes + 4, 4);
-		} else {
-			std::memcpy(n.dst.gid, info.dst.bytes + 8, 16);
-		}
+		ip_gid(info.dst, n.dst.gid);
 		sh_->ib_addrs[id] = n;
 		return;
 	}

@@ -846,13 +846,8 @@ static struct uabi_cm_id *find_listener(struct uabi_device *dev, const struct ua
 }
 
 /* CONNECT inside this core: @id's request (@c) to the listener of its
- * destination.  None: refused as the IB CM refuses a REQ for no service.
- * A full backlog: a UD request is rejected (the SIDR REP Linux's CM sends
- * when ucma's handler fails); an RC/UC one is held and offered again at
- * each CM response timeout (cm_local_hold()), as Linux's IB CM drops such
- * a REQ without a REJ for its requester to send it again (ucma's handler
- * fails with ENOMEM, for which cm_destroy_id() sends none).  Returns false
- * if the request was held (or is still: @id->held is @c then).
+ * destination; none: refused as the IB CM refuses a REQ for no service.
+ * False, changing nothing, if the listener's backlog is full.
  * dev->lock held. */
 static bool offer_request(struct uabi_device *dev, struct uabi_cm_id *id,
 			  const struct uabi_cm_conn_param *c)
@@ -870,28 +865,8 @@ static bool offer_request(struct uabi_device *dev, struct uabi_cm_id *id,
 				NULL);
 		return true;
 	}
-	if (l->num_requests >= l->backlog) {
-		if (id->held == c)
-			return false;	/* still full: held a while more */
-		if (id->qp_type != UABI_QPT_UD) {
-			id->held = kmalloc(sizeof(*c), GFP_KERNEL);
-			if (id->held) {
-				*id->held = *c;
-				if (cm_local_hold(id))
-					return false;
-				kfree(id->held);
-				id->held = NULL;
-			}
-		}
-		/* UD, or no timer to offer it again (or no memory to keep
-		 * it): refused at once, as the consumer's */
-		id->state = UABI_CM_ROUTE_RESOLVED;
-		if (id->qp_type == UABI_QPT_UD)
-			cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
-		else
-			cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
-		return true;
-	}
+	if (l->num_requests >= l->backlog)
+		return false;
 	conn_of(id, c, &out);
 	if (id->qp_type == UABI_QPT_UD)
 		out.qkey = id->ps == UABI_CM_PS_UDP ? CM_UDP_QKEY : c->qkey;
@@ -920,6 +895,31 @@ bool cm_local_offer(struct uabi_device *dev, struct uabi_cm_id *id)
 	id->held = NULL;
 	kfree(held);
 	return true;
+}
+
+/* A CONNECT inside this core whose listener's backlog is full.  Linux's
+ * ucma fails such a request with ENOMEM, for which its IB CM sends no REJ
+ * (cm_destroy_id()): an RC/UC request is held and offered again at each
+ * CM response timeout (cm_local_hold()).  A SIDR request is rejected, as
+ * Linux's CM answers a failed one; so is any request when there is no
+ * timer to offer it again, or no memory to keep it.  dev->lock held. */
+static void hold_request(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
+{
+	if (id->qp_type != UABI_QPT_UD) {
+		id->held = kmalloc(sizeof(*c), GFP_KERNEL);
+		if (id->held) {
+			*id->held = *c;
+			if (cm_local_hold(id))
+				return;
+			kfree(id->held);
+			id->held = NULL;
+		}
+	}
+	id->state = UABI_CM_ROUTE_RESOLVED;
+	if (id->qp_type == UABI_QPT_UD)
+		cm_push(id, UABI_CM_EVENT_UNREACHABLE, -EINVAL, NULL);
+	else
+		cm_push(id, UABI_CM_EVENT_REJECTED, UABI_CM_REJ_CONSUMER_DEFINED, NULL);
 }
 
 static int id_connect(struct uabi_call *call)
@@ -951,7 +951,8 @@ static int id_connect(struct uabi_call *call)
 			id->state = UABI_CM_ROUTE_RESOLVED;
 		goto out;
 	}
-	offer_request(dev, id, &c);
+	if (!offer_request(dev, id, &c))
+		hold_request(id, &c);
 out:
 	mutex_unlock(&dev->lock);
 	return ret;
@@ -1228,8 +1229,6 @@ static int id_migrate(struct uabi_call *call)
 	return uabi_attr_put(call, UABI_ATTR_CM_ID_INFO, &info, sizeof(info));
 }
 
-/* rdma_notify(3): the QP saw traffic before ESTABLISHED; the core makes
- * the connection before any can flow, so there is nothing to do. */
 /* NOTIFY's events (enum ib_event_type's numbers, as ucma passes them). */
 #define CM_IB_EVENT_COMM_EST 4
 #define CM_IB_EVENT_PATH_MIG 6

@@ -656,8 +656,7 @@ static void counters_restore(struct sw_dev *sw, struct sw_domain *dom)
 	mutex_unlock(&sw->lock);
 }
 
-/* A user's first context: its domain, numbers, tables and arena (charged
- * to the memory cgroup of the process that opens it, in the kernel). */
+/* The slot a user's domain is looked for from (uabi_sw_set_domain_start()). */
 static u32 sw_domain_start;
 
 void uabi_sw_set_domain_start(u32 slot)
@@ -665,6 +664,8 @@ void uabi_sw_set_domain_start(u32 slot)
 	WRITE_ONCE(sw_domain_start, slot % SW_MAX_DOMAINS);
 }
 
+/* A user's first context: its domain, numbers, tables and arena (charged
+ * to the memory cgroup of the process that opens it, in the kernel). */
 static int sw_user_open(struct uabi_device *dev, struct uabi_user *user)
 {
 	struct sw_dev *sw = to_sw(dev);
