@@ -1008,17 +1008,41 @@ long Ucma::dispatch(std::uint32_t cmd, const std::byte *in, std::size_t in_len,
 		auto c = in_struct<rdma_ucm_set_option>(in, in_len);
 		if (c.optlen > 4096)
 			return -EINVAL;
-		// The ID must exist; the options that change nothing on one
-		// host are accepted, the others are Linux's -ENOSYS.
+		// As Linux's ucma_set_option(): the ID first, then the value
+		// (all optlen bytes readable), then the option's own checks
+		// (ucma_set_option_id()) and the core's (the CM's).
 		Command q(UABI_OBJ_CM_ID, UABI_METHOD_QUERY, c.id);
 		q.add_out<uabi_cm_id_info>(UABI_ATTR_CM_ID_INFO);
 		if (auto m = ctx_.call(std::move(q)); !m)
 			return -m.error();
-		if (c.level == RDMA_OPTION_ID &&
-		    (c.optname == RDMA_OPTION_ID_TOS || c.optname == RDMA_OPTION_ID_REUSEADDR ||
-		     c.optname == RDMA_OPTION_ID_AFONLY || c.optname == RDMA_OPTION_ID_ACK_TIMEOUT))
-			return 0;
-		return -ENOSYS;
+		std::byte val[4096];
+		if (c.optlen && copy_from_user(val, c.optval, c.optlen))
+			return -EFAULT;
+		if (c.level != RDMA_OPTION_ID)
+			return -ENOSYS;	// RDMA_OPTION_IB_PATH: not built (docs/cm.md)
+		uabi_cm_option o{c.optname, 0};
+		switch (c.optname) {
+		case RDMA_OPTION_ID_TOS:
+		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			if (c.optlen != sizeof(std::uint8_t))
+				return -EINVAL;
+			o.value = std::to_integer<std::uint32_t>(val[0]);
+			break;
+		case RDMA_OPTION_ID_REUSEADDR:
+		case RDMA_OPTION_ID_AFONLY: {
+			int v;
+			if (c.optlen != sizeof(v))
+				return -EINVAL;
+			std::memcpy(&v, val, sizeof(v));
+			o.value = v ? 1 : 0;
+			break;
+		}
+		default:
+			return -ENOSYS;
+		}
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_SET_OPTION, c.id);
+		k.add_in(UABI_ATTR_CM_ID_OPTION, o);
+		return status(ctx_.call(std::move(k)));
 	}
 	case RDMA_USER_CM_CMD_NOTIFY: {
 		auto c = in_struct<rdma_ucm_notify>(in, in_len);

@@ -57,6 +57,12 @@ struct uabi_cm_id {
 	u8 retry_count;
 	u8 rnr_retry_count;
 	u32 events_reported;
+	/* SET_OPTION (rdma_set_option()'s, as Linux's cma keeps them) */
+	u8 tos;				/* the traffic class, when tos_set */
+	u8 ack_timeout;			/* the QP's, when ack_timeout_set */
+	bool tos_set, ack_timeout_set;
+	bool reuseaddr;
+	bool afonly_set, afonly;	/* unset: IPv4 only its family, IPv6 both */
 	struct list_head mcasts;	/* struct cm_mcast: groups joined */
 	u32 num_mcasts;
 	u32 next_mcast;
@@ -128,6 +134,7 @@ struct cm_wire_req {
 	u32 local_comm_id;		/* ours, chosen at the REQ (an MRA names it) */
 	u64 tid;
 	u8 mtu, peer_cm_timeout, max_cm_retries, gid_index;
+	u8 tclass;			/* the REQ's traffic class */
 	bool sidr;			/* a SIDR REQ (UD) */
 };
 
@@ -141,6 +148,7 @@ u16 cm_addr_port(const struct uabi_cm_addr *a);
 void cm_addr_set_port(struct uabi_cm_addr *a, u16 port);
 u32 cm_addr_ip(const struct uabi_cm_addr *a, u32 *len);
 bool cm_addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr *to);
+bool cm_listener_takes(const struct uabi_cm_id *l, const struct uabi_cm_addr *to);
 u32 cm_psn(u32 qpn);
 /* A wait of a connection inside this core ran out (cm_mad.c's timer). */
 void cm_local_timeout(struct uabi_cm_id *id);

@@ -569,6 +569,7 @@ int cm_wire_connect(struct uabi_cm_id *id, const struct uabi_cm_conn_param *c)
 	memcpy(m + REQ_REMOTE_GID, id->dgid, 16);
 	m[REQ_RATE] = CM_RATE_10G;
 	m[REQ_HOP_LIMIT] = CM_QP1_HOP_LIMIT;
+	m[REQ_TCLASS] = id->tos;	/* SET_OPTION's TOS, else 0 (the path's) */
 	m[REQ_B95] = CM_LOCAL_ACK_TIMEOUT << 3;
 	/* The RDMA CM header, then the caller's private data. */
 	put_cma_hdr(id, m + REQ_PRIVATE);
@@ -738,6 +739,8 @@ void cm_wire_take(struct uabi_cm_id *id, struct cm_event_node *n)
 	id->peer_psn = cm_psn(n->req_qpn ^ 0xa5a5a5);
 	id->peer_cm_timeout = w->peer_cm_timeout;
 	id->max_cm_retries = w->max_cm_retries;
+	/* as Linux's passive side: the path the REQ carried */
+	id->tos = w->tclass;
 }
 
 /* A listener went away with the request not taken: refused. */
@@ -860,7 +863,7 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	cma_addr(&dst, ipver == 4, h + 20, port);
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
 		if (l->state == UABI_CM_LISTEN && l->ps == ps && cm_addr_port(&l->src) == port &&
-		    cm_addr_covers(&l->src, &dst) &&
+		    cm_listener_takes(l, &dst) &&
 		    (transport == CM_TRANSPORT_UC ? l->qp_type == UABI_QPT_UC
 		     : xrc ? (l->qp_type == UABI_QPT_XRC_RECV || l->qp_type == UABI_QPT_XRC_SEND)
 			   : (l->qp_type == UABI_QPT_RC ||
@@ -910,6 +913,7 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 	w->mtu = mtu;
 	w->peer_cm_timeout = m[REQ_B47] >> 3;
 	w->max_cm_retries = m[REQ_B51] >> 4;
+	w->tclass = m[REQ_TCLASS];
 	n->wire = w;
 	n->req_qpn = conn.qp_num;
 	n->req_psn = get24(m + REQ_PSN);
@@ -964,7 +968,7 @@ static bool on_sidr_req(struct uabi_device *dev, const struct mad_in *in)
 	cma_addr(&dst, ipver == 4, h + 20, port);
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
 		if (l->state == UABI_CM_LISTEN && l->ps == ps && l->qp_type == UABI_QPT_UD &&
-		    cm_addr_port(&l->src) == port && cm_addr_covers(&l->src, &dst)) {
+		    cm_addr_port(&l->src) == port && cm_listener_takes(l, &dst)) {
 			found = l;
 			break;
 		}

@@ -118,6 +118,27 @@ bool cm_addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr 
 	return blen == tlen && !memcmp(bound->bytes + boff, to->bytes + toff, blen);
 }
 
+/* Does @id keep to its own address family?  As Linux's cma: what
+ * SET_OPTION's AFONLY said, else yes for IPv4 and no for IPv6 (the
+ * bindv6only default); an unbound ID's family is IPv4's (LISTEN). */
+static bool cm_afonly(const struct uabi_cm_id *id)
+{
+	if (id->afonly_set)
+		return id->afonly;
+	return cm_addr_family(&id->src) != UABI_CM_AF_INET6;
+}
+
+/* Does the listener @l take a request for @to?  A wildcard takes its own
+ * family's, and the other's unless it keeps to its family (Linux's
+ * cma_match_private_data()). */
+bool cm_listener_takes(const struct uabi_cm_id *l, const struct uabi_cm_addr *to)
+{
+	if (addr_any(&l->src) && cm_afonly(l) &&
+	    cm_addr_family(&l->src) != cm_addr_family(to))
+		return false;
+	return cm_addr_covers(&l->src, to);
+}
+
 /* Keeps the family, the port and the IP address of @a; the rest (flow
  * info, scope) reads zero. */
 static void addr_clean(struct uabi_cm_addr *a)
@@ -143,8 +164,13 @@ static bool same_user(const struct uabi_cm_id *a, const struct uabi_cm_id *b)
 	return a->uobj->ctx->user == b->uobj->ctx->user;
 }
 
-static bool port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
-		      u16 ps, u16 port, const struct uabi_cm_addr *addr, bool listeners)
+/* Who else holds @port of @ps for @addr (NULL: at all), as Linux's
+ * cma_check_port(): IDs both set to reuse addresses (@reuse: the caller
+ * honours that) and IDs both keeping to different families share it.
+ * 0, -EADDRNOTAVAIL (a wildcard on either side) or -EADDRINUSE (the same
+ * address).  dev->lock held. */
+static int port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
+		     u16 ps, u16 port, const struct uabi_cm_addr *addr, bool reuse)
 {
 	struct uabi_cm_id *o;
 
@@ -152,12 +178,19 @@ static bool port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
 		if (o == self || o->ps != ps || !o->has_port || cm_addr_port(&o->src) != port ||
 		    !same_user(o, self))
 			continue;
-		if (listeners && o->state != UABI_CM_LISTEN)
+		if (!addr)
+			return -EADDRNOTAVAIL;
+		if (reuse && self->reuseaddr && o->reuseaddr)
 			continue;
-		if (!addr || cm_addr_covers(&o->src, addr) || cm_addr_covers(addr, &o->src))
-			return true;
+		if (cm_afonly(self) && cm_afonly(o) &&
+		    cm_addr_family(addr) != cm_addr_family(&o->src))
+			continue;
+		if (addr_any(addr) || addr_any(&o->src))
+			return -EADDRNOTAVAIL;
+		if (cm_addr_covers(&o->src, addr))
+			return -EADDRINUSE;
 	}
-	return false;
+	return 0;
 }
 
 /* A free port of the device in @id's port space; dev->lock held. */
@@ -661,9 +694,15 @@ static int id_bind(struct uabi_call *call)
 		ret = -EINVAL;
 		goto out;
 	}
-	if (cm_addr_port(&a) && port_used(dev, id, id->ps, cm_addr_port(&a), &a, false)) {
-		ret = -EADDRINUSE;
-		goto out;
+	if (cm_addr_port(&a)) {
+		/* (cm_afonly() reads the family from the ID's address) */
+		struct uabi_cm_addr old = id->src;
+
+		id->src = a;
+		ret = port_used(dev, id, id->ps, cm_addr_port(&a), &a, true);
+		id->src = old;
+		if (ret)
+			goto out;
 	}
 	id->src = a;
 	if (cm_addr_port(&a))
@@ -753,10 +792,10 @@ static int id_resolve_addr(struct uabi_call *call)
 		if (!cm_addr_family(&r.src) && addr_multicast(&r.dst))
 			addr_loopback(&id->src);
 		cm_addr_set_port(&id->src, cm_addr_port(&r.src));
-		if (cm_addr_port(&id->src) &&
-		    port_used(dev, id, id->ps, cm_addr_port(&id->src), &id->src, false)) {
+		if (cm_addr_port(&id->src))
+			ret = port_used(dev, id, id->ps, cm_addr_port(&id->src), &id->src, true);
+		if (ret) {
 			memset(&id->src, 0, sizeof(id->src));
-			ret = -EADDRINUSE;
 			goto out;
 		}
 		if (cm_addr_port(&id->src))
@@ -819,10 +858,13 @@ static int id_listen(struct uabi_call *call)
 		ret = -EINVAL;
 		goto out;
 	}
-	if (id->state == UABI_CM_BOUND &&
-	    port_used(dev, id, id->ps, cm_addr_port(&id->src), &id->src, true)) {
-		ret = -EADDRINUSE;
-		goto out;
+	/* Linux: a listener does not share its port, whatever reuse said
+	 * (without it, BIND saw to that already) */
+	if (id->state == UABI_CM_BOUND && id->reuseaddr) {
+		ret = port_used(dev, id, id->ps, cm_addr_port(&id->src), &id->src, false);
+		if (ret)
+			goto out;
+		id->reuseaddr = false;
 	}
 	/* As Linux's ucma: 0 or more than the most (its max_backlog, 1024)
 	 * is the most. */
@@ -840,7 +882,7 @@ static struct uabi_cm_id *find_listener(struct uabi_device *dev, const struct ua
 	list_for_each_entry(l, &dev->cm_ids, dev_node)
 		if (l->state == UABI_CM_LISTEN && l->ps == from->ps && same_user(l, from) &&
 		    cm_addr_port(&l->src) == cm_addr_port(&from->dst) &&
-		    cm_addr_covers(&l->src, &from->dst))
+		    cm_listener_takes(l, &from->dst))
 			return l;
 	return NULL;
 }
@@ -1150,6 +1192,7 @@ static int id_init_qp_attr(struct uabi_call *call)
 			memcpy(a->ah_attr.grh.dgid, id->dgid, sizeof(a->ah_attr.grh.dgid));
 			a->ah_attr.grh.sgid_index = id->gid_index;
 			a->ah_attr.grh.hop_limit = CM_WIRE_HOP_LIMIT;
+			a->ah_attr.grh.traffic_class = id->tos;
 		}
 		r.mask = UABI_QP_STATE | UABI_QP_AV | UABI_QP_PATH_MTU | UABI_QP_DEST_QPN |
 			 UABI_QP_RQ_PSN;
@@ -1171,7 +1214,9 @@ static int id_init_qp_attr(struct uabi_call *call)
 			break;
 		}
 		a->sq_psn = id->psn;
-		a->timeout = id->remote ? CM_WIRE_QP_TIMEOUT : CM_TIMEOUT;
+		a->timeout = id->ack_timeout_set ? id->ack_timeout
+			     : id->remote	   ? CM_WIRE_QP_TIMEOUT
+						   : CM_TIMEOUT;
 		r.mask = UABI_QP_STATE | UABI_QP_TIMEOUT | UABI_QP_SQ_PSN;
 		/* an XRC target sends no requests of its own */
 		if (id->qp_type != UABI_QPT_XRC_RECV) {
@@ -1242,6 +1287,60 @@ static int id_migrate(struct uabi_call *call)
  * there is no alternate path to move to, 0.  No device yet, any other
  * state or event: EINVAL.
  */
+/* SET_OPTION: rdma_set_option() at level RDMA_OPTION_ID, with the checks
+ * of Linux's rdma_set_service_type(), rdma_set_reuseaddr(),
+ * rdma_set_afonly() and rdma_set_ack_timeout(); another option is
+ * -ENOSYS, as Linux's ucma answers. */
+static int id_set_option(struct uabi_call *call)
+{
+	struct uabi_cm_id *id = uobj_data(call->target);
+	struct uabi_device *dev = call->dev;
+	struct uabi_cm_option o;
+	int ret = 0;
+
+	uabi_attr_get(call, UABI_ATTR_CM_ID_OPTION, &o, sizeof(o));
+	mutex_lock(&dev->lock);
+	switch (o.name) {
+	case UABI_CM_OPT_TOS:
+		if (o.value > 0xff) {
+			ret = -EINVAL;
+			break;
+		}
+		id->tos = (u8)o.value;
+		id->tos_set = true;
+		break;
+	case UABI_CM_OPT_REUSEADDR:
+		if (o.value > 1 ||
+		    !((o.value && id->state != UABI_CM_LISTEN) || id->state == UABI_CM_IDLE)) {
+			ret = -EINVAL;
+			break;
+		}
+		id->reuseaddr = o.value;
+		break;
+	case UABI_CM_OPT_AFONLY:
+		if (o.value > 1 || (id->state != UABI_CM_IDLE && id->state != UABI_CM_BOUND)) {
+			ret = -EINVAL;
+			break;
+		}
+		id->afonly_set = true;
+		id->afonly = o.value;
+		break;
+	case UABI_CM_OPT_ACK_TIMEOUT:
+		if (o.value > 0xff ||
+		    (id->qp_type != UABI_QPT_RC && id->qp_type != UABI_QPT_XRC_SEND)) {
+			ret = -EINVAL;
+			break;
+		}
+		id->ack_timeout = (u8)o.value;
+		id->ack_timeout_set = true;
+		break;
+	default:
+		ret = -ENOSYS;
+	}
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
 static int id_notify(struct uabi_call *call)
 {
 	struct uabi_cm_id *id = uobj_data(call->target);
@@ -1516,5 +1615,8 @@ const struct uabi_object_def uabi_type_cm_id = {
 		  .handler = id_leave_mcast,
 		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_MCAST_ID, u32, MAND),
 			     UABI_OUT(UABI_ATTR_CM_ID_EVENTS, u32, 0)) },
+		{ .id = UABI_CM_ID_SET_OPTION, .handle_access = UABI_ACCESS_WRITE,
+		  .handler = id_set_option,
+		  UABI_ATTRS(UABI_IN(UABI_ATTR_CM_ID_OPTION, struct uabi_cm_option, MAND)) },
 	),
 };

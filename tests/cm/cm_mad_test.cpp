@@ -939,3 +939,43 @@ TEST_F(CmMad, RandomMadsAreCountedAndChangeNothingElse)
 	feed(rtu);
 	EXPECT_EQ(need(s2.event()).event, UABI_CM_EVENT_ESTABLISHED);
 }
+
+// SET_OPTION's TOS across the wire, as Linux's rdma_cm sends it on RoCE:
+// the requester's REQ carries it as the path's traffic class, and each
+// side's QP gets it in its GRH (INIT_QP_ATTR at RTR); the passive side
+// takes the REQ's.  (Made to fail: before, the option was ignored and the
+// REQ carried 0.)
+TEST_F(CmMad, TosIsThePathsTrafficClass)
+{
+	Side c;
+	Handle id = c.remote_id(7020);
+	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_SET_OPTION, id);
+	k.add_in(UABI_ATTR_CM_ID_OPTION, uabi_cm_option{UABI_CM_OPT_TOS, 0x68});
+	need(c.ctx.call(std::move(k)));
+	ASSERT_TRUE(c.conn(id, UABI_CM_ID_CONNECT, 0x123, ""));
+	ASSERT_EQ(g_sent.size(), 1u);
+	EXPECT_EQ(g_sent[0].mad[116], 0x68) << "the REQ's primary traffic class";
+	Mad rep = mad(0x13);
+	put32(rep, 24, 0xabce);
+	put32(rep, 28, get32(g_sent[0].mad, 24));
+	put24(rep, 36, 0x456);
+	put24(rep, 44, 0x777);
+	rep[51] = 7 << 5;
+	feed(rep);
+	EXPECT_EQ(need(c.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	EXPECT_EQ(c.qp_attr(id, UABI_QPS_RTR).attr.ah_attr.grh.traffic_class, 0x68);
+	c.destroy(id);
+
+	Side s;
+	Handle l = s.create();
+	ASSERT_TRUE(s.listen(l, 7021));
+	Mad req = peer_req(0x5252, 7021);
+	req[116] = 0x24; // the primary traffic class
+	feed(req);
+	uabi_cm_event ev = need(s.event());
+	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(s.qp_attr(ev.handle, UABI_QPS_RTR).attr.ah_attr.grh.traffic_class, 0x24)
+	    << "the REQ's";
+	s.destroy(ev.handle);
+	s.destroy(l);
+}

@@ -404,6 +404,14 @@ af-ib)
 	cat "$dir/af-ib.out"
 	no_objects
 	;;
+options)
+	# rdma_set_option() (tests/cm/ucma_options.c says what is checked).
+	timeout 60 "$tool" run -- "$prog" 7080 >"$dir/options.out" 2>"$dir/options.err"
+	rc=$?
+	((rc == 0)) && grep -qx ok "$dir/options.out" || fail "exit $rc"
+	cat "$dir/options.out"
+	no_objects
+	;;
 half-connect)
 	# A client killed half-way through connecting: after the server's
 	# accept (the REP), before its RTU; then right after its REQ.  The

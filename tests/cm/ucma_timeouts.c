@@ -40,9 +40,7 @@
 //
 //   ucma_timeouts PORT listener|rtu|timewait|backlog|notify
 //
-// librdmacm's development header is not needed: the few calls and the
-// leading members of the structures they use are declared below, as
-// librdmacm's rdma_cma.h has them (its ABI, unchanged since librdmacm 1).
+// librdmacm's development header is not needed (rdmacm_decl.h).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,57 +54,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct rdma_event_channel {
-	int fd;
-};
-struct rdma_cm_id; // opaque here
-struct rdma_cm_event {
-	struct rdma_cm_id *id;
-	struct rdma_cm_id *listen_id;
-	int event; // enum rdma_cm_event_type
-	int status;
-	// param follows
-};
-struct rdma_conn_param {
-	const void *private_data;
-	uint8_t private_data_len;
-	uint8_t responder_resources;
-	uint8_t initiator_depth;
-	uint8_t flow_control;
-	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	uint8_t srq;
-	uint32_t qp_num;
-};
-enum {
-	ADDR_RESOLVED = 0,
-	ROUTE_RESOLVED = 2,
-	CONNECT_REQUEST = 4,
-	CONNECT_RESPONSE = 5,
-	UNREACHABLE = 7,
-	REJECTED = 8,
-	ESTABLISHED = 9,
-	DISCONNECTED = 10,
-	TIMEWAIT_EXIT = 15,
-	RDMA_PS_TCP = 0x0106,
-};
-
-struct rdma_event_channel *rdma_create_event_channel(void);
-void rdma_destroy_event_channel(struct rdma_event_channel *channel);
-int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context, int ps);
-int rdma_destroy_id(struct rdma_cm_id *id);
-int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr);
-int rdma_listen(struct rdma_cm_id *id, int backlog);
-int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *dst, int timeout_ms);
-int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);
-int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param);
-int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param);
-int rdma_establish(struct rdma_cm_id *id);
-int rdma_notify(struct rdma_cm_id *id, int event);
-int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len);
-int rdma_disconnect(struct rdma_cm_id *id);
-int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);
-int rdma_ack_cm_event(struct rdma_cm_event *event);
+#include "rdmacm_decl.h"
 
 static void die(const char *what)
 {

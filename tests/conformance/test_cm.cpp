@@ -70,6 +70,12 @@ struct Side {
 		k.add_in(UABI_ATTR_CM_ID_ADDR, a);
 		return ctx->call(std::move(k));
 	}
+	Result<Message> option(Handle id, std::uint32_t name, std::uint32_t value)
+	{
+		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_SET_OPTION, id);
+		k.add_in(UABI_ATTR_CM_ID_OPTION, uabi_cm_option{name, value});
+		return ctx->call(std::move(k));
+	}
 	Result<Message> listen(Handle id)
 	{
 		Command k(UABI_OBJ_CM_ID, UABI_CM_ID_LISTEN, id);
@@ -318,7 +324,8 @@ TEST_F(Cm, BadInput)
 	EXPECT_ERRNO(a.bind(id, ipv4("0.0.0.0", 7006)), EINVAL) << "bound already";
 	NEED(a.listen(id));
 	Handle id2 = NEED(a.create());
-	EXPECT_ERRNO(a.bind(id2, ipv4("127.0.0.1", 7005)), EADDRINUSE);
+	EXPECT_ERRNO(a.bind(id2, ipv4("127.0.0.1", 7005)), EADDRNOTAVAIL)
+	    << "a wildcard holds the port (Linux's cma_check_port())";
 	EXPECT_ERRNO(a.event(), EAGAIN);
 	EXPECT_ERRNO(ctx().destroy(UABI_OBJ_CM_CHANNEL, a.ch), EBUSY) << "its IDs hold it";
 	Command k(UABI_OBJ_CM_ID, UABI_CM_ID_INIT_QP_ATTR, id);
@@ -400,8 +407,9 @@ TEST_F(Cm, ListenersConflict)
 	NEED(a.bind(l1, ipv4("127.0.0.1", 7013)));
 	NEED(a.listen(l1));
 	Handle l2 = NEED(b.create());
-	EXPECT_ERRNO(b.bind(l2, ipv4("0.0.0.0", 7013)), EADDRINUSE)
-	    << "another context's listener holds the port";
+	EXPECT_ERRNO(b.bind(l2, ipv4("0.0.0.0", 7013)), EADDRNOTAVAIL)
+	    << "another context's listener holds the port; a wildcard";
+	EXPECT_ERRNO(b.bind(l2, ipv4("127.0.0.1", 7013)), EADDRINUSE) << "the same address";
 	Handle l3 = NEED(b.create(UABI_CM_PS_IB));
 	EXPECT_OK(b.bind(l3, ipv4("127.0.0.1", 7013))) << "another port space";
 }
@@ -583,4 +591,103 @@ TEST_F(Cm, GoingAwayHalfWayIsRejected)
 		srv.destroy(req.handle);
 	}
 	EXPECT_ERRNO(srv.event(), EAGAIN);
+}
+
+uabi_cm_addr ipv6(const char *ip, std::uint16_t port)
+{
+	sockaddr_in6 s{};
+	s.sin6_family = AF_INET6;
+	s.sin6_port = htons(port);
+	inet_pton(AF_INET6, ip, &s.sin6_addr);
+	uabi_cm_addr a{};
+	std::memcpy(a.bytes, &s, sizeof(s));
+	return a;
+}
+
+// SET_OPTION as rdma_set_option(): each option's checks and what it does.
+TEST_F(Cm, OptionsAsLinuxsCm)
+{
+	Side a(ctx()), b(open_extra());
+	Handle id = NEED(a.create());
+	EXPECT_ERRNO(a.option(id, 4, 0), ENOSYS) << "an option Linux's ucma does not know";
+	EXPECT_ERRNO(a.option(id, UABI_CM_OPT_TOS, 256), EINVAL);
+	EXPECT_ERRNO(a.option(id, UABI_CM_OPT_REUSEADDR, 2), EINVAL);
+	EXPECT_ERRNO(a.option(id, UABI_CM_OPT_AFONLY, 2), EINVAL);
+	EXPECT_ERRNO(a.option(id, UABI_CM_OPT_ACK_TIMEOUT, 256), EINVAL);
+	Handle ud = NEED(a.create(UABI_CM_PS_UDP, 1, UABI_QPT_UD));
+	EXPECT_ERRNO(a.option(ud, UABI_CM_OPT_ACK_TIMEOUT, 10), EINVAL) << "RC and XRC only";
+	EXPECT_OK(a.option(ud, UABI_CM_OPT_TOS, 32));
+
+	// REUSEADDR: two IDs that both set it share a port; a third that
+	// did not cannot have it; a listener keeps it to itself.
+	Handle r1 = NEED(a.create()), r2 = NEED(a.create()), r3 = NEED(a.create());
+	NEED(a.option(r1, UABI_CM_OPT_REUSEADDR, 1));
+	NEED(a.option(r2, UABI_CM_OPT_REUSEADDR, 1));
+	NEED(a.bind(r1, ipv4("127.0.0.1", 7040)));
+	EXPECT_OK(a.bind(r2, ipv4("127.0.0.1", 7040))) << "both reuse";
+	EXPECT_ERRNO(a.bind(r3, ipv4("127.0.0.1", 7040)), EADDRINUSE) << "one does not";
+	EXPECT_ERRNO(a.option(r1, UABI_CM_OPT_REUSEADDR, 0), EINVAL) << "off only while IDLE";
+	EXPECT_ERRNO(a.listen(r1), EADDRINUSE) << "a listener does not share its port";
+	a.destroy(r2);
+	NEED(a.listen(r1));
+	EXPECT_ERRNO(a.option(r1, UABI_CM_OPT_REUSEADDR, 1), EINVAL) << "not on a listener";
+	EXPECT_ERRNO(a.option(r1, UABI_CM_OPT_AFONLY, 1), EINVAL) << "IDLE or BOUND only";
+
+	// AFONLY: an IPv4 wildcard keeps to IPv4 (Linux's default for IPv4),
+	// so an IPv6 wildcard that keeps to IPv6 has the same port beside it;
+	// an IPv6 wildcard that does not (IPv6's default) takes IPv4 too.
+	Handle v4 = NEED(a.create()), v6 = NEED(a.create(UABI_CM_PS_TCP, 0x66));
+	NEED(a.bind(v4, ipv4("0.0.0.0", 7041)));
+	EXPECT_ERRNO(a.bind(v6, ipv6("::", 7041)), EADDRNOTAVAIL) << "IPv6 takes both families";
+	NEED(a.option(v6, UABI_CM_OPT_AFONLY, 1));
+	EXPECT_OK(a.bind(v6, ipv6("::", 7041))) << "each keeps to its family";
+	NEED(a.listen(v4));
+	NEED(a.listen(v6));
+	auto request_to = [&](const uabi_cm_addr &dst) {
+		Handle c = NEED(b.create(UABI_CM_PS_TCP, 0x77));
+		NEED(b.resolve(c, dst));
+		EXPECT_EQ(NEED(b.event()).event, UABI_CM_EVENT_ADDR_RESOLVED);
+		NEED(b.simple(c, UABI_CM_ID_RESOLVE_ROUTE));
+		EXPECT_EQ(NEED(b.event()).event, UABI_CM_EVENT_ROUTE_RESOLVED);
+		NEED(b.conn(c, UABI_CM_ID_CONNECT, 1, ""));
+		return c;
+	};
+	request_to(ipv6("::1", 7041));
+	uabi_cm_event req = NEED(a.event());
+	EXPECT_EQ(req.event, UABI_CM_EVENT_CONNECT_REQUEST);
+	EXPECT_EQ(req.uid, 0x66u) << "the IPv6 listener's, not the IPv4 wildcard's";
+	Handle only6 = NEED(a.create()), both = NEED(a.create());
+	NEED(a.option(only6, UABI_CM_OPT_AFONLY, 1));
+	NEED(a.bind(only6, ipv6("::", 7042)));
+	NEED(a.listen(only6));
+	request_to(ipv4("127.0.0.1", 7042));
+	uabi_cm_event rej = NEED(b.event());
+	EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED) << "an IPv6-only listener takes no IPv4";
+	EXPECT_EQ(rej.status, UABI_CM_REJ_INVALID_SERVICE_ID);
+	NEED(a.bind(both, ipv6("::", 7043)));
+	NEED(a.listen(both));
+	request_to(ipv4("127.0.0.1", 7043));
+	EXPECT_EQ(NEED(a.event()).event, UABI_CM_EVENT_CONNECT_REQUEST)
+	    << "an IPv6 wildcard takes IPv4 by default";
+	Handle v4only = NEED(a.create());
+	NEED(a.bind(v4only, ipv4("0.0.0.0", 7044)));
+	NEED(a.listen(v4only));
+	request_to(ipv6("::1", 7044));
+	rej = NEED(b.event());
+	EXPECT_EQ(rej.event, UABI_CM_EVENT_REJECTED) << "an IPv4 wildcard takes no IPv6";
+
+	// ACK_TIMEOUT: the QP's timeout INIT_QP_ATTR gives at RTS, on the
+	// side that set it; TOS: taken (the traffic class of a RoCE path).
+	Handle l, c;
+	connect_pair(a, b, &l, &c, 7045);
+	NEED(b.option(c, UABI_CM_OPT_ACK_TIMEOUT, 19));
+	NEED(b.option(c, UABI_CM_OPT_TOS, 96));
+	NEED(b.conn(c, UABI_CM_ID_CONNECT, 0x111, ""));
+	Handle s = NEED(a.event()).handle;
+	NEED(a.conn(s, UABI_CM_ID_ACCEPT, 0x222, ""));
+	EXPECT_EQ(NEED(b.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
+	uabi_cm_qp_attr crts = b.qp_attr(c, UABI_QPS_RTS), srts = a.qp_attr(s, UABI_QPS_RTS);
+	EXPECT_TRUE(crts.mask & UABI_QP_TIMEOUT);
+	EXPECT_EQ(crts.attr.timeout, 19) << "the option's";
+	EXPECT_NE(srts.attr.timeout, 19) << "the other side's own";
 }

@@ -363,13 +363,14 @@ else
 		fi
 		for c in ucmatose udaddy cmtime rdma-server-client xrc rstream riostream mckey \
 			send-bw write-lat read-bw killed-client no-listener rping-ipv6 host-address \
-			not-local other-user timeouts half-connect abuse af-ib; do
+			not-local other-user timeouts half-connect abuse af-ib options; do
 			want cm || want "cm_$c" || continue
 			case $c in
 			timeouts) prog=/probes/cm/cm_ucma_timeouts ;;
 			half-connect) prog=/probes/cm/cm_ucma_half_connect ;;
 			abuse) prog=/probes/cm/cm_ucma_abuse ;;
 			af-ib) prog=/probes/cm/cm_ucma_af_ib ;;
+			options) prog=/probes/cm/cm_ucma_options ;;
 			*) prog="" ;;
 			esac
 			if [ -n "$prog" ] && [ ! -x "$prog" ]; then

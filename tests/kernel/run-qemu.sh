@@ -36,8 +36,9 @@
 # bash, timeout and stdbuf packed; a program not installed here makes its
 # step a SKIP, which fails the test (make deps installs them).  With
 # --cm-prog (given once per program: cm_ucma_abuse, cm_ucma_half_connect,
-# cm_ucma_timeouts, cm_ucma_af_ib of tests/cm), run_cm.sh's cases of those
-# programs too (steps cm_abuse, cm_half-connect, cm_timeouts, cm_af-ib;
+# cm_ucma_timeouts, cm_ucma_af_ib, cm_ucma_options of tests/cm), run_cm.sh's
+# cases of those programs too (steps cm_abuse, cm_half-connect, cm_timeouts,
+# cm_af-ib, cm_options;
 # one not given fails its step), and this host's hostname and the dummy network driver (a
 # non-loopback address for cm_host-address).
 #

@@ -199,6 +199,21 @@ struct uabi_cm_mcast {
 };
 UABI_ASSERT_SIZE(struct uabi_cm_mcast, 144);
 
+/* SET_OPTION: one option of an ID, as rdma_set_option()'s at level
+ * RDMA_OPTION_ID (the same numbers), its value widened to 32 bits. */
+enum {
+	UABI_CM_OPT_TOS = 0,		/* the traffic class (u8), any state */
+	UABI_CM_OPT_REUSEADDR = 1,	/* 0/1; IDLE, or set while not LISTEN */
+	UABI_CM_OPT_AFONLY = 2,		/* 0/1; IDLE or BOUND */
+	UABI_CM_OPT_ACK_TIMEOUT = 3,	/* the QP's (u8, 4.096 us * 2^t); RC, XRC_SEND */
+};
+
+struct uabi_cm_option {
+	__u32 name;			/* UABI_CM_OPT_* */
+	__u32 value;
+};
+UABI_ASSERT_SIZE(struct uabi_cm_option, 8);
+
 /* What INIT_QP_ATTR answers: the attributes to give the QP for one state
  * and which of them count (UABI_QP_* mask bits). */
 struct uabi_cm_qp_attr {

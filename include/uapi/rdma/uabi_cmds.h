@@ -223,6 +223,7 @@ enum {
 	UABI_CM_ID_MIGRATE,		/* CHANNEL in (of the same context), ID_INFO out */
 	UABI_CM_ID_JOIN_MCAST,		/* MCAST in, MCAST_ID out */
 	UABI_CM_ID_LEAVE_MCAST,		/* MCAST_ID in, EVENTS out */
+	UABI_CM_ID_SET_OPTION,		/* OPTION in */
 };
 
 enum {
@@ -241,6 +242,7 @@ enum {
 	UABI_ATTR_CM_ID_MCAST,		/* in struct uabi_cm_mcast */
 	UABI_ATTR_CM_ID_MCAST_ID,	/* __u32: a group the ID joined */
 	UABI_ATTR_CM_ID_EVENTS,		/* out __u32: events reported */
+	UABI_ATTR_CM_ID_OPTION,		/* in struct uabi_cm_option */
 };
 
 #endif /* RDMA_UABI_CMDS_H */
