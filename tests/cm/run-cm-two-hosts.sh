@@ -15,7 +15,8 @@
 #   with 20 pings over IPv6, and each way between the second IPv4
 #   addresses and between the IPv6 link-local ones (the QPs send from
 #   their connection's address, not the device's first of its family),
-#   ucmatose (4 connections, data, disconnect)
+#   ucmatose (4 connections, data, disconnect; and with TOS 0x68: the IP
+#   header of every datagram of its QPs, both ways, captured)
 #   over IPv4 and over IPv6 and to a wildcard listener, rstream over IPv6 (64 KiB transfers,
 #   verified), rdma_xserver/rdma_xclient (RC and XRC), udaddy (UD,
 #   SIDR) over both, perftest's
@@ -238,6 +239,8 @@ rping_pair rping_ll_b_to_a $A fe80::66:1%$vA $B 24103 10 fe80::66:1%$vB
 # opens the RoCE device itself: in-process, the translator's context on it
 # gives the process its endpoint), 10 messages each way on each,
 # disconnect.
+# The client's further arguments: ucma_client_extra.
+ucma_client_extra=()
 ucmatose_pair() {
 	local name=$1 saddr=$2 port=$3 bind=(-b "$2") spid crc src try
 	[[ ${4:-} == any ]] && bind=()
@@ -245,7 +248,8 @@ ucmatose_pair() {
 	spid=$!
 	for try in $(seq 40); do
 		sleep 0.25
-		on $A timeout 60 ucmatose -s "$saddr" -p "$port" -c 4 -C 10 >"$log/$name.client.out" 2>&1
+		on $A timeout 60 ucmatose -s "$saddr" -p "$port" -c 4 -C 10 "${ucma_client_extra[@]}" \
+			>"$log/$name.client.out" 2>&1
 		crc=$?
 		((crc != 0)) && kill -0 $spid 2>/dev/null && grep -q 'REJECTED' "$log/$name.client.out" || break
 	done
@@ -261,6 +265,36 @@ ucmatose_pair() {
 ucmatose_pair ucmatose 10.66.0.2 25502
 ucmatose_pair ucmatose6 fd66::2 25512
 ucmatose_pair ucmatose_any 10.66.0.2 25514 any
+
+# TOS (ucmatose -t: rdma_set_option()'s): the client's REQ carries it as
+# the path's traffic class, and both sides' QPs send with it, the server's
+# taking the REQ's: every datagram of the connections' QPs (not QP1's
+# MADs) has it in its IP header, both ways, as rxe sends an AV's traffic
+# class.  Captured on B's end of the veth.
+if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
+	ip netns exec $B dumpcap -q -P -i $vB -f "udp port 4791" -w "$log/tos.pcap" \
+		2>"$log/tos.dumpcap.err" &
+	dpid=$!
+	sleep 1
+	ucma_client_extra=(-t 0x68)
+	ucmatose_pair ucmatose_tos 10.66.0.2 25516
+	ucma_client_extra=()
+	sleep 0.5
+	kill $dpid 2>/dev/null
+	wait $dpid 2>/dev/null
+	qps='infiniband.bth.destqp != 1'
+	all=$(tshark -r "$log/tos.pcap" -Y "$qps" 2>/dev/null | wc -l)
+	marked_ab=$(tshark -r "$log/tos.pcap" -Y "$qps && ip.dsfield == 0x68 && ip.src == 10.66.0.1" 2>/dev/null | wc -l)
+	marked_ba=$(tshark -r "$log/tos.pcap" -Y "$qps && ip.dsfield == 0x68 && ip.src == 10.66.0.2" 2>/dev/null | wc -l)
+	if ((all > 0 && marked_ab > 0 && marked_ba > 0 && marked_ab + marked_ba == all)); then
+		pass "TOS 0x68 in the IP header of all $all datagrams of the connections' QPs ($marked_ab A to B, $marked_ba B to A)"
+	else
+		fail "TOS: $all datagrams of the QPs, $marked_ab A to B and $marked_ba B to A with TOS 0x68" \
+			"$log"/tos.*
+	fi
+else
+	fail "TOS: dumpcap and tshark not installed (make deps)"
+fi
 
 # rsockets over IPv6: 200 transfers of 64 KiB each way, verified (-T v):
 # messages of many packets from the device's IPv6 source.

@@ -1411,3 +1411,80 @@ TEST(WireSources, InProcessSendsAndReceivesAtASecondAddress)
 	EXPECT_EQ(b.ep->counters().rx_bad_state.load(), 0u);
 	qp.reset();
 }
+
+// The AV's traffic class is the IP header's (IPv4 TOS, IPv6 traffic
+// class), as rxe sends it, per datagram: another QP of the same socket
+// without one sends 0.  A plain UDP socket plays the peer and reads the
+// byte the kernel received.  (Made to fail: with the class not passed to
+// the socket, both read 0.)
+TEST(WireRc, TheTrafficClassIsTheIpHeaders)
+{
+	for (bool v6 : {false, true}) {
+		SCOPED_TRACE(v6 ? "IPv6" : "IPv4");
+		sockaddr_storage ss{};
+		socklen_t len;
+		if (v6) {
+			auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+			a->sin6_family = AF_INET6;
+			a->sin6_addr = in6addr_loopback;
+			len = sizeof(*a);
+		} else {
+			auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+			a->sin_family = AF_INET;
+			a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			len = sizeof(*a);
+		}
+		std::unique_ptr<Endpoint> ep =
+		    Endpoint::open(PeerAddr::from(reinterpret_cast<sockaddr *>(&ss), len));
+		ASSERT_TRUE(ep) << strerror(errno);
+		Side a(std::move(ep), 0x11, kQptRc, 4096), b(Side::loopback_endpoint(), 0x12, kQptRc, 4096);
+		int peer = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
+		ASSERT_GE(peer, 0);
+		int on = 1;
+		ASSERT_EQ(setsockopt(peer, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+				     v6 ? IPV6_RECVTCLASS : IP_RECVTOS, &on, sizeof(on)),
+			  0);
+		ASSERT_EQ(bind(peer, reinterpret_cast<sockaddr *>(&ss), len), 0);
+		ASSERT_EQ(getsockname(peer, reinterpret_cast<sockaddr *>(&ss), &len), 0);
+		timeval tv{5, 0};
+		setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		// The byte the next datagram at @peer came with (-1: none).
+		auto received_class = [&]() {
+			std::uint8_t pkt[2048];
+			alignas(cmsghdr) std::uint8_t ctl[64];
+			iovec iov{pkt, sizeof(pkt)};
+			msghdr m{};
+			m.msg_iov = &iov;
+			m.msg_iovlen = 1;
+			m.msg_control = ctl;
+			m.msg_controllen = sizeof(ctl);
+			if (recvmsg(peer, &m, 0) < 0)
+				return -1;
+			for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+				if (!v6 && c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+					return int(*CMSG_DATA(c));
+				if (v6 && c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+					int tc;
+					std::memcpy(&tc, CMSG_DATA(c), sizeof(tc));
+					return tc;
+				}
+			}
+			return -1;
+		};
+		for (Side *s : {&a, &b}) {
+			const bool marked = s == &a;
+			if (!marked && v6)
+				continue; // b's endpoint is IPv4's
+			for (std::uint32_t st : {kInit, kRtr, kRts}) {
+				QpAttr x = attr(st, a, 0x99);
+				x.dest = PeerAddr::from(reinterpret_cast<sockaddr *>(&ss), len);
+				x.dest.tclass = marked ? 0x68 : 0;
+				x.retry_cnt = 0;
+				ASSERT_EQ(s->qp->modify(x), 0);
+			}
+			ASSERT_EQ(s->qp->post_send(wr(kWrSend, 1, *s, 0, 16)), 0);
+			EXPECT_EQ(received_class(), marked ? 0x68 : 0);
+		}
+		close(peer);
+	}
+}

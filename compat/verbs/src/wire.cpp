@@ -353,6 +353,7 @@ public:
 				a.state = d.state;
 				a.access = d.access;
 				a.dest = addr_of(d.dgid, ep_->port, ep_->ifindex);
+				a.dest.tclass = d.traffic_class;
 				a.src = d.is_global ? source_of(d.sgid_index) : wire::PeerAddr{};
 				a.dest_qpn = d.dest_qpn;
 				a.rq_psn = d.rq_psn;
@@ -450,6 +451,7 @@ public:
 		}
 		if (wr.ah) {
 			w.ud_dest = addr_of(wr.ah->dgid, ep_->port, ep_->ifindex);
+			w.ud_dest.tclass = wr.ah->traffic_class;
 			if (wr.ah->is_global)
 				w.ud_src = ud_source_of(wr.ah->sgid_index);
 			w.ud_qpn = wr.remote_qpn;
@@ -487,6 +489,7 @@ public:
 		}
 		if (m.mask & IBV_QP_AV) {
 			attr_.dest = addr_of(m.dgid, ep_->port, ep_->ifindex);
+			attr_.dest.tclass = m.traffic_class;
 			attr_.src = m.is_global ? source_of(m.sgid_index) : wire::PeerAddr{};
 		}
 		if (m.mask & IBV_QP_DEST_QPN)
@@ -911,6 +914,7 @@ sw::QpModify to_modify(const struct ibv_qp_attr &a, int mask, std::uint32_t stat
 		std::memcpy(m.dgid, a.ah_attr.grh.dgid.raw, 16);
 		m.is_global = a.ah_attr.is_global;
 		m.sgid_index = a.ah_attr.grh.sgid_index;
+		m.traffic_class = a.ah_attr.grh.traffic_class;
 	}
 	if (mask & IBV_QP_DEST_QPN)
 		m.dest_qpn = a.dest_qp_num;

@@ -254,7 +254,7 @@ struct uabi_sw_qp {
 	__u8 sq_sig_all;
 	__u16 dlid;
 	__u8 is_global;
-	__u8 reserved0;
+	__u8 traffic_class;	/* the AV's GRH's */
 	/* The AV's GRH and the receive PSN: what a process serving an XRC
 	 * receive QP it did not modify itself needs on a RoCE device. */
 	__u8 dgid[16];

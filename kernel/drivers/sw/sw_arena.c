@@ -375,6 +375,7 @@ int sw_arena_qp_create(struct sw_domain *dom, struct uabi_qp *qp)
 	memset(d->dgid, 0, sizeof(d->dgid));
 	d->rq_psn = 0;
 	d->sgid_index = 0;
+	d->traffic_class = 0;
 	d->max_recv_sge = sge;
 	WRITE_ONCE(d->qpn, qp->qpn);
 	seq_end(&d->seq);
@@ -413,6 +414,7 @@ int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		memset(d->dgid, 0, sizeof(d->dgid));
 		d->rq_psn = 0;
 		d->sgid_index = 0;
+		d->traffic_class = 0;
 		WRITE_ONCE(w->flush, 0u);
 		WRITE_ONCE(w->err, 0u);
 		WRITE_ONCE(w->rq_prod, 0ull);
@@ -442,6 +444,7 @@ int sw_arena_qp_modify(struct sw_domain *dom, struct uabi_qp *qp,
 		d->is_global = a->ah_attr.is_global;
 		memcpy(d->dgid, a->ah_attr.grh.dgid, sizeof(d->dgid));
 		d->sgid_index = a->ah_attr.grh.sgid_index;
+		d->traffic_class = a->ah_attr.grh.traffic_class;
 	}
 	if (mask & UABI_QP_RQ_PSN)
 		d->rq_psn = a->rq_psn & 0xffffff;

@@ -91,11 +91,52 @@ bool same_peer(const PeerAddr &a, const PeerAddr &b)
 		auto *x = reinterpret_cast<const sockaddr_in6 *>(&a.ss);
 		auto *y = reinterpret_cast<const sockaddr_in6 *>(&b.ss);
 		return x->sin6_port == y->sin6_port && !std::memcmp(&x->sin6_addr, &y->sin6_addr, 16) &&
-		       x->sin6_scope_id == y->sin6_scope_id;
+		       x->sin6_scope_id == y->sin6_scope_id && a.tclass == b.tclass;
 	}
 	auto *x = reinterpret_cast<const sockaddr_in *>(&a.ss);
 	auto *y = reinterpret_cast<const sockaddr_in *>(&b.ss);
-	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr &&
+	       a.tclass == b.tclass;
+}
+
+// One datagram (@gso_seg: segments of that size, UDP_SEGMENT) to @to, with
+// its traffic class in the IP header when it has one (IP_TOS or
+// IPV6_TCLASS for this datagram alone: the socket is every QP's).
+ssize_t send_datagram(int fd, const void *buf, std::size_t len, const PeerAddr &to,
+		      std::uint16_t gso_seg = 0)
+{
+	if (!gso_seg && !to.tclass)
+		return sendto(fd, buf, len, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss),
+			      to.len);
+	iovec iov{const_cast<void *>(buf), len};
+	alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t)) + CMSG_SPACE(sizeof(int))] = {};
+	msghdr m{};
+	m.msg_name = const_cast<sockaddr_storage *>(&to.ss);
+	m.msg_namelen = to.len;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl;
+	m.msg_controllen = sizeof(ctl);
+	std::size_t used = 0;
+	cmsghdr *c = CMSG_FIRSTHDR(&m);
+	if (gso_seg) {
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(gso_seg));
+		std::memcpy(CMSG_DATA(c), &gso_seg, sizeof(gso_seg));
+		used += CMSG_SPACE(sizeof(gso_seg));
+		c = CMSG_NXTHDR(&m, c);
+	}
+	if (to.tclass) {
+		int tc = to.tclass;
+		c->cmsg_level = to.v6() ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = to.v6() ? IPV6_TCLASS : IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(tc));
+		std::memcpy(CMSG_DATA(c), &tc, sizeof(tc));
+		used += CMSG_SPACE(sizeof(tc));
+	}
+	m.msg_controllen = used;
+	return sendmsg(fd, &m, MSG_DONTWAIT);
 }
 
 bool env_off(const char *name)
@@ -564,41 +605,23 @@ bool Endpoint::transmit_batched(const Packet &hdr, const std::vector<std::span<c
 
 void Endpoint::flush_run(TxRun &r)
 {
-	const auto *dst = reinterpret_cast<const sockaddr *>(&r.to.ss);
 	const int fd = fd_of(r.src);
 	if (r.n == 1) {
-		(void)sendto(fd, r.buf, r.off, MSG_DONTWAIT, dst, r.to.len);
-	} else {
-		iovec iov{r.buf, r.off};
-		alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
-		msghdr m{};
-		m.msg_name = const_cast<sockaddr *>(dst);
-		m.msg_namelen = r.to.len;
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = ctl;
-		m.msg_controllen = sizeof(ctl);
-		cmsghdr *c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_UDP;
-		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-		std::uint16_t seg = std::uint16_t(r.seg);
-		std::memcpy(CMSG_DATA(c), &seg, sizeof(seg));
-		if (sendmsg(fd, &m, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
-		    errno != EMSGSIZE) {
-			// The route's device cannot segment (EIO), or the
-			// kernel refuses these segments: one send each from
-			// now on, each ICRC made again for the ID 0 it gets.
-			gso_ = false;
-			IpInfo ip = ip_to(r.to, r.src);
-			for (std::size_t off = 0; off < r.off; off += r.seg) {
-				std::size_t len = std::min(r.seg, r.off - off);
-				std::uint8_t *pkt = r.buf + off;
-				std::uint32_t crc = icrc(ip, {pkt, len - kIcrcBytes});
-				for (int i = 0; i < 4; i++)
-					pkt[len - kIcrcBytes + i] = std::uint8_t(crc >> (8 * i));
-				(void)sendto(fd, pkt, len, MSG_DONTWAIT, dst, r.to.len);
-			}
+		(void)send_datagram(fd, r.buf, r.off, r.to);
+	} else if (send_datagram(fd, r.buf, r.off, r.to, std::uint16_t(r.seg)) < 0 &&
+		   errno != EAGAIN && errno != ENOBUFS && errno != EMSGSIZE) {
+		// The route's device cannot segment (EIO), or the kernel
+		// refuses these segments: one send each from now on, each
+		// ICRC made again for the ID 0 it gets.
+		gso_ = false;
+		IpInfo ip = ip_to(r.to, r.src);
+		for (std::size_t off = 0; off < r.off; off += r.seg) {
+			std::size_t len = std::min(r.seg, r.off - off);
+			std::uint8_t *pkt = r.buf + off;
+			std::uint32_t crc = icrc(ip, {pkt, len - kIcrcBytes});
+			for (int i = 0; i < 4; i++)
+				pkt[len - kIcrcBytes + i] = std::uint8_t(crc >> (8 * i));
+			(void)send_datagram(fd, pkt, len, r.to);
 		}
 	}
 	r.n = 0;
@@ -628,7 +651,7 @@ void Endpoint::transmit_gather(const Packet &hdr, const std::vector<std::span<co
 	auto send = [&](const std::uint8_t *d, std::size_t n) {
 		// A full socket buffer drops the datagram as the wire would;
 		// retransmission recovers it.
-		(void)sendto(fd_of(src), d, n, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss), to.len);
+		(void)send_datagram(fd_of(src), d, n, to);
 	};
 	std::unique_lock<std::mutex> g(tx_lock_);
 	if (tx_hook_) {

@@ -419,6 +419,7 @@ struct QpModify {
 	std::uint8_t dgid[16] = {};
 	bool is_global = false;
 	std::uint8_t sgid_index = 0;	// the AV's source GID (with is_global)
+	std::uint8_t traffic_class = 0;	// the AV's GRH
 	std::uint32_t dest_qpn = 0;
 	std::uint32_t rq_psn = 0;
 	std::uint32_t sq_psn = 0;

@@ -151,6 +151,9 @@ using CqSink = std::function<void(const Completion &)>;
 struct PeerAddr {
 	sockaddr_storage ss{};
 	socklen_t len = 0;
+	// The GRH's traffic class its datagrams leave with: the IPv4 TOS or
+	// IPv6 traffic class of their IP header, as rxe sends the AV's.
+	std::uint8_t tclass = 0;
 	static PeerAddr from(const sockaddr *sa, socklen_t len);
 	bool v6() const { return ss.ss_family == AF_INET6; }
 	// The same IP address (family and address; ports are not compared).
