@@ -11,6 +11,7 @@
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #ifndef AF_IB
@@ -123,5 +124,68 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 int rdma_ack_cm_event(struct rdma_cm_event *event);
 int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen);
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask);
+
+// What the programs share beyond the declarations: checks that print one
+// line each, and the wait for an event.
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define UCMA_UNUSED __attribute__((unused))
+
+static int failed UCMA_UNUSED;
+
+// Prints "ok: WHAT" or "FAILED: WHAT" (and remembers the failure).
+static UCMA_UNUSED void check(int ok, const char *what)
+{
+	printf("%s: %s\n", ok ? "ok" : "FAILED", what);
+	fflush(stdout);
+	if (!ok)
+		failed = 1;
+}
+
+static UCMA_UNUSED void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+// SIGALRM's handler: the run's bound (alarm()) passed.
+static UCMA_UNUSED void on_alarm(int sig)
+{
+	(void)sig;
+	static const char m[] = "timed out waiting for an event\n";
+	(void)!write(1, m, sizeof(m) - 1);
+	_exit(3);
+}
+
+// The next event of @ch, printed; exits unless it is @want with @status.
+// Copies its private data (up to 8 bytes) to @priv when given.  Returns
+// its ID.
+static UCMA_UNUSED struct rdma_cm_id *expect_pd(const char *who, struct rdma_event_channel *ch,
+						int want, int status, char *priv)
+{
+	struct rdma_cm_event *ev;
+	if (rdma_get_cm_event(ch, &ev))
+		die("rdma_get_cm_event");
+	struct rdma_cm_id *id = ev->id;
+	int e = ev->event, s = ev->status;
+	if (priv && ev->conn.private_data)
+		memcpy(priv, ev->conn.private_data, 8);
+	rdma_ack_cm_event(ev);
+	printf("%s: event %d, status %d\n", who, e, s);
+	fflush(stdout);
+	if (e != want || s != status) {
+		printf("%s: wanted event %d, status %d\n", who, want, status);
+		exit(1);
+	}
+	return id;
+}
+
+static UCMA_UNUSED struct rdma_cm_id *expect(const char *who, struct rdma_event_channel *ch, int want,
+					     int status)
+{
+	return expect_pd(who, ch, want, status, NULL);
+}
 
 #endif

@@ -24,7 +24,8 @@
 //
 //   ucma_af_ib PORT
 //
-// librdmacm's development header is not needed (rdmacm_decl.h).
+// librdmacm's development header is not needed (rdmacm_decl.h, which
+// also holds the checks these programs share).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <endian.h>
@@ -39,44 +40,6 @@
 #include <unistd.h>
 
 #include "rdmacm_decl.h"
-
-static int failed;
-
-static void check(int ok, const char *what)
-{
-	printf("%s: %s\n", ok ? "ok" : "FAILED", what);
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-// The next event of @ch; exits unless it is @want (and @status).  Copies
-// its private data (up to 8 bytes) to @priv when given.
-static struct rdma_cm_id *expect(const char *who, struct rdma_event_channel *ch, int want, int status,
-				 char *priv)
-{
-	struct rdma_cm_event *ev;
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	struct rdma_cm_id *id = ev->id;
-	int e = ev->event, s = ev->status;
-	if (priv && ev->conn.private_data)
-		memcpy(priv, ev->conn.private_data, 8);
-	rdma_ack_cm_event(ev);
-	printf("%s: event %d, status %d\n", who, e, s);
-	fflush(stdout);
-	if (e != want || s != status) {
-		printf("%s: wanted event %d, status %d\n", who, want, status);
-		exit(1);
-	}
-	return id;
-}
 
 static int is_zero(const uint8_t *p, size_t n)
 {
@@ -93,14 +56,6 @@ static void print_gid(const char *what, const uint8_t *g)
 	printf("%s %s\n", what, s);
 }
 
-static void on_alarm(int sig)
-{
-	(void)sig;
-	static const char m[] = "timed out waiting for an event\n";
-	(void)!write(1, m, sizeof(m) - 1);
-	_exit(3);
-}
-
 // A client ID on @ch to @dst, its address and route resolved.
 static struct rdma_cm_id *client(struct rdma_event_channel *ch, struct sockaddr *dst)
 {
@@ -109,10 +64,10 @@ static struct rdma_cm_id *client(struct rdma_event_channel *ch, struct sockaddr 
 		die("rdma_create_id");
 	if (rdma_resolve_addr(c, NULL, dst, 2000))
 		die("rdma_resolve_addr");
-	expect("client", ch, ADDR_RESOLVED, 0, NULL);
+	expect("client", ch, ADDR_RESOLVED, 0);
 	if (rdma_resolve_route(c, 2000))
 		die("rdma_resolve_route");
-	expect("client", ch, ROUTE_RESOLVED, 0, NULL);
+	expect("client", ch, ROUTE_RESOLVED, 0);
 	return c;
 }
 
@@ -209,7 +164,7 @@ int main(int argc, char **argv)
 	p.qp_num = 0x123; // no QP: the CM needs only its number
 	if (rdma_connect(c, &p))
 		die("rdma_connect");
-	struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 0, NULL);
+	struct rdma_cm_id *n = expect("server", sch, CONNECT_REQUEST, 0);
 	check(n->route.addr.dst_addr.sa_family == AF_INET, "server: the requester's address is IPv4");
 	check(!memcmp(&n->route.addr.addr.ibaddr.dgid, &c->route.addr.addr.ibaddr.sgid, 16) &&
 		      !memcmp(&n->route.addr.addr.ibaddr.sgid, &c->route.addr.addr.ibaddr.dgid, 16),
@@ -218,14 +173,14 @@ int main(int argc, char **argv)
 	p.qp_num = 0x456;
 	if (rdma_accept(n, &p))
 		die("rdma_accept");
-	expect("client", cch, CONNECT_RESPONSE, 0, NULL);
+	expect("client", cch, CONNECT_RESPONSE, 0);
 	if (rdma_establish(c))
 		die("rdma_establish");
-	expect("server", sch, ESTABLISHED, 0, NULL);
+	expect("server", sch, ESTABLISHED, 0);
 	if (rdma_disconnect(c))
 		die("rdma_disconnect");
-	expect("client", cch, DISCONNECTED, 0, NULL);
-	expect("server", sch, DISCONNECTED, 0, NULL);
+	expect("client", cch, DISCONNECTED, 0);
+	expect("server", sch, DISCONNECTED, 0);
 	uint8_t dev_gid[16];
 	memcpy(dev_gid, c->route.addr.addr.ibaddr.sgid.raw, 16);
 	rdma_destroy_id(n);
@@ -246,11 +201,11 @@ int main(int argc, char **argv)
 	p.qp_num = 0x789;
 	if (rdma_connect(c, &p))
 		die("rdma_connect");
-	n = expect("server", sch, CONNECT_REQUEST, 0, NULL);
+	n = expect("server", sch, CONNECT_REQUEST, 0);
 	if (rdma_reject(n, "no thank", 8))
 		die("rdma_reject");
 	char priv[8] = {0};
-	expect("AF_IB client", cch, REJECTED, 28, priv);
+	expect_pd("AF_IB client", cch, REJECTED, 28, priv);
 	check(!memcmp(priv, "no thank", 8), "AF_IB client: the server's private data with the REJ");
 	rdma_destroy_id(n);
 	rdma_destroy_id(c);
@@ -261,11 +216,11 @@ int main(int argc, char **argv)
 	c = client(cch, (struct sockaddr *)&sib);
 	if (rdma_connect(c, &p))
 		die("rdma_connect");
-	n = expect("server", sch, CONNECT_REQUEST, 0, NULL);
+	n = expect("server", sch, CONNECT_REQUEST, 0);
 	check(1, "AF_IB client to the device's GID: its request reached the listener");
 	if (rdma_reject(n, NULL, 0))
 		die("rdma_reject");
-	expect("AF_IB client", cch, REJECTED, 28, NULL);
+	expect("AF_IB client", cch, REJECTED, 28);
 	rdma_destroy_id(n);
 	rdma_destroy_id(c);
 	rdma_destroy_id(l);

@@ -31,48 +31,6 @@
 
 enum { RDMA_PS_UDP = 0x0111 };
 
-static int failed;
-
-static void check(int ok, const char *what)
-{
-	printf("%s: %s\n", ok ? "ok" : "FAILED", what);
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	static const char m[] = "timed out waiting for an event\n";
-	(void)!write(1, m, sizeof(m) - 1);
-	_exit(3);
-}
-
-// The next event of @ch; exits unless it is @want with @status.
-static struct rdma_cm_id *expect(const char *who, struct rdma_event_channel *ch, int want, int status)
-{
-	struct rdma_cm_event *ev;
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	struct rdma_cm_id *id = ev->id;
-	int e = ev->event, s = ev->status;
-	rdma_ack_cm_event(ev);
-	printf("%s: event %d, status %d\n", who, e, s);
-	fflush(stdout);
-	if (e != want || s != status) {
-		printf("%s: wanted event %d, status %d\n", who, want, status);
-		exit(1);
-	}
-	return id;
-}
-
 // rdma_set_option()'s answer: 0 or the errno.
 static int opt(struct rdma_cm_id *id, int level, int name, void *val, size_t len)
 {
