@@ -28,7 +28,8 @@
 #   reason 8) and udaddy with no UD listener (SIDR REP "unsupported");
 #   a destination nobody answers (UNREACHABLE, -ETIMEDOUT, after
 #   the REQ's retries: uabid's test knobs make them short), a client
-#   killed mid-pings (the server ends by itself), and mckey (UD
+#   killed mid-pings (the server ends by itself; in-process an ib_send_bw -b
+#   client killed mid-transfer), and mckey (UD
 #   multicast to 239.1.2.3, to ff0e::6612 on the IPv6-only devices and
 #   to ff0e::6614 on the IPv4-first ones, across).  Neither uabid
 #   holds an object at the end.
@@ -39,8 +40,10 @@
 # process's own core is the CM of its RoCE device and the process's own
 # wire endpoint carries its MADs on QP1 (port 4791 of the device's
 # addresses) and its QPs' data.  The same cases run, each written once
-# here.  In-process a client killed mid-pings sends no DREQ (its CM died
-# with it): the server ends when its own send to it fails.  Garbage at QP1
+# here, but one: in-process a killed client sends no DREQ (its CM died
+# with it), and its server ends only when its own send to it fails, so
+# the client killed mid-transfer is ib_send_bw's, whose server always
+# sends (killed_bw below), not rping's.  Garbage at QP1
 # goes to the endpoint of a listening rping on host B, and "nothing left"
 # is no process of ours left in either namespace.
 #
@@ -490,34 +493,91 @@ fi
 # and sends the DREQ, the server's CM reports DISCONNECTED (or the
 # server's RDMA READ to the dead client fails first, status 12, as on
 # hardware); either way the server ends by itself, not by its timeout.
-# In-process the CM was the killed process's own and nobody sends the
-# DREQ: the server learns from its own next send to the dead client,
-# whose retries run out (status 12; seen after 8-9 s).
-on $B timeout 60 rping -s -a 10.66.0.2 -p 25506 -v >"$log/killed.server.out" 2>"$log/killed.server.err" &
-spid=$!
-cpid=""
-for try in $(seq 40); do
-	sleep 0.25
-	on_argv $A
-	"${on_cmd[@]}" rping -c -a 10.66.0.2 -p 25506 -v -C 100000000 >"$log/killed.client.out" 2>"$log/killed.client.err" &
-	cpid=$!
-	# (its output is buffered: alive after 2 s is connected and pinging;
-	# REJECTED, the listener not up yet, ends it at once)
-	sleep 2
-	kill -0 $cpid 2>/dev/null && break
+killed_rping() {
+	on $B timeout 60 rping -s -a 10.66.0.2 -p 25506 -v >"$log/killed.server.out" 2>"$log/killed.server.err" &
+	spid=$!
+	cpid=""
+	for try in $(seq 40); do
+		sleep 0.25
+		on_argv $A
+		"${on_cmd[@]}" rping -c -a 10.66.0.2 -p 25506 -v -C 100000000 >"$log/killed.client.out" 2>"$log/killed.client.err" &
+		cpid=$!
+		# (its output is buffered: alive after 2 s is connected and pinging;
+		# REJECTED, the listener not up yet, ends it at once)
+		sleep 2
+		kill -0 $cpid 2>/dev/null && break
+		wait $cpid 2>/dev/null
+		grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/killed.client.err" || break
+	done
+	kill -9 $cpid 2>/dev/null
+	t0=$SECONDS
 	wait $cpid 2>/dev/null
-	grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$log/killed.client.err" || break
-done
-kill -9 $cpid 2>/dev/null
-t0=$SECONDS
-wait $cpid 2>/dev/null
-wait $spid
-src=$?
-if grep -q 'ping data' "$log/killed.server.out" && ((src != 124 && src != 137)) &&
-	grep -qE 'DISCONNECT EVENT|cq completion failed status 12' "$log/killed.server.err"; then
-	pass "client killed mid-pings (the server ended by itself after $((SECONDS - t0)) s, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
+	wait $spid
+	src=$?
+	if grep -q 'ping data' "$log/killed.server.out" && ((src != 124 && src != 137)) &&
+		grep -qE 'DISCONNECT EVENT|cq completion failed status 12' "$log/killed.server.err"; then
+		pass "client killed mid-pings (the server ended by itself after $((SECONDS - t0)) s, exit $src: $(grep -oE 'DISCONNECT EVENT|status 12' "$log/killed.server.err" | head -1))"
+	else
+		fail "client killed mid-pings (server exit $src)" "$log"/killed.*
+	fi
+}
+# In-process the CM was the killed process's own and nobody sends the
+# DREQ (docs/cm.md, "The in-process host"): the server learns only from
+# its own traffic to the dead client, whose retries run out (status 12),
+# as against a dead host.  An rping server waiting for the client's next
+# message with everything it sent acknowledged waits forever (seen: 1 run
+# in a few, "server exit 124"), so in-process the server is one that
+# always has traffic in flight: perftest's ib_send_bw -R -b (both ways)
+# for a duration.  A pair whose client did not get going (perftest's own
+# race between its two connections, above; that client crashes in its
+# cleanup, which bash reports as a segmentation fault) is run again whole.
+killed_bw() {
+	local attempt port ok=0
+	command -v ib_send_bw >/dev/null || { fail "client killed mid-transfer: ib_send_bw not installed"; return; }
+	for attempt in $(seq 10); do
+		port=$((25540 + attempt))
+		on $B env UABI_WIRE_HOLD_ACKS=0 timeout 60 ib_send_bw -R -b -D 40 -p $port \
+			>"$log/killed.server.out" 2>&1 &
+		spid=$!
+		wait_endpoint $B
+		sleep 0.2
+		on_argv $A
+		# (no timeout(1) in between: the kill below must reach perftest;
+		# each word execs the next)
+		"${on_cmd[@]}" env UABI_WIRE_HOLD_ACKS=0 ib_send_bw -R -b -D 40 -p $port 10.66.0.2 \
+			>"$log/killed.client.out" 2>&1 &
+		cpid=$!
+		# alive after 3 s: connected and sending both ways
+		sleep 3
+		if kill -0 $cpid 2>/dev/null && kill -0 $spid 2>/dev/null; then
+			ok=1
+			break
+		fi
+		kill $cpid 2>/dev/null
+		stop_prog $B ib_send_bw
+		wait $cpid 2>/dev/null
+		wait $spid 2>/dev/null
+	done
+	if ((!ok)); then
+		fail "client killed mid-transfer: no pair got going in 10 attempts" "$log"/killed.*
+		return
+	fi
+	kill -9 $cpid 2>/dev/null
+	t0=$SECONDS
+	wait $cpid 2>/dev/null
+	wait $spid
+	src=$?
+	if ((src != 0 && src != 124 && src != 137)) &&
+		grep -q 'Failed status 12' "$log/killed.server.out"; then
+		pass "client killed mid-transfer (attempt $attempt: the server's sends ran out of retries, status 12, and it ended by itself after $((SECONDS - t0)) s, exit $src)"
+	else
+		fail "client killed mid-transfer (server exit $src)" "$log"/killed.*
+	fi
+}
+if [[ -n $inproc ]]; then
+	killed_bw
 else
-	fail "client killed mid-pings (server exit $src)" "$log"/killed.*
+	killed_rping
 fi
 
 # A client killed half-way through connecting (tests/cm/ucma_half_connect.c:
