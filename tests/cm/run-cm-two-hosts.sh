@@ -567,9 +567,11 @@ killed_bw() {
 	wait $cpid 2>/dev/null
 	wait $spid
 	src=$?
+	# Its first error completion: a send's, status 12 (retries exceeded),
+	# or a receive's, status 5 (flushed: the QP went to ERR with them).
 	if ((src != 0 && src != 124 && src != 137)) &&
-		grep -q 'Failed status 12' "$log/killed.server.out"; then
-		pass "client killed mid-transfer (attempt $attempt: the server's sends ran out of retries, status 12, and it ended by itself after $((SECONDS - t0)) s, exit $src)"
+		grep -Eq 'Failed status (12|5):' "$log/killed.server.out"; then
+		pass "client killed mid-transfer (attempt $attempt: the server's sends ran out of retries and it ended by itself after $((SECONDS - t0)) s, exit $src: $(grep -Eo 'Completion with error at (client|server)|Failed status [0-9]+' "$log/killed.server.out" | tr '\n' ' '))"
 	else
 		fail "client killed mid-transfer (server exit $src)" "$log"/killed.*
 	fi
