@@ -58,9 +58,9 @@ struct uabi_cm_id {
 	u8 rnr_retry_count;
 	u32 events_reported;
 	/* SET_OPTION (rdma_set_option()'s, as Linux's cma keeps them) */
-	u8 tos;				/* the traffic class, when tos_set */
+	u8 tos;				/* the traffic class (0 unless set) */
 	u8 ack_timeout;			/* the QP's, when ack_timeout_set */
-	bool tos_set, ack_timeout_set;
+	bool ack_timeout_set;
 	bool reuseaddr;
 	bool afonly_set, afonly;	/* unset: IPv4 only its family, IPv6 both */
 	struct list_head mcasts;	/* struct cm_mcast: groups joined */

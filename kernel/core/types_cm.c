@@ -118,14 +118,19 @@ bool cm_addr_covers(const struct uabi_cm_addr *bound, const struct uabi_cm_addr 
 	return blen == tlen && !memcmp(bound->bytes + boff, to->bytes + toff, blen);
 }
 
-/* Does @id keep to its own address family?  As Linux's cma: what
+/* Does @id, bound in @family, keep to that family?  As Linux's cma: what
  * SET_OPTION's AFONLY said, else yes for IPv4 and no for IPv6 (the
  * bindv6only default); an unbound ID's family is IPv4's (LISTEN). */
-static bool cm_afonly(const struct uabi_cm_id *id)
+static bool cm_afonly_in(const struct uabi_cm_id *id, u16 family)
 {
 	if (id->afonly_set)
 		return id->afonly;
-	return cm_addr_family(&id->src) != UABI_CM_AF_INET6;
+	return family != UABI_CM_AF_INET6;
+}
+
+static bool cm_afonly(const struct uabi_cm_id *id)
+{
+	return cm_afonly_in(id, cm_addr_family(&id->src));
 }
 
 /* Does the listener @l take a request for @to?  A wildcard takes its own
@@ -182,7 +187,7 @@ static int port_used(struct uabi_device *dev, const struct uabi_cm_id *self,
 			return -EADDRNOTAVAIL;
 		if (reuse && self->reuseaddr && o->reuseaddr)
 			continue;
-		if (cm_afonly(self) && cm_afonly(o) &&
+		if (cm_afonly_in(self, cm_addr_family(addr)) && cm_afonly(o) &&
 		    cm_addr_family(addr) != cm_addr_family(&o->src))
 			continue;
 		if (addr_any(addr) || addr_any(&o->src))
@@ -695,12 +700,7 @@ static int id_bind(struct uabi_call *call)
 		goto out;
 	}
 	if (cm_addr_port(&a)) {
-		/* (cm_afonly() reads the family from the ID's address) */
-		struct uabi_cm_addr old = id->src;
-
-		id->src = a;
 		ret = port_used(dev, id, id->ps, cm_addr_port(&a), &a, true);
-		id->src = old;
 		if (ret)
 			goto out;
 	}
@@ -1307,7 +1307,6 @@ static int id_set_option(struct uabi_call *call)
 			break;
 		}
 		id->tos = (u8)o.value;
-		id->tos_set = true;
 		break;
 	case UABI_CM_OPT_REUSEADDR:
 		if (o.value > 1 ||
