@@ -351,17 +351,19 @@ static void mad_init(u8 *m, u16 attr, u64 tid)
 	put16(m + 16, attr);
 }
 
-static void wire_send(u32 link_dev, const u8 *sgid, const u8 *dgid, const u8 *m)
+/* @tclass: the traffic class of the datagram, as Linux's CM sends on the
+ * path's (the TOS the consumer set, or the REQ's on the passive side). */
+static void wire_send(u32 link_dev, const u8 *sgid, const u8 *dgid, u8 tclass, const u8 *m)
 {
 	if (!wire_ops || !link_dev)
 		return;
 	stats.sent++;
-	wire_ops->send(link_dev - 1, sgid, dgid, m, UABI_CM_MAD_SIZE);
+	wire_ops->send(link_dev - 1, sgid, dgid, tclass, m, UABI_CM_MAD_SIZE);
 }
 
 static void id_send(struct uabi_cm_id *id)
 {
-	wire_send(id->link_dev, id->sgid, id->dgid, id->mad);
+	wire_send(id->link_dev, id->sgid, id->dgid, id->tos, id->mad);
 }
 
 static u32 new_comm_id(void)
@@ -410,8 +412,9 @@ static void stop_wait(struct uabi_cm_id *id)
 }
 
 /* A REJ (into a buffer of its own: id->mad may hold what is waited for). */
-static void send_rej(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 local_id,
-		     u32 remote_id, u8 msg, u16 reason, const u8 *priv, u32 priv_len)
+static void send_rej(u32 link_dev, const u8 *sgid, const u8 *dgid, u8 tclass, u64 tid,
+		     u32 local_id, u32 remote_id, u8 msg, u16 reason, const u8 *priv,
+		     u32 priv_len)
 {
 	struct uabi_device *link = link_of(link_dev);
 	u8 m[UABI_CM_MAD_SIZE];
@@ -428,12 +431,12 @@ static void send_rej(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 
 	put16(m + REJ_REASON, reason);
 	if (priv && priv_len)
 		memcpy(m + REJ_PRIVATE, priv, min_t(u32, priv_len, REJ_PRIVATE_LEN));
-	wire_send(link_dev, sgid, dgid, m);
+	wire_send(link_dev, sgid, dgid, tclass, m);
 }
 
 static void id_send_rej(struct uabi_cm_id *id, u8 msg, u16 reason, const u8 *priv, u32 len)
 {
-	send_rej(id->link_dev, id->sgid, id->dgid, id->tid, id->local_comm_id,
+	send_rej(id->link_dev, id->sgid, id->dgid, id->tos, id->tid, id->local_comm_id,
 		 id->remote_comm_id, msg, reason, priv, len);
 }
 
@@ -441,8 +444,8 @@ static void id_send_rej(struct uabi_cm_id *id, u8 msg, u16 reason, const u8 *pri
  * answer will take up to our MRA timeout, so that the peer waits instead
  * of timing out (as Linux's rdma_cm asks for a request or reply its
  * consumer has not answered yet, when it comes again). */
-static void send_mra(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 local_id,
-		     u32 remote_id, u8 msg)
+static void send_mra(u32 link_dev, const u8 *sgid, const u8 *dgid, u8 tclass, u64 tid,
+		     u32 local_id, u32 remote_id, u8 msg)
 {
 	u8 m[UABI_CM_MAD_SIZE];
 
@@ -451,7 +454,7 @@ static void send_mra(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 
 	put32(m + MSG_REMOTE_COMM_ID, remote_id);
 	m[MRA_B8] = (u8)(msg << 6);
 	m[MRA_B9] = (u8)(READ_ONCE(mra_timeout) << 3);
-	wire_send(link_dev, sgid, dgid, m);
+	wire_send(link_dev, sgid, dgid, tclass, m);
 }
 
 /* The RDMA CM header of @id's addresses at @h. */
@@ -514,7 +517,7 @@ static void send_sidr_rep(struct uabi_cm_id *id, u8 status, u32 qpn, u32 qkey,
 	put32(m + SIDR_REP_QKEY, qkey);
 	if (priv && priv_len)
 		memcpy(m + SIDR_REP_PRIVATE, priv, min_t(u32, priv_len, SIDR_REP_PRIVATE_LEN));
-	wire_send(id->link_dev, id->sgid, id->dgid, m);
+	wire_send(id->link_dev, id->sgid, id->dgid, id->tos, m);
 }
 
 /* CONNECT through a link: the REQ. */
@@ -754,12 +757,12 @@ void cm_wire_drop_request(struct cm_event_node *n)
 		mad_init(m, CM_ATTR_SIDR_REP, w->tid);
 		put32(m + SIDR_REP_ID, w->remote_comm_id);
 		m[SIDR_REP_STATUS] = SIDR_REJECT;
-		wire_send(w->link_dev, w->sgid, w->dgid, m);
+		wire_send(w->link_dev, w->sgid, w->dgid, w->tclass, m);
 		return;
 	}
 	if (!n->gone)
-		send_rej(w->link_dev, w->sgid, w->dgid, w->tid, 0, w->remote_comm_id, CM_MSG_REQ,
-			 UABI_CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		send_rej(w->link_dev, w->sgid, w->dgid, w->tclass, w->tid, 0, w->remote_comm_id,
+			 CM_MSG_REQ, UABI_CM_REJ_CONSUMER_DEFINED, NULL, 0);
 }
 
 /* ------------------------------------------------------------ receiving */
@@ -848,15 +851,15 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 		if (l->state == UABI_CM_REP_SENT)
 			id_send(l);
 		else if (l->state == UABI_CM_REQ_RCVD)
-			send_mra(l->link_dev, l->sgid, l->dgid, l->tid, l->local_comm_id,
+			send_mra(l->link_dev, l->sgid, l->dgid, l->tos, l->tid, l->local_comm_id,
 				 l->remote_comm_id, CM_MSG_REQ);
 		return true;
 	}
 	n = find_pending(dev, in, theirs);
 	if (n) {
 		if (!n->wire->sidr)
-			send_mra(n->wire->link_dev, n->wire->sgid, n->wire->dgid, n->wire->tid,
-				 n->wire->local_comm_id, theirs, CM_MSG_REQ);
+			send_mra(n->wire->link_dev, n->wire->sgid, n->wire->dgid, n->wire->tclass,
+				 n->wire->tid, n->wire->local_comm_id, theirs, CM_MSG_REQ);
 		return true;
 	}
 	cma_addr(&src, ipver == 4, h + 4, get16(h + 2));
@@ -873,8 +876,8 @@ static bool on_req(struct uabi_device *dev, const struct mad_in *in)
 			break;
 		}
 	if (!found) {
-		send_rej(in->link_dev, in->dgid, in->sgid, get64(m + 8), 0, theirs, CM_MSG_REQ,
-			 UABI_CM_REJ_INVALID_SERVICE_ID, NULL, 0);
+		send_rej(in->link_dev, in->dgid, in->sgid, m[REQ_TCLASS], get64(m + 8), 0, theirs,
+			 CM_MSG_REQ, UABI_CM_REJ_INVALID_SERVICE_ID, NULL, 0);
 		return true;
 	}
 	/* Beyond the backlog Linux's ucma fails the request with ENOMEM, for
@@ -933,7 +936,9 @@ static void sidr_refuse(const struct mad_in *in, u32 theirs, u64 sid, u8 status)
 	put32(rep + SIDR_REP_ID, theirs);
 	rep[SIDR_REP_STATUS] = status;
 	put64(rep + SIDR_REP_SERVICE_ID, sid);
-	wire_send(in->link_dev, in->dgid, in->sgid, rep);
+	/* A SIDR REQ carries no traffic class (Linux answers on the received
+	 * GRH's, which the hosts do not pass on): the default, 0. */
+	wire_send(in->link_dev, in->dgid, in->sgid, 0, rep);
 }
 
 /* A SIDR REQ: a UD listener's CONNECT_REQUEST (the requester's QPN comes
@@ -1059,7 +1064,7 @@ static bool on_rep(struct uabi_device *dev, const struct mad_in *in)
 	}
 	if (id->state == UABI_CM_REP_RCVD && id->remote_comm_id == get32(m + REP_LOCAL_COMM_ID)) {
 		/* our consumer has not answered (ACCEPT, the RTU) yet */
-		send_mra(id->link_dev, id->sgid, id->dgid, id->tid, id->local_comm_id,
+		send_mra(id->link_dev, id->sgid, id->dgid, id->tos, id->tid, id->local_comm_id,
 			 id->remote_comm_id, CM_MSG_REP);
 		return true;
 	}
@@ -1162,15 +1167,15 @@ static bool on_mra(struct uabi_device *dev, const struct mad_in *in)
 	return true;
 }
 
-static void send_drep(u32 link_dev, const u8 *sgid, const u8 *dgid, u64 tid, u32 local,
-		      u32 remote)
+static void send_drep(u32 link_dev, const u8 *sgid, const u8 *dgid, u8 tclass, u64 tid,
+		      u32 local, u32 remote)
 {
 	u8 m[UABI_CM_MAD_SIZE];
 
 	mad_init(m, CM_ATTR_DREP, tid);
 	put32(m + MSG_LOCAL_COMM_ID, local);
 	put32(m + MSG_REMOTE_COMM_ID, remote);
-	wire_send(link_dev, sgid, dgid, m);
+	wire_send(link_dev, sgid, dgid, tclass, m);
 }
 
 static bool on_dreq(struct uabi_device *dev, const struct mad_in *in)
@@ -1185,11 +1190,12 @@ static bool on_dreq(struct uabi_device *dev, const struct mad_in *in)
 		 * the IB CM does, so that the peer stops asking */
 		if (!theirs || !get32(m + MSG_REMOTE_COMM_ID))
 			return false;
-		send_drep(in->link_dev, in->dgid, in->sgid, tid, get32(m + MSG_REMOTE_COMM_ID),
+		send_drep(in->link_dev, in->dgid, in->sgid, 0, tid, get32(m + MSG_REMOTE_COMM_ID),
 			  theirs);
 		return true;
 	}
-	send_drep(id->link_dev, id->sgid, id->dgid, tid, id->local_comm_id, id->remote_comm_id);
+	send_drep(id->link_dev, id->sgid, id->dgid, id->tos, tid, id->local_comm_id,
+		  id->remote_comm_id);
 	switch (id->state) {
 	case UABI_CM_ESTABLISHED:
 	case UABI_CM_REP_SENT:

@@ -329,7 +329,7 @@ private:
 	// MADs on QP1 of the RoCE devices, one timer for the core's CM.
 public:
 	int cm_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
-		    const void *mad, unsigned len);
+		    unsigned char tclass, const void *mad, unsigned len);
 	void cm_arm(unsigned long long delay_ns);
 private:
 	void cm_open();

@@ -26,6 +26,7 @@
 #include <sys/timerfd.h>
 
 #include <uabi/cm_wire.h>
+#include <uabi/wire/engine.hpp>
 #include <uabi/wire/packet.hpp>
 
 namespace uabid {
@@ -812,9 +813,9 @@ namespace {
 Daemon *g_cm_daemon;
 
 int cm_send_hook(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
-		 const void *mad, unsigned len)
+		 unsigned char tclass, const void *mad, unsigned len)
 {
-	return g_cm_daemon ? g_cm_daemon->cm_send(link, sgid, dgid, mad, len) : -ENODEV;
+	return g_cm_daemon ? g_cm_daemon->cm_send(link, sgid, dgid, tclass, mad, len) : -ENODEV;
 }
 
 void cm_arm_hook(unsigned long long delay_ns)
@@ -872,9 +873,9 @@ void Daemon::cm_arm(unsigned long long delay_ns)
 // A MAD of the core's CM, as RoCEv2 UD packet from QP1 to QP1 of @dgid:
 // BTH, DETH (the GSI's Q_Key), the MAD, the ICRC; sent from the device's
 // own socket (its address, port 4791), so the source is the address the
-// peer answers to.
+// peer answers to, with traffic class @tclass.
 int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
-		    const void *mad, unsigned len)
+		    unsigned char tclass, const void *mad, unsigned len)
 {
 	auto it = links_.find(link);
 	if (it == links_.end() || it->second.fd < 0)
@@ -908,24 +909,24 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 	const std::size_t n = b.finish(ip);
 	if (!n)
 		return -EINVAL;
-	sockaddr_storage ss{};
-	socklen_t sl;
+	w::PeerAddr to;
 	if (v6) {
-		auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+		auto *a = reinterpret_cast<sockaddr_in6 *>(&to.ss);
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons(l.port);
 		std::memcpy(&a->sin6_addr, dgid, 16);
 		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
 			a->sin6_scope_id = l.ifindex;
-		sl = sizeof(*a);
+		to.len = sizeof(*a);
 	} else {
-		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+		auto *a = reinterpret_cast<sockaddr_in *>(&to.ss);
 		a->sin_family = AF_INET;
 		a->sin_port = htons(l.port);
 		std::memcpy(&a->sin_addr, dgid + 12, 4);
-		sl = sizeof(*a);
+		to.len = sizeof(*a);
 	}
-	if (::sendto(fd, buf, n, MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&ss), sl) < 0)
+	to.tclass = tclass;
+	if (w::send_datagram(fd, buf, n, to) < 0)
 		return -errno;
 	return 0;
 }

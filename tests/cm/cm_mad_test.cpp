@@ -31,16 +31,18 @@ using Mad = std::array<std::uint8_t, 256>;
 struct Sent {
 	unsigned link;
 	std::array<std::uint8_t, 16> sgid, dgid;
+	unsigned tclass; // the datagram's
 	Mad mad;
 };
 std::vector<Sent> g_sent;
 unsigned long long g_armed;
 
-int test_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid, const void *mad,
-	      unsigned len)
+int test_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
+	      unsigned char tclass, const void *mad, unsigned len)
 {
 	Sent s{};
 	s.link = link;
+	s.tclass = tclass;
 	std::memcpy(s.sgid.data(), sgid, 16);
 	std::memcpy(s.dgid.data(), dgid, 16);
 	std::memcpy(s.mad.data(), mad, std::min<unsigned>(len, 256));
@@ -80,6 +82,10 @@ void put64(Mad &m, std::size_t o, std::uint64_t v)
 std::uint32_t get24(const Mad &m, std::size_t o)
 {
 	return std::uint32_t(m[o]) << 16 | std::uint32_t(m[o + 1]) << 8 | m[o + 2];
+}
+std::uint16_t get16(const Mad &m, std::size_t o)
+{
+	return std::uint16_t(m[o] << 8 | m[o + 1]);
 }
 std::uint32_t get32(const Mad &m, std::size_t o)
 {
@@ -965,17 +971,36 @@ TEST_F(CmMad, TosIsThePathsTrafficClass)
 	EXPECT_EQ(need(c.event()).event, UABI_CM_EVENT_CONNECT_RESPONSE);
 	EXPECT_EQ(c.qp_attr(id, UABI_QPS_RTR).attr.ah_attr.grh.traffic_class, 0x68);
 	c.destroy(id);
+	// Every MAD of the connection left on the path's class, as Linux's
+	// CM sends them (the REQ, then the REJ of the destroy).
+	ASSERT_GE(g_sent.size(), 2u);
+	for (const Sent &m : g_sent)
+		EXPECT_EQ(m.tclass, 0x68u) << "MAD attribute " << get16(m.mad, 16);
 
 	Side s;
 	Handle l = s.create();
 	ASSERT_TRUE(s.listen(l, 7021));
 	Mad req = peer_req(0x5252, 7021);
 	req[116] = 0x24; // the primary traffic class
+	const std::size_t before = g_sent.size();
 	feed(req);
 	uabi_cm_event ev = need(s.event());
 	ASSERT_EQ(ev.event, UABI_CM_EVENT_CONNECT_REQUEST);
 	EXPECT_EQ(s.qp_attr(ev.handle, UABI_QPS_RTR).attr.ah_attr.grh.traffic_class, 0x24)
 	    << "the REQ's";
 	s.destroy(ev.handle);
+	// The passive side answers on the REQ's class: here its REJ.
+	ASSERT_GT(g_sent.size(), before);
+	EXPECT_EQ(get16(g_sent.back().mad, 16), 0x12) << "a REJ";
+	for (std::size_t i = before; i < g_sent.size(); i++)
+		EXPECT_EQ(g_sent[i].tclass, 0x24u) << "MAD attribute " << get16(g_sent[i].mad, 16);
+	// So does a REQ no listener takes.
+	Mad stray = peer_req(0x5253, 7029);
+	stray[116] = 0x30;
+	const std::size_t n = g_sent.size();
+	feed(stray);
+	ASSERT_EQ(g_sent.size(), n + 1);
+	EXPECT_EQ(get16(g_sent.back().mad, 16), 0x12) << "a REJ";
+	EXPECT_EQ(g_sent.back().tclass, 0x30u);
 	s.destroy(l);
 }

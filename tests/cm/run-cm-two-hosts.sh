@@ -16,7 +16,8 @@
 #   addresses and between the IPv6 link-local ones (the QPs send from
 #   their connection's address, not the device's first of its family),
 #   ucmatose (4 connections, data, disconnect; and with TOS 0x68: the IP
-#   header of every datagram of its QPs, both ways, captured)
+#   header of every datagram of its QPs and of its CM's MADs, both ways,
+#   captured)
 #   over IPv4 and over IPv6 and to a wildcard listener, rstream over IPv6 (64 KiB transfers,
 #   verified), rdma_xserver/rdma_xclient (RC and XRC), udaddy (UD,
 #   SIDR) over both, perftest's
@@ -271,9 +272,11 @@ ucmatose_pair ucmatose_any 10.66.0.2 25514 any
 
 # TOS (ucmatose -t: rdma_set_option()'s): the client's REQ carries it as
 # the path's traffic class, and both sides' QPs send with it, the server's
-# taking the REQ's: every datagram of the connections' QPs (not QP1's
-# MADs) has it in its IP header, both ways, as rxe sends an AV's traffic
-# class.  Captured on B's end of the veth.
+# taking the REQ's: every datagram of the connections' QPs has it in its
+# IP header, both ways, as rxe sends an AV's traffic class; and so does
+# every MAD of their CMs on QP1 (REQ, REP, RTU, DREQ, DREP), as Linux's
+# CM sends on the path's class and answers on the REQ's.  Captured on B's
+# end of the veth.
 if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 	ip netns exec $B dumpcap -q -P -i $vB -f "udp port 4791" -w "$log/tos.pcap" \
 		2>"$log/tos.dumpcap.err" &
@@ -293,6 +296,16 @@ if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 		pass "TOS 0x68 in the IP header of all $all datagrams of the connections' QPs ($marked_ab A to B, $marked_ba B to A)"
 	else
 		fail "TOS: $all datagrams of the QPs, $marked_ab A to B and $marked_ba B to A with TOS 0x68" \
+			"$log"/tos.*
+	fi
+	qp1='infiniband.bth.destqp == 1'
+	mads=$(tshark -r "$log/tos.pcap" -Y "$qp1" 2>/dev/null | wc -l)
+	mads_ab=$(tshark -r "$log/tos.pcap" -Y "$qp1 && ip.dsfield == 0x68 && ip.src == 10.66.0.1" 2>/dev/null | wc -l)
+	mads_ba=$(tshark -r "$log/tos.pcap" -Y "$qp1 && ip.dsfield == 0x68 && ip.src == 10.66.0.2" 2>/dev/null | wc -l)
+	if ((mads > 0 && mads_ab > 0 && mads_ba > 0 && mads_ab + mads_ba == mads)); then
+		pass "TOS 0x68 in the IP header of all $mads CM MADs on QP1 ($mads_ab A to B, $mads_ba B to A)"
+	else
+		fail "TOS: $mads CM MADs on QP1, $mads_ab A to B and $mads_ba B to A with TOS 0x68" \
 			"$log"/tos.*
 	fi
 else

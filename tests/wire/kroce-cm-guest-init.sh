@@ -107,7 +107,9 @@ if [ -x /kcm/rdma_xserver ]; then
 fi
 if [ -x /kcm/ucmatose ]; then
 	kserve ucmatose "" /kcm/ucmatose -p 27013 -c 2 -C 10
-	kconnect ucmatose "" /kcm/ucmatose -s 10.91.0.1 -p 27014 -c 2 -C 10
+	# TOS 0x68: the module's CM sends its MADs with it (run-kroce-cm.sh
+	# looks for them in its capture)
+	kconnect ucmatose "" /kcm/ucmatose -s 10.91.0.1 -p 27014 -c 2 -C 10 -t 0x68
 fi
 if [ -x /kcm/udaddy ]; then	# UD: SIDR REQ/REP, 10 datagrams each way per connection
 	kserve udaddy "" /kcm/udaddy -c 1 -C 10

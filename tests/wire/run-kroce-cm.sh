@@ -22,7 +22,8 @@
 #   then each of these with the guest as server, then as client:
 #   rdma_xserver/rdma_xclient -c x (XRC: XRC_SEND to XRC_RECV, the REQ
 #   marked XRC, the REP carrying the target QPN), ucmatose (2
-#   connections), udaddy (UD, SIDR), rdma_server/rdma_client, rstream
+#   connections, each client with TOS 0x68: both CMs' MADs of those
+#   connections carry it in their IP header, captured), udaddy (UD, SIDR), rdma_server/rdma_client, rstream
 #   and riostream (rsockets, 20 x 64 KiB each way, verified); then the
 #   guest as client only: cmtime (50 connections)
 #   mckey -m 239.1.2.3 -b <own address>: the guest receives 20 datagrams
@@ -288,7 +289,7 @@ if have rdma_xserver && have rdma_xclient; then
 	host_serve xrc "rdma_xserver: end 0" rdma_xserver -c x -p 27012
 fi
 if have ucmatose; then
-	host_connect ucmatose "" ucmatose -s 10.91.0.2 -p 27013 -c 2 -C 10
+	host_connect ucmatose "" ucmatose -s 10.91.0.2 -p 27013 -c 2 -C 10 -t 0x68
 	host_serve ucmatose "" ucmatose -p 27014 -c 2 -C 10
 fi
 if have udaddy; then
@@ -599,6 +600,15 @@ for c in 1 2; do
 	echo "run-kroce-cm: capture $c: $kmads datagrams from the module's socket (10.91.0.2:4791)"
 	((kmads > 0)) || fails+=("capture $c: no datagram from the module's socket (10.91.0.2:4791)")
 done
+# ucmatose's clients set TOS 0x68 (rdma_set_option): the REQs the module
+# sends and the REPs it answers ours with leave its socket with it, as
+# Linux's CM sends on the path's traffic class; so do uabid's.
+qp1_tos='udp.srcport == 4791 && udp.dstport == 4791 && infiniband.bth.destqp == 1 && ip.dsfield == 0x68'
+ktos=$(tshark -r "$work/tap-2.pcap" -Y "ip.src == 10.91.0.2 && $qp1_tos" 2>/dev/null | wc -l)
+htos=$(tshark -r "$work/tap-2.pcap" -Y "ip.src == 10.91.0.1 && $qp1_tos" 2>/dev/null | wc -l)
+echo "run-kroce-cm: capture 2: CM MADs with TOS 0x68: $ktos from the module's socket, $htos from uabid's"
+((ktos >= 4 && htos >= 4)) ||
+	fails+=("capture 2: CM MADs with TOS 0x68: $ktos from the module, $htos from uabid (ucmatose -t 0x68 both ways: 4 or more each)")
 kmads=$(tshark -r "$work/tap-2.pcap" -Y "ipv6.src == fd91::2 && udp.srcport == 4791 && udp.dstport == 4791" 2>/dev/null | wc -l)
 echo "run-kroce-cm: capture 2: $kmads datagrams from the module's socket ([fd91::2]:4791)"
 ((kmads > 0)) || fails+=("capture 2: no datagram from the module's socket ([fd91::2]:4791)")

@@ -751,8 +751,8 @@ int endpoint_of(struct ibv_context *ctx, std::shared_ptr<WireEndpoint> &out)
 	return 0;
 }
 
-int cm_port_send(void *arg, const unsigned char *sgid, const unsigned char *dgid, const void *mad,
-		 unsigned len);
+int cm_port_send(void *arg, const unsigned char *sgid, const unsigned char *dgid,
+		 unsigned char tclass, const void *mad, unsigned len);
 
 } // namespace
 
@@ -784,12 +784,14 @@ ContextImpl::~ContextImpl()
 
 namespace {
 
-int cm_port_send(void *arg, const unsigned char *sgid, const unsigned char *dgid, const void *mad,
-		 unsigned len)
+int cm_port_send(void *arg, const unsigned char *sgid, const unsigned char *dgid,
+		 unsigned char tclass, const void *mad, unsigned len)
 {
 	auto *c = static_cast<WireCm *>(arg);
 	const unsigned scope = c->w->ifindex;
-	return -c->w->ep->send_gsi(addr_of(sgid, c->w->port, scope), addr_of(dgid, c->w->port, scope),
+	wire::PeerAddr to = addr_of(dgid, c->w->port, scope);
+	to.tclass = tclass;
+	return -c->w->ep->send_gsi(addr_of(sgid, c->w->port, scope), to,
 				   {static_cast<const std::uint8_t *>(mad), len});
 }
 

@@ -23,11 +23,12 @@ extern "C" {
 struct uabi_cm_wire_ops {
 	/* Sends one MAD (UABI_CM_MAD_SIZE bytes) from QP1 of RoCE device
 	 * @link to QP1 at @dgid, from our address @sgid (GIDs: IPv6, or
-	 * IPv4-mapped).  Called with the CM's lock held: must not block or
-	 * call back into the core.  0 or -errno (the MAD is then lost, as on
-	 * a wire; the timers send it again). */
+	 * IPv4-mapped), in a datagram of traffic class @tclass (the IPv4
+	 * TOS or IPv6 traffic class byte).  Called with the CM's lock held:
+	 * must not block or call back into the core.  0 or -errno (the MAD
+	 * is then lost, as on a wire; the timers send it again). */
 	int (*send)(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
-		    const void *mad, unsigned len);
+		    unsigned char tclass, const void *mad, unsigned len);
 	/* uabi_cm_wire_timeout() is wanted @delay_ns from now (replacing any
 	 * earlier request); 0: no timer is needed.  Same rules as send. */
 	void (*arm)(unsigned long long delay_ns);

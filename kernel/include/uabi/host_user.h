@@ -87,7 +87,7 @@ int uabi_user_link_del(const char *name);
 struct uabi_user_cm_port {
 	void *arg;
 	int (*send)(void *arg, const unsigned char *sgid, const unsigned char *dgid,
-		    const void *mad, unsigned len);
+		    unsigned char tclass, const void *mad, unsigned len);
 };
 void uabi_user_cm_start(void);
 int uabi_user_cm_attach(unsigned index, const struct uabi_user_cm_port *port);

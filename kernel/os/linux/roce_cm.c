@@ -173,9 +173,14 @@ static u32 kcm_icrc(bool v6, const u8 *iph, u16 sport, u16 dport, const u8 *pkt,
 
 /* ------------------------------------------------------------ sending */
 static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned char *dgid,
-		    const void *mad, unsigned int len)
+		    unsigned char tclass, const void *mad, unsigned int len)
 {
 	u8 buf[BTH_BYTES + DETH_BYTES + UABI_CM_MAD_SIZE + ICRC_BYTES];
+	union {
+		struct cmsghdr h;
+		u8 b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	int tc = tclass;
 	u32 n = BTH_BYTES + DETH_BYTES + len, icrc;
 	struct sockaddr_storage ss = {};
 	struct msghdr msg = {};
@@ -248,6 +253,17 @@ static int kcm_send(unsigned int link, const unsigned char *sgid, const unsigned
 	buf[n + 3] = (u8)(icrc >> 24);
 	msg.msg_name = &ss;
 	msg.msg_flags = MSG_DONTWAIT;
+	if (tc) {
+		/* The traffic class of this datagram alone (the socket is the
+		 * device's): IP_TOS or IPV6_TCLASS as ancillary data. */
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.h.cmsg_level = v6 ? SOL_IPV6 : SOL_IP;
+		ctl.h.cmsg_type = v6 ? IPV6_TCLASS : IP_TOS;
+		ctl.h.cmsg_len = CMSG_LEN(sizeof(tc));
+		memcpy(ctl.b + CMSG_ALIGN(sizeof(ctl.h)), &tc, sizeof(tc));
+		msg.msg_control = &ctl;
+		msg.msg_controllen = sizeof(ctl);
+	}
 	kv.iov_base = buf;
 	kv.iov_len = n + ICRC_BYTES;
 	ret = kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);

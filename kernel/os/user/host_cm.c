@@ -45,7 +45,7 @@ static pid_t timer_pid;				/* whose thread runs; 0: none */
 static pthread_t timer_thread;
 
 static int cm_send(unsigned link, const unsigned char *sgid, const unsigned char *dgid,
-		   const void *mad, unsigned len)
+		   unsigned char tclass, const void *mad, unsigned len)
 {
 	int ret = -ENETDOWN;
 
@@ -53,7 +53,7 @@ static int cm_send(unsigned link, const unsigned char *sgid, const unsigned char
 		return -EINVAL;
 	pthread_mutex_lock(&port_lock);
 	if (ports[link].send)
-		ret = ports[link].send(ports[link].arg, sgid, dgid, mad, len);
+		ret = ports[link].send(ports[link].arg, sgid, dgid, tclass, mad, len);
 	pthread_mutex_unlock(&port_lock);
 	return ret;
 }

@@ -99,46 +99,6 @@ bool same_peer(const PeerAddr &a, const PeerAddr &b)
 	       a.tclass == b.tclass;
 }
 
-// One datagram (@gso_seg: segments of that size, UDP_SEGMENT) to @to, with
-// its traffic class in the IP header when it has one (IP_TOS or
-// IPV6_TCLASS for this datagram alone: the socket is every QP's).
-ssize_t send_datagram(int fd, const void *buf, std::size_t len, const PeerAddr &to,
-		      std::uint16_t gso_seg = 0)
-{
-	if (!gso_seg && !to.tclass)
-		return sendto(fd, buf, len, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss),
-			      to.len);
-	iovec iov{const_cast<void *>(buf), len};
-	alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t)) + CMSG_SPACE(sizeof(int))] = {};
-	msghdr m{};
-	m.msg_name = const_cast<sockaddr_storage *>(&to.ss);
-	m.msg_namelen = to.len;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = ctl;
-	m.msg_controllen = sizeof(ctl);
-	std::size_t used = 0;
-	cmsghdr *c = CMSG_FIRSTHDR(&m);
-	if (gso_seg) {
-		c->cmsg_level = SOL_UDP;
-		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(gso_seg));
-		std::memcpy(CMSG_DATA(c), &gso_seg, sizeof(gso_seg));
-		used += CMSG_SPACE(sizeof(gso_seg));
-		c = CMSG_NXTHDR(&m, c);
-	}
-	if (to.tclass) {
-		int tc = to.tclass;
-		c->cmsg_level = to.v6() ? IPPROTO_IPV6 : IPPROTO_IP;
-		c->cmsg_type = to.v6() ? IPV6_TCLASS : IP_TOS;
-		c->cmsg_len = CMSG_LEN(sizeof(tc));
-		std::memcpy(CMSG_DATA(c), &tc, sizeof(tc));
-		used += CMSG_SPACE(sizeof(tc));
-	}
-	m.msg_controllen = used;
-	return sendmsg(fd, &m, MSG_DONTWAIT);
-}
-
 bool env_off(const char *name)
 {
 	const char *v = getenv(name);
@@ -173,6 +133,43 @@ void send_all_held_acks()
 }
 
 } // namespace
+
+ssize_t send_datagram(int fd, const void *buf, std::size_t len, const PeerAddr &to,
+		      std::uint16_t gso_seg)
+{
+	if (!gso_seg && !to.tclass)
+		return sendto(fd, buf, len, MSG_DONTWAIT, reinterpret_cast<const sockaddr *>(&to.ss),
+			      to.len);
+	iovec iov{const_cast<void *>(buf), len};
+	alignas(cmsghdr) std::uint8_t ctl[CMSG_SPACE(sizeof(std::uint16_t)) + CMSG_SPACE(sizeof(int))] = {};
+	msghdr m{};
+	m.msg_name = const_cast<sockaddr_storage *>(&to.ss);
+	m.msg_namelen = to.len;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl;
+	m.msg_controllen = sizeof(ctl);
+	std::size_t used = 0;
+	cmsghdr *c = CMSG_FIRSTHDR(&m);
+	if (gso_seg) {
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(gso_seg));
+		std::memcpy(CMSG_DATA(c), &gso_seg, sizeof(gso_seg));
+		used += CMSG_SPACE(sizeof(gso_seg));
+		c = CMSG_NXTHDR(&m, c);
+	}
+	if (to.tclass) {
+		int tc = to.tclass;
+		c->cmsg_level = to.v6() ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = to.v6() ? IPV6_TCLASS : IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(tc));
+		std::memcpy(CMSG_DATA(c), &tc, sizeof(tc));
+		used += CMSG_SPACE(sizeof(tc));
+	}
+	m.msg_controllen = used;
+	return sendmsg(fd, &m, MSG_DONTWAIT);
+}
 
 // A poller that called progress() within this time receives for the
 // receive thread, which then sleeps on the wake-up and the timers only.

@@ -160,6 +160,13 @@ struct PeerAddr {
 	bool same_ip(const PeerAddr &o) const;
 };
 
+// One datagram from @fd to @to (@gso_seg: segments of that size,
+// UDP_SEGMENT), with @to's traffic class in its IP header when it has one
+// (IP_TOS or IPV6_TCLASS for this datagram alone: the socket carries
+// every QP's); MSG_DONTWAIT.  sendto()'s result.
+ssize_t send_datagram(int fd, const void *buf, std::size_t len, const PeerAddr &to,
+		      std::uint16_t gso_seg = 0);
+
 struct SendWr {
 	std::uint64_t wr_id = 0;
 	std::uint32_t opcode = kWrSend;
