@@ -288,26 +288,21 @@ if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 	sleep 0.5
 	kill $dpid 2>/dev/null
 	wait $dpid 2>/dev/null
-	qps='infiniband.bth.destqp != 1'
-	all=$(tshark -r "$log/tos.pcap" -Y "$qps" 2>/dev/null | wc -l)
-	marked_ab=$(tshark -r "$log/tos.pcap" -Y "$qps && ip.dsfield == 0x68 && ip.src == 10.66.0.1" 2>/dev/null | wc -l)
-	marked_ba=$(tshark -r "$log/tos.pcap" -Y "$qps && ip.dsfield == 0x68 && ip.src == 10.66.0.2" 2>/dev/null | wc -l)
-	if ((all > 0 && marked_ab > 0 && marked_ba > 0 && marked_ab + marked_ba == all)); then
-		pass "TOS 0x68 in the IP header of all $all datagrams of the connections' QPs ($marked_ab A to B, $marked_ba B to A)"
-	else
-		fail "TOS: $all datagrams of the QPs, $marked_ab A to B and $marked_ba B to A with TOS 0x68" \
-			"$log"/tos.*
-	fi
-	qp1='infiniband.bth.destqp == 1'
-	mads=$(tshark -r "$log/tos.pcap" -Y "$qp1" 2>/dev/null | wc -l)
-	mads_ab=$(tshark -r "$log/tos.pcap" -Y "$qp1 && ip.dsfield == 0x68 && ip.src == 10.66.0.1" 2>/dev/null | wc -l)
-	mads_ba=$(tshark -r "$log/tos.pcap" -Y "$qp1 && ip.dsfield == 0x68 && ip.src == 10.66.0.2" 2>/dev/null | wc -l)
-	if ((mads > 0 && mads_ab > 0 && mads_ba > 0 && mads_ab + mads_ba == mads)); then
-		pass "TOS 0x68 in the IP header of all $mads CM MADs on QP1 ($mads_ab A to B, $mads_ba B to A)"
-	else
-		fail "TOS: $mads CM MADs on QP1, $mads_ab A to B and $mads_ba B to A with TOS 0x68" \
-			"$log"/tos.*
-	fi
+	# tos_all FILTER WHAT: every datagram FILTER picks has TOS 0x68, and
+	# there are some each way.
+	tos_all() {
+		local all ab ba
+		all=$(tshark -r "$log/tos.pcap" -Y "$1" 2>/dev/null | wc -l)
+		ab=$(tshark -r "$log/tos.pcap" -Y "$1 && ip.dsfield == 0x68 && ip.src == 10.66.0.1" 2>/dev/null | wc -l)
+		ba=$(tshark -r "$log/tos.pcap" -Y "$1 && ip.dsfield == 0x68 && ip.src == 10.66.0.2" 2>/dev/null | wc -l)
+		if ((all > 0 && ab > 0 && ba > 0 && ab + ba == all)); then
+			pass "TOS 0x68 in the IP header of all $all $2 ($ab A to B, $ba B to A)"
+		else
+			fail "TOS: $all $2, $ab A to B and $ba B to A with TOS 0x68" "$log"/tos.*
+		fi
+	}
+	tos_all 'infiniband.bth.destqp != 1' "datagrams of the connections' QPs"
+	tos_all 'infiniband.bth.destqp == 1' "CM MADs on QP1"
 else
 	fail "TOS: dumpcap and tshark not installed (make deps)"
 fi
