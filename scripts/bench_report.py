@@ -275,11 +275,66 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
           "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
 
 
+def previous_run(path):
+    """What the bench.md this run replaces measured, for the plots: its
+    date and source, and the data path's typical latency (µs) and
+    bandwidth (GB/s) per size: {"lat"|"bw": {"send"|"write"|"read":
+    {size: value}}}.  None when there is no such file or table."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
+    out = {"date": "", "source": "", "lat": {}, "bw": {}}
+    m = re.search(r"^\| date \(UTC\) \| ([^|]+) \|", text, re.M)
+    if m:
+        out["date"] = m.group(1).strip()
+    m = re.search(r"^\| build \|[^|]*source ([0-9a-f]+)", text, re.M)
+    if m:
+        out["source"] = m.group(1)
+    # The table that follows each caption, columns by header name.
+    tables = [("lat", "Latency, typical (min):",
+               {"send": "SEND one-way", "write": "RDMA WRITE one-way", "read": "RDMA READ"}),
+              ("bw", "Bandwidth, GB/s",
+               {"write": "RDMA WRITE", "read": "RDMA READ", "send": "SEND"})]
+    for kind, caption, cols in tables:
+        at = text.find("\n" + caption)
+        if at < 0:
+            continue
+        rows = []
+        for line in text[at:].splitlines()[1:]:
+            if line.startswith("|"):
+                rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+            elif rows:
+                break
+        if len(rows) < 3:
+            continue
+        head = rows[0]
+        for key, name in cols.items():
+            if name not in head:
+                continue
+            j = head.index(name)
+            vals = {}
+            for r in rows[2:]:
+                sm = re.match(r"^(\d+) (B|KiB|MiB)$", r[0]) if r else None
+                vm = re.match(r"^([0-9.]+)\s*(µs|ms)?", r[j]) if len(r) > j else None
+                if not sm or not vm:
+                    continue
+                v = float(vm.group(1)) * (1000.0 if vm.group(2) == "ms" else 1.0)
+                vals[int(sm.group(1)) * units[sm.group(2)]] = v
+            if vals:
+                out[kind][key] = vals
+    return out if out["lat"] or out["bw"] else None
+
+
 def svg_plot(path, title, ylabel, series, ymin=None, ymax=None):
-    """Log-log line plot.  series: [(label, [(x, y)], dashed)]."""
+    """Log-log line plot.  series: [(label, [(x, y)], dashed)] or
+    [(label, [(x, y)], dashed, of)]: a faint dotted line in the colour of
+    series number `of` (the same measure from the previous run)."""
     W, H = 900, 560
     L, R, T, B = 80, 250, 50, 60
-    pts = [p for _, s, _ in series for p in s if p[1] and p[1] > 0]
+    pts = [p for e in series for p in e[1] if p[1] and p[1] > 0]
     if not pts:
         return False
     xs = [p[0] for p in pts]
@@ -331,18 +386,23 @@ def svg_plot(path, title, ylabel, series, ymin=None, ymax=None):
              % ((T + H - B) // 2, (T + H - B) // 2, ylabel))
     # Lines and legend.
     ly = T + 8
-    for i, (label, s, dashed) in enumerate(series):
+    for i, e in enumerate(series):
+        label, s, dashed = e[0], e[1], e[2]
+        faint = len(e) > 3
         s = sorted(p for p in s if p[1] and p[1] > 0)
         if not s:
             continue
-        c = COLORS[i % len(COLORS)]
-        dash = ' stroke-dasharray="6 4"' if dashed else ""
-        o.append('<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>'
-                 % (c, dash, " ".join("%.1f,%.1f" % (X(x), Y(y)) for x, y in s)))
-        for x, y in s:
-            o.append('<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>' % (X(x), Y(y), c))
-        o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>'
-                 % (W - R + 12, ly, W - R + 40, ly, c, dash))
+        c = COLORS[(e[3] if faint else i) % len(COLORS)]
+        dash = (' stroke-dasharray="2 3" stroke-opacity="0.55"' if faint
+                else ' stroke-dasharray="6 4"' if dashed else "")
+        width = 1.5 if faint else 2
+        o.append('<polyline fill="none" stroke="%s" stroke-width="%g"%s points="%s"/>'
+                 % (c, width, dash, " ".join("%.1f,%.1f" % (X(x), Y(y)) for x, y in s)))
+        if not faint:
+            for x, y in s:
+                o.append('<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>' % (X(x), Y(y), c))
+        o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%g"%s/>'
+                 % (W - R + 12, ly, W - R + 40, ly, c, width, dash))
         o.append('<text x="%d" y="%d">%s</text>' % (W - R + 46, ly + 4, label))
         ly += 20
     o.append("</svg>")
@@ -1142,6 +1202,19 @@ def main():
         p = pt.get(test + "-sweep") or pt.get(test)
         if p and p["rows"]:
             bw_series.append((test, [(s, r["gbps"]) for s, r in p["rows"].items()], True))
+    # The same measures of the data path from the previous run, faint
+    # beside this run's (the bench.md this report is about to replace).
+    prev = previous_run(os.path.join(docs, "bench.md"))
+    if prev:
+        when = prev["date"][:16].replace("T", " ") or "?"
+        for i, (op, label) in enumerate([("send", "SEND"), ("write", "WRITE"), ("read", "READ")]):
+            pts = sorted(prev["lat"].get(op, {}).items())
+            if pts:
+                lat_series.append(("%s, previous run" % label, pts, False, i))
+        for op, label, of in [("write", "WRITE", 3), ("read", "READ", 4), ("send", "SEND", 5)]:
+            pts = sorted(prev["bw"].get(op, {}).items())
+            if pts:
+                bw_series.append(("%s, previous run" % label, pts, False, of))
     made = []
     if svg_plot(os.path.join(docs, "bench-latency.svg"),
                 "Latency against message size (typical; two processes, uabid)", "µs", lat_series):
@@ -1255,6 +1328,12 @@ def main():
     if made:
         w("## Plots")
         w("")
+        if prev:
+            w("Faint dotted lines: bench_datapath's SEND, RDMA WRITE and RDMA READ in the "
+              "previous run (%s UTC, source %s), as the bench.md this run replaced gave "
+              "them, beside this run's in the same colour."
+              % (prev["date"][:16].replace("T", " ") or "?", prev["source"] or "?"))
+            w("")
         for f in made:
             w("![%s](%s)" % (f, f))
             w("")
