@@ -119,24 +119,9 @@ int udp_socket_at(const unsigned char addr[16], std::uint16_t port, const char *
 		::close(fd);
 		return -e;
 	}
-	sockaddr_storage ss{};
-	socklen_t len;
-	if (v6) {
-		auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		std::memcpy(&a->sin6_addr, addr, 16);
-		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
-			a->sin6_scope_id = if_nametoindex(netdev);
-		len = sizeof(*a);
-	} else {
-		auto *a = reinterpret_cast<sockaddr_in *>(&ss);
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		std::memcpy(&a->sin_addr, addr + 12, 4);
-		len = sizeof(*a);
-	}
-	if (::bind(fd, reinterpret_cast<sockaddr *>(&ss), len) < 0) {
+	const uabi::wire::PeerAddr at =
+	    uabi::wire::PeerAddr::from_gid(addr, port, v6 ? if_nametoindex(netdev) : 0);
+	if (::bind(fd, reinterpret_cast<const sockaddr *>(&at.ss), at.len) < 0) {
 		int e = errno;
 		::close(fd);
 		return -e;
@@ -909,22 +894,7 @@ int Daemon::cm_send(unsigned link, const unsigned char *sgid, const unsigned cha
 	const std::size_t n = b.finish(ip);
 	if (!n)
 		return -EINVAL;
-	w::PeerAddr to;
-	if (v6) {
-		auto *a = reinterpret_cast<sockaddr_in6 *>(&to.ss);
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(l.port);
-		std::memcpy(&a->sin6_addr, dgid, 16);
-		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
-			a->sin6_scope_id = l.ifindex;
-		to.len = sizeof(*a);
-	} else {
-		auto *a = reinterpret_cast<sockaddr_in *>(&to.ss);
-		a->sin_family = AF_INET;
-		a->sin_port = htons(l.port);
-		std::memcpy(&a->sin_addr, dgid + 12, 4);
-		to.len = sizeof(*a);
-	}
+	w::PeerAddr to = w::PeerAddr::from_gid(dgid, l.port, l.ifindex);
 	to.tclass = tclass;
 	if (w::send_datagram(fd, buf, n, to) < 0)
 		return -errno;

@@ -60,20 +60,7 @@ std::uint16_t wire_port()
 // Where a GID is: its address at the RoCEv2 port.
 wire::PeerAddr addr_of(const std::uint8_t *gid, std::uint16_t port, unsigned scope)
 {
-	if (v4_mapped(gid)) {
-		sockaddr_in a{};
-		a.sin_family = AF_INET;
-		a.sin_port = htons(port);
-		std::memcpy(&a.sin_addr, gid + 12, 4);
-		return wire::PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a));
-	}
-	sockaddr_in6 a{};
-	a.sin6_family = AF_INET6;
-	a.sin6_port = htons(port);
-	std::memcpy(&a.sin6_addr, gid, 16);
-	if (IN6_IS_ADDR_LINKLOCAL(&a.sin6_addr))
-		a.sin6_scope_id = scope;
-	return wire::PeerAddr::from(reinterpret_cast<sockaddr *>(&a), sizeof(a));
+	return wire::PeerAddr::from_gid(gid, port, scope);
 }
 
 // The interface that holds @gid's address (0: none).

@@ -38,6 +38,28 @@ PeerAddr PeerAddr::from(const sockaddr *sa, socklen_t len)
 	return a;
 }
 
+PeerAddr PeerAddr::from_gid(const std::uint8_t *gid, std::uint16_t port, unsigned scope)
+{
+	static const std::uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	PeerAddr a;
+	if (!std::memcmp(gid, mapped, sizeof(mapped))) {
+		auto *s = reinterpret_cast<sockaddr_in *>(&a.ss);
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		std::memcpy(&s->sin_addr, gid + 12, 4);
+		a.len = sizeof(*s);
+		return a;
+	}
+	auto *s = reinterpret_cast<sockaddr_in6 *>(&a.ss);
+	s->sin6_family = AF_INET6;
+	s->sin6_port = htons(port);
+	std::memcpy(&s->sin6_addr, gid, 16);
+	if (IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr))
+		s->sin6_scope_id = scope;
+	a.len = sizeof(*s);
+	return a;
+}
+
 bool PeerAddr::same_ip(const PeerAddr &o) const
 {
 	if (ss.ss_family != o.ss.ss_family)

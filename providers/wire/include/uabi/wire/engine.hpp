@@ -155,6 +155,9 @@ struct PeerAddr {
 	// IPv6 traffic class of their IP header, as rxe sends the AV's.
 	std::uint8_t tclass = 0;
 	static PeerAddr from(const sockaddr *sa, socklen_t len);
+	// Where GID @gid (IPv6, or IPv4-mapped) is at UDP port @port; a
+	// link-local IPv6 address on interface @scope.
+	static PeerAddr from_gid(const std::uint8_t *gid, std::uint16_t port, unsigned scope);
 	bool v6() const { return ss.ss_family == AF_INET6; }
 	// The same IP address (family and address; ports are not compared).
 	bool same_ip(const PeerAddr &o) const;
